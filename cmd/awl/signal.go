@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// SignalError is the cause of a context cancelled by SIGINT or SIGTERM.
+type SignalError struct{ Sig os.Signal }
+
+func (e SignalError) Error() string { return "interrupted by " + e.Sig.String() }
+
+// signalContext returns a context cancelled, with a SignalError cause, on the
+// first SIGINT or SIGTERM.
+func signalContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(SignalError{Sig: s})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}

@@ -1,0 +1,143 @@
+// Package provider talks to models over their wire APIs. It projects a neutral
+// conversation (package conv) into a request for one wire API, streams the
+// answer, and returns only a completed assistant message. It never opens files
+// and knows nothing of sessions or tools.
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/awlrun/awl/conv"
+)
+
+// Provider streams one model response. Stream may retry transient failures
+// internally; it reports each retry as an EventRetry and returns only a
+// completed message, so a caller never sees a partial answer. Stream is safe
+// to call from one goroutine at a time per Provider value.
+type Provider interface {
+	// Name is the provider's name as recorded in sessions ("anthropic",
+	// "openai", "openai-chat").
+	Name() string
+	// Stream sends req and calls emit for each streamed event, in order,
+	// from the calling goroutine. emit may be nil.
+	Stream(ctx context.Context, req Request, emit func(Event)) (conv.Message, error)
+}
+
+// Tool is a tool the model may call.
+type Tool struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage // JSON Schema of the input object
+}
+
+// Request is one model request: the conversation as the session holds it
+// (system messages included, in place) and the options.
+type Request struct {
+	Model    string
+	Messages []conv.Message
+	Tools    []Tool
+	// MaxTokens caps output tokens; 0 means the provider's default.
+	MaxTokens int
+	// Reasoning is the thinking/reasoning effort: "", "low", "medium", "high".
+	Reasoning string
+}
+
+// EventKind discriminates an Event.
+type EventKind int
+
+// Event kinds.
+const (
+	EventTextDelta EventKind = iota + 1
+	EventThinkingDelta
+	EventToolCallStart
+	EventToolCallDelta
+	EventToolCallEnd
+	EventUsage
+	EventRetry
+)
+
+// Event is one streamed occurrence.
+type Event struct {
+	Kind EventKind
+	// Index is the content block index within the message being built.
+	Index int
+	// Text is the delta for text, thinking and tool argument deltas.
+	Text string
+	// ToolID and ToolName identify a tool call (start, delta, end).
+	ToolID   string
+	ToolName string
+	// Usage is set on EventUsage.
+	Usage conv.Usage
+	// Retry fields: the attempt about to be made (1 = first retry), the
+	// HTTP status that caused it (0 for network errors), the wait before it
+	// and the error text.
+	Attempt int
+	Status  int
+	Wait    time.Duration
+	Err     string
+}
+
+// ErrorKind classifies a provider failure for exit codes.
+type ErrorKind int
+
+// Error kinds.
+const (
+	// KindConfig: no API key, unknown provider, bad base URL.
+	KindConfig ErrorKind = iota + 1
+	// KindAuth: 401/403, or 404/400 for an unknown model: retrying won't help
+	// and the user must change configuration.
+	KindAuth
+	// KindRequest: any other non-retryable 4xx.
+	KindRequest
+	// KindTransient: retries exhausted on 408/409/429/5xx/529, network
+	// failures, stalls and incomplete streams.
+	KindTransient
+)
+
+// Error is a provider failure. Message is the server's own error message
+// where there is one. It never contains an API key.
+type Error struct {
+	Kind     ErrorKind
+	Provider string
+	Status   int // HTTP status, 0 if none
+	Message  string
+	Attempts int
+}
+
+func (e *Error) Error() string {
+	s := e.Provider + ": "
+	if e.Status != 0 {
+		s += http.StatusText(e.Status) + " (" + itoa(e.Status) + "): "
+	}
+	return s + e.Message
+}
+
+func itoa(n int) string {
+	b := []byte{}
+	if n == 0 {
+		return "0"
+	}
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+// Options configures a provider.
+type Options struct {
+	APIKey     string
+	BaseURL    string // "" for the provider's default (or its env var, resolved by the caller)
+	HTTPClient *http.Client
+	// MaxRetries is the number of retries after the first attempt.
+	MaxRetries int
+	// IdleTimeout is how long a stream may go without a byte before the
+	// attempt counts as stalled and is retried. 0 means 90s.
+	IdleTimeout time.Duration
+	// Sleep waits between retries; nil means a context-aware time.Sleep.
+	// Tests pass a fake.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
