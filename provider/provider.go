@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/awlrun/awl/conv"
@@ -110,21 +111,9 @@ type Error struct {
 func (e *Error) Error() string {
 	s := e.Provider + ": "
 	if e.Status != 0 {
-		s += http.StatusText(e.Status) + " (" + itoa(e.Status) + "): "
+		s += http.StatusText(e.Status) + " (" + strconv.Itoa(e.Status) + "): "
 	}
 	return s + e.Message
-}
-
-func itoa(n int) string {
-	b := []byte{}
-	if n == 0 {
-		return "0"
-	}
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
 }
 
 // Options configures a provider.

@@ -1,0 +1,458 @@
+package provider
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/awlrun/awl/conv"
+)
+
+// anthropicVersion is the API version header every request carries.
+const anthropicVersion = "2023-06-01"
+
+// Thinking budgets for Request.Reasoning on the Anthropic API.
+var anthropicBudgets = map[string]int{"low": 2048, "medium": 8192, "high": 24576}
+
+// anthropicWire is the Anthropic Messages API.
+type anthropicWire struct{}
+
+func (anthropicWire) path() string { return "/v1/messages" }
+
+func (anthropicWire) setHeaders(h http.Header, apiKey string) {
+	if apiKey != "" {
+		h.Set("x-api-key", apiKey)
+	}
+	h.Set("anthropic-version", anthropicVersion)
+}
+
+// anthropicMaxTokens is the default output cap for model: the older models
+// have smaller limits than the current ones.
+func anthropicMaxTokens(model string) int {
+	switch {
+	case strings.HasPrefix(model, "claude-3-5"):
+		return 8192
+	case strings.HasPrefix(model, "claude-3-") && !strings.HasPrefix(model, "claude-3-7"):
+		return 4096
+	}
+	return 16384
+}
+
+type anthCache struct {
+	Type string `json:"type"`
+}
+
+var ephemeral = &anthCache{Type: "ephemeral"}
+
+type anthSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+// anthBlock is every content block awl sends; the fields in use depend on
+// Type, and field order fixes the key order on the wire.
+type anthBlock struct {
+	Type      string          `json:"type"`
+	Text      *string         `json:"text,omitempty"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature string          `json:"signature,omitempty"`
+	Data      string          `json:"data,omitempty"`
+	Source    *anthSource     `json:"source,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   any             `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+	Cache     *anthCache      `json:"cache_control,omitempty"`
+}
+
+type anthMessage struct {
+	Role    string       `json:"role"`
+	Content []*anthBlock `json:"content"`
+}
+
+type anthTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	Cache       *anthCache      `json:"cache_control,omitempty"`
+}
+
+type anthThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+type anthRequest struct {
+	Model     string         `json:"model"`
+	MaxTokens int            `json:"max_tokens"`
+	System    []*anthBlock   `json:"system,omitempty"`
+	Messages  []*anthMessage `json:"messages"`
+	Tools     []*anthTool    `json:"tools,omitempty"`
+	Thinking  *anthThinking  `json:"thinking,omitempty"`
+	Stream    bool           `json:"stream"`
+}
+
+func textBlock(s string) *anthBlock { return &anthBlock{Type: "text", Text: &s} }
+
+// toolSchema returns a tool's input schema, or an empty object schema.
+func toolSchema(s json.RawMessage) json.RawMessage {
+	if len(strings.TrimSpace(string(s))) == 0 {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return s
+}
+
+// encode projects req onto the Messages API. Leading system messages become
+// the system prompt; a later one is a user turn wrapped in <system> tags.
+// Cache breakpoints go on the system prompt, the last tool and the last
+// block of the latest message, so each request reads the previous one's
+// prefix from the cache.
+func (anthropicWire) encode(req Request) ([]byte, error) {
+	out := anthRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: true, Messages: []*anthMessage{}}
+	if out.MaxTokens <= 0 {
+		out.MaxTokens = anthropicMaxTokens(req.Model)
+	}
+	if budget, ok := anthropicBudgets[req.Reasoning]; ok {
+		out.Thinking = &anthThinking{Type: "enabled", BudgetTokens: budget}
+		out.MaxTokens = max(out.MaxTokens, budget+4096)
+	}
+	msgs := req.Messages
+	for len(msgs) > 0 && msgs[0].Role == conv.RoleSystem {
+		for _, b := range msgs[0].Content {
+			if b.Type == conv.BlockText && b.Text != "" {
+				out.System = append(out.System, textBlock(b.Text))
+			}
+		}
+		msgs = msgs[1:]
+	}
+	if n := len(out.System); n > 0 {
+		out.System[n-1].Cache = ephemeral
+	}
+	for _, m := range msgs {
+		if am := anthropicMessage(m); am != nil {
+			out.Messages = append(out.Messages, am)
+		}
+	}
+	if n := len(out.Messages); n > 0 {
+		blocks := out.Messages[n-1].Content
+		last := blocks[len(blocks)-1]
+		if last.Type != "thinking" && last.Type != "redacted_thinking" {
+			last.Cache = ephemeral
+		}
+	}
+	for _, t := range req.Tools {
+		out.Tools = append(out.Tools, &anthTool{Name: t.Name, Description: t.Description, InputSchema: toolSchema(t.Schema)})
+	}
+	if n := len(out.Tools); n > 0 {
+		out.Tools[n-1].Cache = ephemeral
+	}
+	return marshal(out)
+}
+
+// anthropicMessage lowers one message, or returns nil when nothing in it
+// can be sent (the API rejects empty content).
+func anthropicMessage(m conv.Message) *anthMessage {
+	am := &anthMessage{Role: "user"}
+	switch m.Role {
+	case conv.RoleAssistant:
+		am.Role = "assistant"
+	case conv.RoleSystem:
+		var parts []string
+		for _, b := range m.Content {
+			if b.Type == conv.BlockText {
+				parts = append(parts, b.Text)
+			}
+		}
+		am.Content = append(am.Content, textBlock("<system>\n"+strings.Join(parts, "\n")+"\n</system>"))
+		return am
+	}
+	same := m.Provider == NameAnthropic
+	for _, b := range m.Content {
+		switch b.Type {
+		case conv.BlockText:
+			if b.Text != "" {
+				am.Content = append(am.Content, textBlock(b.Text))
+			}
+		case conv.BlockImage:
+			am.Content = append(am.Content, anthropicImage(b.MimeType, b.Data))
+		case conv.BlockThinking:
+			switch {
+			case m.Role != conv.RoleAssistant || !same:
+			case b.Redacted != "":
+				am.Content = append(am.Content, &anthBlock{Type: "redacted_thinking", Data: b.Redacted})
+			case b.Signature != "":
+				th := b.Thinking
+				am.Content = append(am.Content, &anthBlock{Type: "thinking", Thinking: &th, Signature: b.Signature})
+			}
+		case conv.BlockToolUse:
+			am.Content = append(am.Content, &anthBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: jsonObject(b.Input)})
+		case conv.BlockToolResult:
+			tr := &anthBlock{Type: "tool_result", ToolUseID: b.ToolUseID, IsError: b.IsError}
+			if len(b.Attachments) == 0 {
+				tr.Content = b.Content
+			} else {
+				var parts []*anthBlock
+				if b.Content != "" {
+					parts = append(parts, textBlock(b.Content))
+				}
+				for _, a := range b.Attachments {
+					parts = append(parts, anthropicImage(a.MimeType, a.Data))
+				}
+				tr.Content = parts
+			}
+			am.Content = append(am.Content, tr)
+		}
+	}
+	if len(am.Content) == 0 {
+		return nil
+	}
+	return am
+}
+
+func anthropicImage(mime, data string) *anthBlock {
+	return &anthBlock{Type: "image", Source: &anthSource{Type: "base64", MediaType: mime, Data: data}}
+}
+
+// anthropicDecoder accumulates one Messages API response.
+type anthropicDecoder struct {
+	provider string
+	emit     func(Event)
+	msg      conv.Message
+	usage    conv.Usage
+	stop     string
+	// pos maps the stream's block index to a position in msg.Content;
+	// blocks of types awl doesn't keep map to -1.
+	pos   map[int64]int
+	input map[int]*strings.Builder
+	text  map[int]*strings.Builder
+}
+
+func (anthropicWire) decoder(provider string, emit func(Event)) decoder {
+	return &anthropicDecoder{
+		provider: provider, emit: emit,
+		msg:   conv.Message{Role: conv.RoleAssistant, Provider: provider},
+		pos:   map[int64]int{},
+		input: map[int]*strings.Builder{},
+		text:  map[int]*strings.Builder{},
+	}
+}
+
+func (d *anthropicDecoder) event(_, data []byte) (bool, error) {
+	typ := get(data, "type")
+	switch typ.Str {
+	case "message_start":
+		m := get(data, "message")
+		d.msg.Model = str(m.Get("model"))
+		d.readUsage(m.Get("usage"))
+	case "content_block_start":
+		d.start(get(data, "index").Int(), get(data, "content_block"))
+	case "content_block_delta":
+		d.delta(get(data, "index").Int(), get(data, "delta"))
+	case "content_block_stop":
+		if i, ok := d.pos[get(data, "index").Int()]; ok && i >= 0 {
+			d.finish(i)
+		}
+	case "message_delta":
+		if r := get(data, "delta.stop_reason"); r.Type == gjson.String {
+			d.stop = r.Str
+		}
+		d.readUsage(get(data, "usage"))
+	case "message_stop":
+		d.complete()
+		return true, nil
+	case "error":
+		return false, anthropicStreamError(get(data, "error"))
+	}
+	return false, nil
+}
+
+// anthropicStreamError classifies an error event sent inside a 200 stream.
+func anthropicStreamError(e gjson.Result) *wireError {
+	typ := e.Get("type").String()
+	we := &wireError{msg: e.Get("message").String(), kind: KindRequest}
+	if we.msg == "" {
+		we.msg = typ
+	}
+	switch typ {
+	case "overloaded_error", "api_error", "rate_limit_error", "timeout_error":
+		we.retry = true
+	case "authentication_error", "permission_error", "not_found_error":
+		we.kind = KindAuth
+	}
+	return we
+}
+
+func (d *anthropicDecoder) readUsage(u gjson.Result) {
+	if !u.IsObject() {
+		return
+	}
+	if v := u.Get("input_tokens"); v.Exists() {
+		d.usage.Input = v.Int()
+	}
+	if v := u.Get("output_tokens"); v.Exists() {
+		d.usage.Output = v.Int()
+	}
+	if v := u.Get("cache_read_input_tokens"); v.Exists() {
+		d.usage.CacheRead = v.Int()
+	}
+	if v := u.Get("cache_creation_input_tokens"); v.Exists() {
+		d.usage.CacheWrite = v.Int()
+	}
+}
+
+func (d *anthropicDecoder) start(index int64, cb gjson.Result) {
+	if _, seen := d.pos[index]; seen {
+		return
+	}
+	var b conv.Block
+	switch cb.Get("type").Str {
+	case "text":
+		b = conv.Block{Type: conv.BlockText}
+	case "thinking":
+		b = conv.Block{Type: conv.BlockThinking}
+	case "redacted_thinking":
+		b = conv.Block{Type: conv.BlockThinking, Redacted: str(cb.Get("data"))}
+	case "tool_use":
+		b = conv.Block{Type: conv.BlockToolUse, ID: str(cb.Get("id")), Name: str(cb.Get("name"))}
+	default:
+		d.pos[index] = -1
+		return
+	}
+	i := len(d.msg.Content)
+	d.pos[index] = i
+	d.msg.Content = append(d.msg.Content, b)
+	if b.Type == conv.BlockToolUse {
+		d.input[i] = &strings.Builder{}
+		d.emit(Event{Kind: EventToolCallStart, Index: i, ToolID: b.ID, ToolName: b.Name})
+	} else {
+		// A text block may open with text; a thinking block with thinking.
+		d.text[i] = &strings.Builder{}
+		if t := cb.Get("text").Str; t != "" && b.Type == conv.BlockText {
+			d.appendText(i, t, EventTextDelta)
+		}
+		if t := cb.Get("thinking").Str; t != "" && b.Type == conv.BlockThinking {
+			d.appendText(i, t, EventThinkingDelta)
+		}
+		if s := cb.Get("signature").Str; s != "" {
+			d.msg.Content[i].Signature = strings.Clone(s)
+		}
+	}
+}
+
+func (d *anthropicDecoder) appendText(i int, t string, kind EventKind) {
+	d.text[i].WriteString(t)
+	d.emit(Event{Kind: kind, Index: i, Text: strings.Clone(t)})
+}
+
+func (d *anthropicDecoder) delta(index int64, delta gjson.Result) {
+	i, ok := d.pos[index]
+	if !ok || i < 0 {
+		return
+	}
+	b := &d.msg.Content[i]
+	switch delta.Get("type").Str {
+	case "text_delta":
+		if b.Type == conv.BlockText {
+			d.appendText(i, delta.Get("text").Str, EventTextDelta)
+		}
+	case "thinking_delta":
+		if b.Type == conv.BlockThinking {
+			d.appendText(i, delta.Get("thinking").Str, EventThinkingDelta)
+		}
+	case "signature_delta":
+		if b.Type == conv.BlockThinking {
+			b.Signature += strings.Clone(delta.Get("signature").Str)
+		}
+	case "input_json_delta":
+		if sb := d.input[i]; sb != nil {
+			p := delta.Get("partial_json").Str
+			sb.WriteString(p)
+			if p != "" {
+				d.emit(Event{Kind: EventToolCallDelta, Index: i, ToolID: b.ID, ToolName: b.Name, Text: strings.Clone(p)})
+			}
+		}
+	}
+}
+
+// finish closes block i: text is set from its builder; a tool call's input
+// is the concatenated JSON, {} when the model sent none.
+func (d *anthropicDecoder) finish(i int) {
+	b := &d.msg.Content[i]
+	if sb := d.text[i]; sb != nil {
+		switch b.Type {
+		case conv.BlockText:
+			b.Text = sb.String()
+		case conv.BlockThinking:
+			b.Thinking = sb.String()
+		}
+		delete(d.text, i)
+	}
+	if sb := d.input[i]; sb != nil {
+		b.Input = strings.TrimSpace(sb.String())
+		if b.Input == "" {
+			b.Input = "{}"
+		}
+		delete(d.input, i)
+		d.emit(Event{Kind: EventToolCallEnd, Index: i, ToolID: b.ID, ToolName: b.Name})
+	}
+}
+
+// complete finalizes blocks left open (a response cut off by max_tokens)
+// and the message metadata.
+func (d *anthropicDecoder) complete() {
+	for i := range d.msg.Content {
+		d.finish(i)
+	}
+	d.msg.StopReason = anthropicStop(d.stop)
+	u := d.usage
+	d.msg.Usage = &u
+	d.emit(Event{Kind: EventUsage, Usage: u})
+}
+
+func anthropicStop(s string) conv.StopReason {
+	switch s {
+	case "tool_use":
+		return conv.StopToolUse
+	case "max_tokens", "model_context_window_exceeded":
+		return conv.StopLength
+	case "refusal":
+		return conv.StopError
+	}
+	return conv.StopEnd
+}
+
+// whole decodes a non-streamed Messages API response.
+func (d *anthropicDecoder) whole(body []byte) error {
+	if !gjson.ValidBytes(body) {
+		return &wireError{retry: true, msg: "response body is not valid JSON"}
+	}
+	root := gjson.ParseBytes(body)
+	if root.Get("type").Str == "error" {
+		return anthropicStreamError(root.Get("error"))
+	}
+	d.msg.Model = root.Get("model").String()
+	d.readUsage(root.Get("usage"))
+	d.stop = root.Get("stop_reason").String()
+	for k, cb := range root.Get("content").Array() {
+		d.start(int64(k), cb)
+		i := d.pos[int64(k)]
+		if i < 0 {
+			continue
+		}
+		if cb.Get("type").Str == "tool_use" {
+			in := cb.Get("input").Raw
+			d.input[i].WriteString(in)
+			d.emit(Event{Kind: EventToolCallDelta, Index: i, ToolID: d.msg.Content[i].ID, ToolName: d.msg.Content[i].Name, Text: in})
+		}
+		d.finish(i)
+	}
+	d.complete()
+	return nil
+}
+
+func (d *anthropicDecoder) message() conv.Message { return d.msg }

@@ -1,0 +1,265 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/awlrun/awl/conv"
+)
+
+// Provider names, as given to New and recorded in sessions.
+const (
+	NameAnthropic  = "anthropic"
+	NameOpenAI     = "openai"
+	NameOpenAIChat = "openai-chat"
+)
+
+// Names lists the provider names New accepts.
+func Names() []string { return []string{NameAnthropic, NameOpenAI, NameOpenAIChat} }
+
+// DefaultModel returns the model a provider uses when the request names none,
+// or "" for an unknown provider.
+func DefaultModel(name string) string {
+	switch name {
+	case NameAnthropic:
+		return "claude-sonnet-4-5"
+	case NameOpenAI, NameOpenAIChat:
+		return "gpt-5"
+	}
+	return ""
+}
+
+// DefaultBaseURL returns a provider's official base URL, or "" for an
+// unknown provider. Endpoint paths are appended to it: "/v1/messages" for
+// anthropic, "/responses" and "/chat/completions" for the OpenAI APIs.
+func DefaultBaseURL(name string) string {
+	switch name {
+	case NameAnthropic:
+		return "https://api.anthropic.com"
+	case NameOpenAI, NameOpenAIChat:
+		return "https://api.openai.com/v1"
+	}
+	return ""
+}
+
+// defaultIdleTimeout is used when Options.IdleTimeout is zero.
+const defaultIdleTimeout = 90 * time.Second
+
+// New returns the provider called name ("anthropic", "openai" for the
+// Responses API, "openai-chat" for Chat Completions and compatible servers).
+// An unknown name or a malformed base URL is a KindConfig *Error. A missing
+// API key is not an error here: local compatible servers need none.
+func New(name string, opts Options) (Provider, error) {
+	var w wire
+	switch name {
+	case NameAnthropic:
+		w = anthropicWire{}
+	case NameOpenAI:
+		w = responsesWire{}
+	case NameOpenAIChat:
+		w = chatWire{}
+	default:
+		return nil, &Error{Kind: KindConfig, Provider: name,
+			Message: fmt.Sprintf("unknown provider %q (want one of %s)", name, strings.Join(Names(), ", "))}
+	}
+	base := strings.TrimRight(opts.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL(name)
+	}
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, &Error{Kind: KindConfig, Provider: name,
+			Message: fmt.Sprintf("base URL %q must start with http:// or https://", base)}
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{}
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = defaultIdleTimeout
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleepContext
+	}
+	if opts.MaxRetries < 0 {
+		opts.MaxRetries = 0
+	}
+	return &client{name: name, url: base + w.path(), opts: opts, w: w}, nil
+}
+
+// sleepContext waits for d or until ctx is done.
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// wire is one wire API: how to address it, project a request and decode a
+// response. Implementations hold no state; decoders hold one response's.
+type wire interface {
+	// path is appended to the base URL.
+	path() string
+	// setHeaders sets authentication and fixed headers.
+	setHeaders(h http.Header, apiKey string)
+	// encode projects req (with its model resolved) to the request body.
+	encode(req Request) ([]byte, error)
+	// decoder returns a decoder for one response, reporting to emit
+	// (never nil).
+	decoder(provider string, emit func(Event)) decoder
+}
+
+// decoder turns one response into a message.
+type decoder interface {
+	// event consumes one SSE event and reports whether it was the
+	// terminal one. A failure reported inside the stream is a *wireError.
+	event(name, data []byte) (done bool, err error)
+	// whole decodes a complete, non-streamed JSON response body.
+	whole(body []byte) error
+	// message returns the completed message after the terminal event.
+	message() conv.Message
+}
+
+// client implements Provider for any wire API.
+type client struct {
+	name string
+	url  string
+	opts Options
+	w    wire
+}
+
+var _ Provider = (*client)(nil)
+
+// Name implements Provider.
+func (c *client) Name() string { return c.name }
+
+// Stream implements Provider.
+func (c *client) Stream(ctx context.Context, req Request, emit func(Event)) (conv.Message, error) {
+	if emit == nil {
+		emit = func(Event) {}
+	}
+	if req.Model == "" {
+		req.Model = DefaultModel(c.name)
+	}
+	body, err := c.w.encode(req)
+	if err != nil {
+		return conv.Message{}, &Error{Kind: KindRequest, Provider: c.name, Message: "encode request: " + err.Error()}
+	}
+	return c.retry(ctx, body, emit)
+}
+
+// errStall is the cancellation cause of an attempt that went quiet.
+var errStall = errors.New("stream stalled")
+
+// attempt sends body once and decodes the answer. A failure is a *wireError
+// that says whether another attempt may succeed, or ctx's error.
+func (c *client) attempt(ctx context.Context, body []byte, emit func(Event)) (conv.Message, error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	idle := time.AfterFunc(c.opts.IdleTimeout, func() { cancel(errStall) })
+	defer idle.Stop()
+
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return conv.Message{}, &wireError{kind: KindConfig, msg: "build request: " + err.Error()}
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream, application/json")
+	c.w.setHeaders(hreq.Header, c.opts.APIKey)
+
+	resp, err := c.opts.HTTPClient.Do(hreq)
+	if err != nil {
+		return conv.Message{}, c.transportError(ctx, actx, "send request", err)
+	}
+	defer resp.Body.Close()
+	r := &idleReader{r: resp.Body, t: idle, d: c.opts.IdleTimeout}
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, err := io.ReadAll(io.LimitReader(r, 1<<20))
+		if err != nil && ctx.Err() != nil {
+			return conv.Message{}, ctx.Err()
+		}
+		return conv.Message{}, classifyStatus(resp.StatusCode, resp.Header, data)
+	}
+
+	dec := c.w.decoder(c.name, emit)
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt == "application/json" {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return conv.Message{}, c.transportError(ctx, actx, "read response", err)
+		}
+		if err := dec.whole(data); err != nil {
+			return conv.Message{}, err
+		}
+		return dec.message(), nil
+	}
+	msg, err := decodeStream(r, dec)
+	if err != nil {
+		var we *wireError
+		if !errors.As(err, &we) {
+			return conv.Message{}, c.transportError(ctx, actx, "read stream", err)
+		}
+		return conv.Message{}, err
+	}
+	return msg, nil
+}
+
+// decodeStream feeds the SSE events read from r to dec until the terminal
+// event. A stream that ends before it is a retryable *wireError; a read
+// error is returned as is.
+func decodeStream(r io.Reader, dec decoder) (conv.Message, error) {
+	sse := newSSEDecoder(r)
+	for {
+		name, data, err := sse.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return conv.Message{}, &wireError{retry: true, msg: "stream ended before its terminal event"}
+			}
+			return conv.Message{}, err
+		}
+		done, err := dec.event(name, data)
+		if err != nil {
+			return conv.Message{}, err
+		}
+		if done {
+			return dec.message(), nil
+		}
+	}
+}
+
+// transportError classifies a failure to send or read: the caller's
+// cancellation, a stall, or a retryable network error.
+func (c *client) transportError(ctx, actx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(context.Cause(actx), errStall) {
+		return &wireError{retry: true, msg: fmt.Sprintf("%s: no data for %s", errStall, c.opts.IdleTimeout)}
+	}
+	return &wireError{retry: true, msg: what + ": " + err.Error()}
+}
+
+// idleReader re-arms the stall timer around every read, so it fires only
+// while the reader waits on the network for longer than d.
+type idleReader struct {
+	r io.Reader
+	t *time.Timer
+	d time.Duration
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	r.t.Reset(r.d)
+	n, err := r.r.Read(p)
+	r.t.Stop()
+	return n, err
+}

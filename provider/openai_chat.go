@@ -1,0 +1,446 @@
+package provider
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/awlrun/awl/conv"
+)
+
+// chatWire is the OpenAI Chat Completions API, also spoken by Ollama, vLLM,
+// llama.cpp, LM Studio, OpenRouter, LiteLLM and others.
+type chatWire struct{}
+
+func (chatWire) path() string { return "/chat/completions" }
+
+func (chatWire) setHeaders(h http.Header, apiKey string) {
+	if apiKey != "" {
+		h.Set("Authorization", "Bearer "+apiKey)
+	}
+}
+
+type chatImageURL struct {
+	URL string `json:"url"`
+}
+
+type chatPart struct {
+	Type     string        `json:"type"`
+	Text     *string       `json:"text,omitempty"`
+	ImageURL *chatImageURL `json:"image_url,omitempty"`
+}
+
+type chatFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type chatToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function chatFunction `json:"function"`
+}
+
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Content    any             `json:"content"`
+	ToolCalls  []*chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+}
+
+type chatToolDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+type chatTool struct {
+	Type     string      `json:"type"`
+	Function chatToolDef `json:"function"`
+}
+
+type chatStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatRequest struct {
+	Model               string             `json:"model"`
+	Messages            []*chatMessage     `json:"messages"`
+	Tools               []*chatTool        `json:"tools,omitempty"`
+	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string             `json:"reasoning_effort,omitempty"`
+	Stream              bool               `json:"stream"`
+	StreamOptions       *chatStreamOptions `json:"stream_options,omitempty"`
+}
+
+func chatText(s string) *chatPart { return &chatPart{Type: "text", Text: &s} }
+
+func chatImage(mime, data string) *chatPart {
+	return &chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: dataURL(mime, data)}}
+}
+
+// dataURL is an inline image as both OpenAI APIs take it.
+func dataURL(mime, data string) string { return "data:" + mime + ";base64," + data }
+
+// encode projects req onto Chat Completions. System messages stay in place
+// with role system. Thinking is never sent back. Tool results become tool
+// messages; tool messages take text only, so images attached to tool
+// results follow the turn's tool messages in one user message that names
+// each tool call before its images.
+func (chatWire) encode(req Request) ([]byte, error) {
+	out := chatRequest{
+		Model: req.Model, Messages: []*chatMessage{},
+		MaxCompletionTokens: req.MaxTokens, ReasoningEffort: req.Reasoning,
+		Stream: true, StreamOptions: &chatStreamOptions{IncludeUsage: true},
+	}
+	for _, m := range req.Messages {
+		out.Messages = append(out.Messages, chatMessages(m)...)
+	}
+	for _, t := range req.Tools {
+		out.Tools = append(out.Tools, &chatTool{Type: "function",
+			Function: chatToolDef{Name: t.Name, Description: t.Description, Parameters: toolSchema(t.Schema)}})
+	}
+	return marshal(out)
+}
+
+// chatMessages lowers one conversation message to one or more Chat messages.
+func chatMessages(m conv.Message) []*chatMessage {
+	switch m.Role {
+	case conv.RoleSystem:
+		return []*chatMessage{{Role: "system", Content: joinText(m.Content, "\n")}}
+	case conv.RoleAssistant:
+		am := &chatMessage{Role: "assistant"}
+		if t := joinText(m.Content, ""); t != "" {
+			am.Content = t
+		}
+		for _, b := range m.Content {
+			if b.Type == conv.BlockToolUse {
+				args := b.Input
+				if strings.TrimSpace(args) == "" {
+					args = "{}"
+				}
+				am.ToolCalls = append(am.ToolCalls, &chatToolCall{ID: b.ID, Type: "function",
+					Function: chatFunction{Name: b.Name, Arguments: args}})
+			}
+		}
+		if am.Content == nil && am.ToolCalls == nil {
+			am.Content = ""
+		}
+		return []*chatMessage{am}
+	}
+	var out []*chatMessage
+	var attach []*chatPart
+	var parts []*chatPart
+	for _, b := range m.Content {
+		switch b.Type {
+		case conv.BlockToolResult:
+			out = append(out, &chatMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: b.Content})
+			if len(b.Attachments) > 0 {
+				attach = append(attach, chatText("Attachments of tool call "+b.ToolUseID+":"))
+				for _, a := range b.Attachments {
+					attach = append(attach, chatImage(a.MimeType, a.Data))
+				}
+			}
+		case conv.BlockText:
+			parts = append(parts, chatText(b.Text))
+		case conv.BlockImage:
+			parts = append(parts, chatImage(b.MimeType, b.Data))
+		}
+	}
+	if len(attach) > 0 {
+		out = append(out, &chatMessage{Role: "user", Content: attach})
+	}
+	switch {
+	case len(parts) == 1 && parts[0].Type == "text":
+		out = append(out, &chatMessage{Role: "user", Content: *parts[0].Text})
+	case len(parts) > 0:
+		out = append(out, &chatMessage{Role: "user", Content: parts})
+	case len(out) == 0:
+		out = append(out, &chatMessage{Role: "user", Content: ""})
+	}
+	return out
+}
+
+// joinText concatenates the text blocks of content with sep.
+func joinText(content []conv.Block, sep string) string {
+	var parts []string
+	for _, b := range content {
+		if b.Type == conv.BlockText {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, sep)
+}
+
+// chatCall is a tool call being assembled from fragments.
+type chatCall struct {
+	block int // position in msg.Content
+	args  strings.Builder
+}
+
+// chatDecoder accumulates one Chat Completions response.
+type chatDecoder struct {
+	provider string
+	emit     func(Event)
+	msg      conv.Message
+	id       string
+	finish   string
+	usage    conv.Usage
+	hasUsage bool
+	// text and think are the open text and thinking blocks (-1 for none);
+	// a change of kind opens a new block.
+	text, think int
+	sb          map[int]*strings.Builder
+	calls       map[int64]*chatCall
+	order       []*chatCall // calls in the order they began
+	lastCall    int64
+}
+
+func (chatWire) decoder(provider string, emit func(Event)) decoder {
+	return &chatDecoder{provider: provider, emit: emit,
+		msg:  conv.Message{Role: conv.RoleAssistant, Provider: provider},
+		text: -1, think: -1, lastCall: -1,
+		sb: map[int]*strings.Builder{}, calls: map[int64]*chatCall{}}
+}
+
+func (d *chatDecoder) event(_, data []byte) (bool, error) {
+	if string(trimSpace(data)) == "[DONE]" {
+		d.complete()
+		return true, nil
+	}
+	if e := get(data, "error"); e.Exists() && e.Type != gjson.Null {
+		return false, chatStreamError(e)
+	}
+	d.chunk(data)
+	return false, nil
+}
+
+// trimSpace trims ASCII spaces without allocating.
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// chatStreamError classifies an error object sent inside a 200 stream:
+// {"error":{message, type, code, status_code?}} or OpenRouter's numeric
+// code. A 429 or 5xx status, or a server/overload type, is retried.
+func chatStreamError(e gjson.Result) *wireError {
+	we := &wireError{kind: KindRequest}
+	if e.Type == gjson.String {
+		we.msg = e.Str
+		return we
+	}
+	we.msg = e.Get("message").String()
+	status := e.Get("status_code").Int()
+	if c := e.Get("code"); c.Type == gjson.Number {
+		status = c.Int()
+	}
+	code := e.Get("code").String() + " " + e.Get("type").String()
+	switch {
+	case status == 429 || status >= 500:
+		we.retry = true
+	case strings.Contains(code, "server_error"), strings.Contains(code, "overloaded"),
+		strings.Contains(code, "rate_limit"), strings.Contains(code, "api_error"):
+		we.retry = true
+	}
+	if we.msg == "" {
+		we.msg = strings.TrimSpace(code)
+	}
+	return we
+}
+
+// chunk applies one chat.completion.chunk.
+func (d *chatDecoder) chunk(data []byte) {
+	if d.id == "" {
+		d.id = str(get(data, "id"))
+	}
+	if d.msg.Model == "" {
+		d.msg.Model = str(get(data, "model"))
+	}
+	if u := get(data, "usage"); u.IsObject() {
+		d.readUsage(u)
+	}
+	choice := get(data, "choices.0")
+	if !choice.Exists() {
+		return
+	}
+	d.content(choice.Get("delta"))
+	if f := choice.Get("finish_reason"); f.Type == gjson.String && f.Str != "" {
+		d.finish = strings.Clone(f.Str)
+	}
+}
+
+// content applies a streamed delta or a whole message: reasoning (as
+// reasoning_content or reasoning), text and tool calls.
+func (d *chatDecoder) content(m gjson.Result) {
+	if r := m.Get("reasoning_content"); r.Type == gjson.String && r.Str != "" {
+		d.appendThinking(r.Str)
+	} else if r := m.Get("reasoning"); r.Type == gjson.String && r.Str != "" {
+		d.appendThinking(r.Str)
+	}
+	if c := m.Get("content"); c.Type == gjson.String && c.Str != "" {
+		d.appendText(c.Str)
+	}
+	m.Get("tool_calls").ForEach(func(_, f gjson.Result) bool {
+		d.toolFragment(f)
+		return true
+	})
+}
+
+func (d *chatDecoder) readUsage(u gjson.Result) {
+	cached := u.Get("prompt_tokens_details.cached_tokens").Int()
+	if cached == 0 {
+		cached = u.Get("prompt_cache_hit_tokens").Int()
+	}
+	d.usage = conv.Usage{
+		Input:     max(u.Get("prompt_tokens").Int()-cached, 0),
+		Output:    u.Get("completion_tokens").Int(),
+		CacheRead: cached,
+	}
+	d.hasUsage = true
+}
+
+// open starts a new block and returns its position.
+func (d *chatDecoder) open(b conv.Block) int {
+	i := len(d.msg.Content)
+	d.msg.Content = append(d.msg.Content, b)
+	return i
+}
+
+func (d *chatDecoder) appendThinking(t string) {
+	if d.think < 0 || d.think != len(d.msg.Content)-1 {
+		d.think = d.open(conv.Block{Type: conv.BlockThinking})
+		d.sb[d.think] = &strings.Builder{}
+	}
+	d.sb[d.think].WriteString(t)
+	d.emit(Event{Kind: EventThinkingDelta, Index: d.think, Text: strings.Clone(t)})
+}
+
+func (d *chatDecoder) appendText(t string) {
+	if d.text < 0 || d.text != len(d.msg.Content)-1 {
+		d.text = d.open(conv.Block{Type: conv.BlockText})
+		d.sb[d.text] = &strings.Builder{}
+	}
+	d.sb[d.text].WriteString(t)
+	d.emit(Event{Kind: EventTextDelta, Index: d.text, Text: strings.Clone(t)})
+}
+
+// toolFragment applies one tool call fragment. Fragments are keyed by
+// index; a server that sends none gets one per new id or name.
+func (d *chatDecoder) toolFragment(f gjson.Result) {
+	id := f.Get("id").Str
+	name := f.Get("function.name").Str
+	var key int64
+	switch idx := f.Get("index"); {
+	case idx.Type == gjson.Number:
+		key = idx.Int()
+	case id != "" || name != "" || d.lastCall < 0:
+		key = int64(len(d.calls))
+		for d.calls[key] != nil {
+			key++
+		}
+	default:
+		key = d.lastCall
+	}
+	d.lastCall = key
+	call := d.calls[key]
+	if call == nil {
+		call = &chatCall{block: d.open(conv.Block{Type: conv.BlockToolUse})}
+		d.calls[key] = call
+		d.order = append(d.order, call)
+	}
+	b := &d.msg.Content[call.block]
+	started := b.ID != "" || b.Name != ""
+	if id != "" && b.ID == "" {
+		b.ID = strings.Clone(id)
+	}
+	if name != "" && b.Name == "" {
+		b.Name = strings.Clone(name)
+	}
+	if !started && (b.ID != "" || b.Name != "") {
+		d.emit(Event{Kind: EventToolCallStart, Index: call.block, ToolID: b.ID, ToolName: b.Name})
+	}
+	args := f.Get("function.arguments")
+	piece := args.Str
+	if args.IsObject() || args.IsArray() {
+		piece = args.Raw // some servers send an object, not a string
+	}
+	if piece != "" {
+		call.args.WriteString(piece)
+		d.emit(Event{Kind: EventToolCallDelta, Index: call.block, ToolID: b.ID, ToolName: b.Name, Text: strings.Clone(piece)})
+	}
+}
+
+// complete finalizes the message after [DONE] (or a whole response).
+func (d *chatDecoder) complete() {
+	for i, sb := range d.sb {
+		b := &d.msg.Content[i]
+		if b.Type == conv.BlockText {
+			b.Text = sb.String()
+		} else {
+			b.Thinking = sb.String()
+		}
+	}
+	for _, call := range d.order {
+		b := &d.msg.Content[call.block]
+		b.Input = strings.TrimSpace(call.args.String())
+		if b.Input == "" {
+			b.Input = "{}"
+		}
+		if b.ID == "" {
+			// Compatible servers may omit ids; derive a stable one.
+			b.ID = "call_" + d.id + "_" + strconv.Itoa(call.block)
+			if d.id == "" {
+				b.ID = "call_" + strconv.Itoa(call.block)
+			}
+		}
+		d.emit(Event{Kind: EventToolCallEnd, Index: call.block, ToolID: b.ID, ToolName: b.Name})
+	}
+	switch {
+	case d.finish == "length":
+		d.msg.StopReason = conv.StopLength
+	case len(d.msg.ToolUses()) > 0:
+		d.msg.StopReason = conv.StopToolUse
+	case d.finish == "content_filter" || d.finish == "error":
+		d.msg.StopReason = conv.StopError
+	default:
+		d.msg.StopReason = conv.StopEnd
+	}
+	if d.hasUsage {
+		u := d.usage
+		d.msg.Usage = &u
+		d.emit(Event{Kind: EventUsage, Usage: u})
+	}
+}
+
+// whole decodes a non-streamed chat.completion, which some servers send
+// even when asked to stream.
+func (d *chatDecoder) whole(body []byte) error {
+	if !gjson.ValidBytes(body) {
+		return &wireError{retry: true, msg: "response body is not valid JSON"}
+	}
+	root := gjson.ParseBytes(body)
+	if e := root.Get("error"); e.Exists() && e.Type != gjson.Null {
+		return chatStreamError(e)
+	}
+	d.id = root.Get("id").String()
+	d.msg.Model = root.Get("model").String()
+	if u := root.Get("usage"); u.IsObject() {
+		d.readUsage(u)
+	}
+	choice := root.Get("choices.0")
+	d.content(choice.Get("message"))
+	d.finish = choice.Get("finish_reason").String()
+	d.complete()
+	return nil
+}
+
+func (d *chatDecoder) message() conv.Message { return d.msg }
