@@ -1,0 +1,134 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Bash time limits.
+const (
+	// DefaultBashTimeout is how long a command may run when the model does
+	// not say.
+	DefaultBashTimeout = 120 * time.Second
+	// DefaultMaxBashTimeout caps the timeout the model may ask for when
+	// Env.MaxBashTimeout is zero.
+	DefaultMaxBashTimeout = 10 * time.Minute
+	// bashPipeGrace is how long output is still read after the command was
+	// killed or exited while something it started keeps the output open.
+	bashPipeGrace = 2 * time.Second
+)
+
+var bashParams = params{
+	{name: "command", kind: kindString, required: true, desc: "The command line, run by `bash -c`."},
+	{name: "timeout", kind: kindInteger, desc: "Timeout in seconds (default 120). The command's whole process group is killed when it expires."},
+}
+
+type bashTool struct{ env Env }
+
+const bashDescription = "Run a shell command with `bash -c` in the working directory and return its combined stdout and stderr, then its exit code. " +
+	"stdin is /dev/null: nothing can prompt for input. The default timeout is 120 seconds; on timeout the command and everything it started are killed. " +
+	"Long output keeps its first and last 25 KiB. Start background processes with their output redirected (`cmd > log 2>&1 &`): output written after the command exits is not read."
+
+type bashArgs struct {
+	Command string `json:"command"`
+	Timeout *int   `json:"timeout"`
+}
+
+func (t bashTool) run(ctx context.Context, in bashArgs) Result {
+	if strings.TrimSpace(in.Command) == "" {
+		return errorf("bash: command is empty")
+	}
+	timeout, note := DefaultBashTimeout, ""
+	if in.Timeout != nil {
+		if *in.Timeout < 1 {
+			return errorf("bash: timeout must be at least 1 second, got %d", *in.Timeout)
+		}
+		maxT := t.env.MaxBashTimeout
+		if maxT <= 0 {
+			maxT = DefaultMaxBashTimeout
+		}
+		timeout = time.Duration(*in.Timeout) * time.Second
+		if timeout > maxT {
+			timeout = maxT
+			note = fmt.Sprintf("(timeout capped at %s)\n", seconds(maxT))
+		}
+	}
+	return runBash(ctx, t.env.resolve("."), in.Command, timeout, note)
+}
+
+// runBash runs command in dir in its own process group, killing the group
+// when timeout passes or ctx is done.
+func runBash(ctx context.Context, dir, command string, timeout time.Duration, note string) Result {
+	if ctx.Err() != nil {
+		return errorf("bash: not run: the run was stopped (%v)", context.Cause(ctx))
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	out := newCapture(OutputHeadBytes, OutputTailBytes)
+	cmd := exec.CommandContext(runCtx, "bash", "-c", command)
+	cmd.Dir = dir
+	cmd.Stdin = nil // /dev/null
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The group id is bash's pid (Setpgid with Pgid 0). Killing the
+		// group takes grandchildren with it, even after bash has exited.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = bashPipeGrace
+
+	err := cmd.Run()
+	if cmd.Process == nil {
+		return errorf("bash: could not start: %v", err)
+	}
+	if runCtx.Err() != nil {
+		// Whatever Wait reported, make sure nothing of the group survives.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+
+	var b strings.Builder
+	b.WriteString(note)
+	text := out.String()
+	b.WriteString(text)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		b.WriteByte('\n')
+	}
+	isErr := true
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintf(&b, "cancelled: the run was stopped (%v); the command's process group was killed", context.Cause(ctx))
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		fmt.Fprintf(&b, "timed out after %s; the command's process group was killed", seconds(timeout))
+	default:
+		state := cmd.ProcessState
+		switch {
+		case state == nil:
+			fmt.Fprintf(&b, "bash failed: %v", err)
+		case state.ExitCode() >= 0:
+			if errors.Is(err, exec.ErrWaitDelay) {
+				fmt.Fprintf(&b, "(a background process kept the output open after the command exited; output after %s was not read)\n", seconds(bashPipeGrace))
+			}
+			fmt.Fprintf(&b, "exit code: %d", state.ExitCode())
+			isErr = state.ExitCode() != 0
+		default:
+			if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				fmt.Fprintf(&b, "killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+			} else {
+				fmt.Fprintf(&b, "bash ended abnormally: %v", state)
+			}
+		}
+	}
+	return Result{Content: b.String(), IsError: isErr}
+}
+
+// seconds formats d as whole seconds, the unit the model asks in.
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%ds", int64(d/time.Second))
+}

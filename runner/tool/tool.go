@@ -1,0 +1,119 @@
+// Package tool holds awl's built-in tools: bash, read, write, edit, ls, glob,
+// grep and view_image. The model calls them unattended, so a tool never asks,
+// never hangs past its limits, and turns every mistake (bad arguments, a
+// missing file, a non-zero exit) into a Result with IsError set rather than a
+// panic or a Go error.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/awlrun/awl/conv"
+)
+
+// Tool is one built-in tool. Run may be called concurrently from several
+// goroutines; a tool keeps no state between calls.
+type Tool interface {
+	// Name is the name the model calls the tool by.
+	Name() string
+	// Description is what the model is told the tool does.
+	Description() string
+	// Schema is the JSON Schema of the input object: type object,
+	// properties, required, additionalProperties false. Its bytes are
+	// stable from call to call, so requests that carry it cache well.
+	Schema() json.RawMessage
+	// Run runs one call. It returns when the call is done or ctx is done,
+	// whichever is first.
+	Run(ctx context.Context, input json.RawMessage) Result
+}
+
+// Result is a tool result: Content goes back to the model; IsError marks a
+// failed call.
+type Result struct {
+	Content     string
+	IsError     bool
+	Attachments []conv.Attachment
+}
+
+// Env is what tools run against.
+type Env struct {
+	// Dir is the working directory; relative paths resolve against it.
+	// Empty means the process's working directory.
+	Dir string
+	// Getenv looks up environment variables (HOME, for `~/` paths). It may
+	// be nil, in which case `~` is not expanded.
+	Getenv func(string) string
+	// MaxBashTimeout caps the timeout the model may ask bash for; 0 means
+	// DefaultMaxBashTimeout.
+	MaxBashTimeout time.Duration
+}
+
+// Builtins returns every built-in tool, in a stable order: bash, read, write,
+// edit, ls, glob, grep, view_image.
+func Builtins(env Env) []Tool {
+	return []Tool{
+		newBuiltin("bash", bashDescription, bashParams, bashTool{env}.run),
+		newBuiltin("read", readDescription, readParams, readTool{env}.run),
+		newBuiltin("write", writeDescription, writeParams, writeTool{env}.run),
+		newBuiltin("edit", editDescription, editParams, editTool{env}.run),
+		newBuiltin("ls", lsDescription, lsParams, lsTool{env}.run),
+		newBuiltin("glob", globDescription, globParams, globTool{env}.run),
+		newBuiltin("grep", grepDescription, grepParams, grepTool{env}.run),
+		newBuiltin("view_image", viewImageDescription, viewImageParams, viewImageTool{env}.run),
+	}
+}
+
+// builtin is a Tool whose arguments decode into an A before run sees them.
+type builtin[A any] struct {
+	name, desc string
+	params     params
+	schema     json.RawMessage
+	run        func(context.Context, A) Result
+}
+
+func newBuiltin[A any](name, desc string, ps params, run func(context.Context, A) Result) *builtin[A] {
+	return &builtin[A]{name: name, desc: desc, params: ps, schema: ps.schema(), run: run}
+}
+
+func (b *builtin[A]) Name() string            { return b.name }
+func (b *builtin[A]) Description() string     { return b.desc }
+func (b *builtin[A]) Schema() json.RawMessage { return slices.Clone(b.schema) }
+
+// Run checks input against the tool's params; bad arguments come back as an
+// error result naming the tool and what was wrong.
+func (b *builtin[A]) Run(ctx context.Context, input json.RawMessage) Result {
+	var in A
+	if err := b.params.decode(input, &in); err != nil {
+		return errorf("%s: %v", b.name, err)
+	}
+	return b.run(ctx, in)
+}
+
+// errorf returns a failed Result whose content is the formatted message.
+func errorf(format string, args ...any) Result {
+	return Result{Content: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// resolve turns a path the model gave into a path on disk: `~/…` under HOME
+// when Getenv is set, absolute paths as they are, anything else under Dir.
+func (e Env) resolve(p string) string {
+	if e.Getenv != nil && (p == "~" || strings.HasPrefix(p, "~/")) {
+		if home := e.Getenv("HOME"); home != "" {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	dir := e.Dir
+	if dir == "" {
+		dir = "."
+	}
+	return filepath.Join(dir, p)
+}

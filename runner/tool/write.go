@@ -1,0 +1,55 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+var writeParams = params{
+	{name: "path", kind: kindString, required: true, desc: "The file to write, absolute or relative to the working directory. Missing parent directories are created."},
+	{name: "content", kind: kindString, required: true, desc: "The whole new content of the file."},
+}
+
+type writeTool struct{ env Env }
+
+const writeDescription = "Write a file with the given content, replacing it if it exists and creating missing parent directories. " +
+	"To change part of an existing file, prefer edit."
+
+type writeArgs struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+func (t writeTool) run(ctx context.Context, in writeArgs) Result {
+	if in.Path == "" {
+		return errorf("write: path is empty")
+	}
+	if ctx.Err() != nil {
+		return errorf("write %s: not written: the run was stopped (%v)", in.Path, context.Cause(ctx))
+	}
+	file := t.env.resolve(in.Path)
+	existed := false
+	switch st, err := os.Stat(file); {
+	case err == nil && st.IsDir():
+		return errorf("write: %s is a directory", in.Path)
+	case err == nil:
+		existed = true
+	case !errors.Is(err, fs.ErrNotExist):
+		return errorf("write: %s", pathErr(in.Path, err))
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return errorf("write: create parent directories of %s: %s", in.Path, pathErr(filepath.Dir(in.Path), err))
+	}
+	if err := os.WriteFile(file, []byte(in.Content), 0o644); err != nil {
+		return errorf("write: %s", pathErr(in.Path, err))
+	}
+	verb := "created"
+	if existed {
+		verb = "overwrote"
+	}
+	return Result{Content: fmt.Sprintf("%s %s: wrote %d bytes", verb, in.Path, len(in.Content))}
+}
