@@ -1,0 +1,412 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/provider/providertest"
+)
+
+// sentinelKey must never show up in an error or event.
+const sentinelKey = "sk-SENTINEL-never-print-me-0123456789"
+
+// recorder collects events and the waits a fake Sleep was asked for.
+type recorder struct {
+	events []Event
+	waits  []time.Duration
+}
+
+func (r *recorder) emit(e Event) { r.events = append(r.events, e) }
+
+func (r *recorder) sleep(ctx context.Context, d time.Duration) error {
+	r.waits = append(r.waits, d)
+	return ctx.Err()
+}
+
+func (r *recorder) retries() []Event {
+	var out []Event
+	for _, e := range r.events {
+		if e.Kind == EventRetry {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func newTestProvider(t *testing.T, name string, srv *providertest.Server, rec *recorder, tweak ...func(*Options)) Provider {
+	t.Helper()
+	opts := Options{APIKey: sentinelKey, BaseURL: srv.URL, MaxRetries: 4, Sleep: rec.sleep, IdleTimeout: 5 * time.Second}
+	for _, f := range tweak {
+		f(&opts)
+	}
+	p, err := New(name, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var hello = Request{Messages: []conv.Message{{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("hello")}}}}
+
+// noKey fails the test if the sentinel key appears in err or any event.
+func noKey(t *testing.T, err error, events []Event) {
+	t.Helper()
+	if err != nil && strings.Contains(err.Error(), sentinelKey) {
+		t.Errorf("error text carries the API key: %v", err)
+	}
+	for _, e := range events {
+		if strings.Contains(fmt.Sprintf("%+v", e), sentinelKey) {
+			t.Errorf("event carries the API key: %+v", e)
+		}
+	}
+}
+
+func jsonError(status int, msg string, h ...string) providertest.Response {
+	r := providertest.Response{Status: status, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: fmt.Appendf(nil, `{"type":"error","error":{"type":"x","message":%q}}`, msg)}
+	for i := 0; i+1 < len(h); i += 2 {
+		r.Header.Set(h[i], h[i+1])
+	}
+	return r
+}
+
+func TestRetryAfterHonoured(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			srv := providertest.New()
+			defer srv.Close()
+			srv.Enqueue(jsonError(429, "rate limited", "retry-after", "7"),
+				jsonError(503, "busy", "retry-after-ms", "1500"),
+				providertest.Text(name, "fine"))
+			rec := &recorder{}
+			p := newTestProvider(t, name, srv, rec)
+			msg, err := p.Stream(context.Background(), hello, rec.emit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg.Text() != "fine" || msg.StopReason != conv.StopEnd {
+				t.Errorf("message = %q %q", msg.Text(), msg.StopReason)
+			}
+			want := []time.Duration{7 * time.Second, 1500 * time.Millisecond}
+			if fmt.Sprint(rec.waits) != fmt.Sprint(want) {
+				t.Errorf("waits = %v, want %v", rec.waits, want)
+			}
+			rs := rec.retries()
+			if len(rs) != 2 || rs[0].Attempt != 1 || rs[0].Status != 429 || rs[0].Wait != 7*time.Second ||
+				rs[0].Err != "rate limited" || rs[1].Attempt != 2 || rs[1].Status != 503 {
+				t.Errorf("retry events = %+v", rs)
+			}
+			if n := len(srv.Requests()); n != 3 {
+				t.Errorf("%d requests, want 3", n)
+			}
+			noKey(t, err, rec.events)
+		})
+	}
+}
+
+func TestRetry529Overloaded(t *testing.T) {
+	srv := providertest.New()
+	defer srv.Close()
+	srv.Enqueue(jsonError(529, "Overloaded"), providertest.Text(NameAnthropic, "ok"))
+	rec := &recorder{}
+	msg, err := newTestProvider(t, NameAnthropic, srv, rec).Stream(context.Background(), hello, rec.emit)
+	if err != nil || msg.Text() != "ok" {
+		t.Fatalf("got %q, %v", msg.Text(), err)
+	}
+	if len(rec.waits) != 1 || rec.waits[0] < 375*time.Millisecond || rec.waits[0] > 500*time.Millisecond {
+		t.Errorf("first backoff = %v, want 0.5s less up to 25%% jitter", rec.waits)
+	}
+}
+
+func TestRetriesExhausted(t *testing.T) {
+	srv := providertest.New()
+	defer srv.Close()
+	for range 3 {
+		srv.Enqueue(jsonError(500, "Internal server error"))
+	}
+	rec := &recorder{}
+	p := newTestProvider(t, NameOpenAIChat, srv, rec, func(o *Options) { o.MaxRetries = 2 })
+	_, err := p.Stream(context.Background(), hello, rec.emit)
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Kind != KindTransient || pe.Status != 500 || pe.Attempts != 3 || pe.Message != "Internal server error" {
+		t.Fatalf("err = %#v", err)
+	}
+	if len(rec.waits) != 2 || rec.waits[1] < 750*time.Millisecond || rec.waits[1] > time.Second {
+		t.Errorf("waits = %v, want ~0.5s then ~1s", rec.waits)
+	}
+}
+
+func TestNotRetried(t *testing.T) {
+	cases := []struct {
+		name   string
+		resp   providertest.Response
+		kind   ErrorKind
+		status int
+		msg    string
+	}{
+		{"401", jsonError(401, "invalid x-api-key"), KindAuth, 401, "invalid x-api-key"},
+		{"403", jsonError(403, "forbidden"), KindAuth, 403, "forbidden"},
+		{"404", jsonError(404, "model: nope"), KindAuth, 404, "model: nope"},
+		{"400 model", jsonError(400, "The requested model 'x' does not exist."), KindAuth, 400, "The requested model 'x' does not exist."},
+		{"400", jsonError(400, "messages: bad"), KindRequest, 400, "messages: bad"},
+		{"should-retry false", jsonError(500, "no", "x-should-retry", "false"), KindTransient, 500, "no"},
+		{"quota", providertest.Response{Status: 429, Body: []byte(`{"error":{"message":"You exceeded your quota","type":"insufficient_quota","code":"insufficient_quota"}}`)}, KindRequest, 429, "You exceeded your quota"},
+		{"plain text", providertest.Response{Status: 400, Body: []byte("bad things\n")}, KindRequest, 400, "bad things"},
+		{"key echoed", jsonError(401, "Incorrect API key provided: "+sentinelKey), KindAuth, 401, "Incorrect API key provided: [redacted]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := providertest.New()
+			defer srv.Close()
+			srv.Enqueue(c.resp)
+			rec := &recorder{}
+			_, err := newTestProvider(t, NameOpenAI, srv, rec).Stream(context.Background(), hello, rec.emit)
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Kind != c.kind || pe.Status != c.status || pe.Message != c.msg || pe.Attempts != 1 {
+				t.Fatalf("err = %#v", err)
+			}
+			if len(srv.Requests()) != 1 || len(rec.waits) != 0 {
+				t.Errorf("retried: %d requests, waits %v", len(srv.Requests()), rec.waits)
+			}
+			noKey(t, err, rec.events)
+		})
+	}
+}
+
+func TestShouldRetryTrueOverridesStatus(t *testing.T) {
+	srv := providertest.New()
+	defer srv.Close()
+	srv.Enqueue(jsonError(400, "try again", "x-should-retry", "true"), providertest.Text(NameOpenAI, "ok"))
+	rec := &recorder{}
+	msg, err := newTestProvider(t, NameOpenAI, srv, rec).Stream(context.Background(), hello, rec.emit)
+	if err != nil || msg.Text() != "ok" || len(rec.retries()) != 1 {
+		t.Fatalf("got %q, %v, retries %v", msg.Text(), err, rec.retries())
+	}
+}
+
+func TestStallRetried(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			srv := providertest.New()
+			defer srv.Close()
+			full := providertest.Text(name, "after the stall")
+			stalled := full
+			stalled.StallAfter = len(full.Body) / 2
+			srv.Enqueue(stalled, full)
+			rec := &recorder{}
+			p := newTestProvider(t, name, srv, rec, func(o *Options) { o.IdleTimeout = 100 * time.Millisecond })
+			msg, err := p.Stream(context.Background(), hello, rec.emit)
+			if err != nil || msg.Text() != "after the stall" {
+				t.Fatalf("got %q, %v", msg.Text(), err)
+			}
+			rs := rec.retries()
+			if len(rs) != 1 || rs[0].Status != 0 || !strings.Contains(rs[0].Err, "stalled") {
+				t.Errorf("retries = %+v", rs)
+			}
+		})
+	}
+}
+
+func TestStallBeforeHeaders(t *testing.T) {
+	srv := providertest.New()
+	defer srv.Close()
+	srv.Enqueue(providertest.Response{Delay: time.Hour}, providertest.Text(NameAnthropic, "ok"))
+	rec := &recorder{}
+	p := newTestProvider(t, NameAnthropic, srv, rec, func(o *Options) { o.IdleTimeout = 100 * time.Millisecond })
+	msg, err := p.Stream(context.Background(), hello, rec.emit)
+	if err != nil || msg.Text() != "ok" || len(rec.retries()) != 1 {
+		t.Fatalf("got %q, %v, %+v", msg.Text(), err, rec.retries())
+	}
+}
+
+func TestTruncatedStreamRetried(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			srv := providertest.New()
+			defer srv.Close()
+			full := providertest.Text(name, "whole")
+			// Drop the terminal event: cut at the last event boundary.
+			body := string(full.Body)
+			cut := strings.LastIndex(strings.TrimSuffix(body, "\n\n"), "\n\n") + 2
+			srv.Enqueue(providertest.Response{Body: []byte(body[:cut])}, full)
+			rec := &recorder{}
+			msg, err := newTestProvider(t, name, srv, rec).Stream(context.Background(), hello, rec.emit)
+			if err != nil || msg.Text() != "whole" {
+				t.Fatalf("got %q, %v", msg.Text(), err)
+			}
+			rs := rec.retries()
+			if len(rs) != 1 || !strings.Contains(rs[0].Err, "terminal event") {
+				t.Errorf("retries = %+v", rs)
+			}
+		})
+	}
+}
+
+func TestConnectionRefusedRetried(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	rec := &recorder{}
+	p, err := New(NameOpenAIChat, Options{APIKey: sentinelKey, BaseURL: "http://" + addr, MaxRetries: 1, Sleep: rec.sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Stream(context.Background(), hello, rec.emit)
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Kind != KindTransient || pe.Attempts != 2 || len(rec.retries()) != 1 {
+		t.Fatalf("err = %#v, retries %+v", err, rec.retries())
+	}
+	noKey(t, err, rec.events)
+}
+
+func TestInStreamErrors(t *testing.T) {
+	cases := []struct {
+		name, provider, body string
+		retried                bool
+	}{
+		{"anthropic overloaded", NameAnthropic, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n", true},
+		{"anthropic invalid", NameAnthropic, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}\n\n", false},
+		{"responses failed server", NameOpenAI, "data: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"boom\"}}}\n\n", true},
+		{"responses error event", NameOpenAI, "data: {\"type\":\"error\",\"code\":\"invalid_prompt\",\"message\":\"no\"}\n\n", false},
+		{"chat 500 in stream", NameOpenAIChat, "data: {\"error\":{\"message\":\"upstream\",\"code\":502}}\n\n", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := providertest.New()
+			defer srv.Close()
+			srv.Enqueue(providertest.Response{Body: []byte(c.body)}, providertest.Text(c.provider, "ok"))
+			rec := &recorder{}
+			msg, err := newTestProvider(t, c.provider, srv, rec).Stream(context.Background(), hello, rec.emit)
+			if c.retried {
+				if err != nil || msg.Text() != "ok" || len(rec.retries()) != 1 {
+					t.Fatalf("got %q, %v, %+v", msg.Text(), err, rec.retries())
+				}
+				return
+			}
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Kind != KindRequest || len(srv.Requests()) != 1 {
+				t.Fatalf("err = %#v", err)
+			}
+		})
+	}
+}
+
+func TestCancelReturnsPromptly(t *testing.T) {
+	srv := providertest.New()
+	defer srv.Close()
+	full := providertest.Text(NameAnthropic, "never")
+	full.StallAfter = 20
+	srv.Enqueue(full)
+	ctx, cancel := context.WithCancel(context.Background())
+	rec := &recorder{}
+	p := newTestProvider(t, NameAnthropic, srv, rec, func(o *Options) { o.IdleTimeout = time.Hour })
+	go func() {
+		for len(srv.Requests()) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	msg, err := p.Stream(ctx, hello, rec.emit)
+	if !errors.Is(err, context.Canceled) || len(msg.Content) != 0 {
+		t.Fatalf("got %+v, %v; want context.Canceled and no message", msg, err)
+	}
+	if len(rec.retries()) != 0 {
+		t.Errorf("retried after cancel: %+v", rec.retries())
+	}
+}
+
+func TestHeaders(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			srv := providertest.New()
+			defer srv.Close()
+			srv.Enqueue(providertest.Text(name, "ok"))
+			rec := &recorder{}
+			if _, err := newTestProvider(t, name, srv, rec).Stream(context.Background(), hello, rec.emit); err != nil {
+				t.Fatal(err)
+			}
+			r := srv.Requests()[0]
+			wantPath := map[string]string{NameAnthropic: "/v1/messages", NameOpenAI: "/responses", NameOpenAIChat: "/chat/completions"}[name]
+			if r.Path != wantPath || r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("%s %s content-type %q", r.Method, r.Path, r.Header.Get("Content-Type"))
+			}
+			if name == NameAnthropic {
+				if r.Header.Get("x-api-key") != sentinelKey || r.Header.Get("anthropic-version") != "2023-06-01" || r.Header.Get("Authorization") != "" {
+					t.Errorf("headers %v", r.Header)
+				}
+			} else if r.Header.Get("Authorization") != "Bearer "+sentinelKey || r.Header.Get("x-api-key") != "" {
+				t.Errorf("headers %v", r.Header)
+			}
+			if strings.Contains(string(r.Body), sentinelKey) {
+				t.Error("request body carries the API key")
+			}
+		})
+	}
+}
+
+func TestBaseURL(t *testing.T) {
+	cases := []struct{ name, base, want string }{
+		{NameAnthropic, "", "https://api.anthropic.com/v1/messages"},
+		{NameOpenAI, "", "https://api.openai.com/v1/responses"},
+		{NameOpenAIChat, "", "https://api.openai.com/v1/chat/completions"},
+		{NameOpenAIChat, "http://localhost:11434/v1/", "http://localhost:11434/v1/chat/completions"},
+		{NameAnthropic, "https://proxy.example/anthropic//", "https://proxy.example/anthropic/v1/messages"},
+	}
+	for _, c := range cases {
+		p, err := New(c.name, Options{BaseURL: c.base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.(*client).url; got != c.want {
+			t.Errorf("%s %q: url %q, want %q", c.name, c.base, got, c.want)
+		}
+	}
+	for _, bad := range []struct{ name, base string }{{"gemini", ""}, {NameOpenAI, "localhost:8080"}} {
+		_, err := New(bad.name, Options{BaseURL: bad.base})
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Kind != KindConfig {
+			t.Errorf("New(%q, %q) = %v, want a KindConfig error", bad.name, bad.base, err)
+		}
+	}
+}
+
+func TestRetryAfterParsing(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	cases := []struct {
+		h    http.Header
+		want time.Duration
+		ok   bool
+	}{
+		{http.Header{"Retry-After": {"3"}}, 3 * time.Second, true},
+		{http.Header{"Retry-After": {"0.25"}}, 250 * time.Millisecond, true},
+		{http.Header{"Retry-After-Ms": {"120"}, "Retry-After": {"9"}}, 120 * time.Millisecond, true},
+		{http.Header{"Retry-After": {now.Add(10 * time.Second).Format(http.TimeFormat)}}, 10 * time.Second, true},
+		{http.Header{"Retry-After": {"soon"}}, 0, false},
+		{http.Header{"Retry-After": {"Inf"}}, 0, false},
+		{http.Header{}, 0, false},
+	}
+	for _, c := range cases {
+		got, ok := retryAfter(c.h, now)
+		if got != c.want || ok != c.ok {
+			t.Errorf("retryAfter(%v) = %v, %v; want %v, %v", c.h, got, ok, c.want, c.ok)
+		}
+	}
+	if got := retryWait(0, http.Header{"Retry-After": {"3600"}}); got != retryAfterCap {
+		t.Errorf("an hour's retry-after waits %v, want the %v cap", got, retryAfterCap)
+	}
+	for n := range 12 {
+		if got := retryWait(n, nil); got > backoffCap || got < backoffBase*3/4 {
+			t.Errorf("backoff %d = %v out of bounds", n, got)
+		}
+	}
+}
