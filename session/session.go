@@ -3,11 +3,19 @@
 // active path, listing and reference resolution. It knows nothing of HTTP,
 // providers or tools beyond the strings it stores.
 //
-// API CONTRACT (stub: the session helper replaces these bodies, keeping the
-// exported names and signatures; additions are fine).
+// The format is documented for readers in docs/session-format.md.
 package session
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/awlrun/awl/conv"
@@ -27,6 +35,9 @@ type Header struct {
 }
 
 // Entry is one line after the header.
+//
+// Entries read from a file share memory with the file's bytes: Line and
+// Fields must not be modified.
 type Entry struct {
 	Type      string // "message", "turnContext", or a type this version does not know
 	ID        string // 8 lowercase hex chars
@@ -51,74 +62,502 @@ type Store struct {
 	// Dir is the sessions directory (…/awl/sessions).
 	Dir string
 	// Now and Rand are injected for tests; nil means time.Now and crypto/rand.
-	Now func() time.Time
+	Now  func() time.Time
+	Rand io.Reader
+	// IsContext, when set, tells listing which user text is model-visible
+	// context (environment, AGENTS.md…) rather than a prompt, so that
+	// Info.FirstPrompt skips it.
+	IsContext func(text string) bool
 }
 
 // DefaultDir returns the sessions directory from AWL_SESSION_DIR, else
 // $XDG_DATA_HOME/awl/sessions, else ~/.local/share/awl/sessions.
-func DefaultDir(getenv func(string) string) (string, error) { panic("unimplemented") }
+func DefaultDir(getenv func(string) string) (string, error) {
+	if d := getenv("AWL_SESSION_DIR"); d != "" {
+		return d, nil
+	}
+	// The XDG spec says relative paths are invalid and to be ignored.
+	if d := getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "awl", "sessions"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", errors.New("session directory: neither AWL_SESSION_DIR, XDG_DATA_HOME nor HOME is set")
+	}
+	return filepath.Join(home, ".local", "share", "awl", "sessions"), nil
+}
 
 // Session is an open session file. A Session from Create or Open holds the
-// writer lock until Close; one from Load is read-only.
+// writer lock until Close; one from Load is read-only. A Session is not safe
+// for concurrent use.
 type Session struct {
 	Path   string
 	Header Header
 	// Entries are all entries in file order.
 	Entries []Entry
-	// Recovered is set when Open removed a torn trailing line.
+	// Recovered is set when Open removed a torn trailing line (and when
+	// Load ignored one).
 	Recovered bool
+
+	// Now and Rand give Append its timestamps and entry ids; nil means
+	// time.Now and crypto/rand.
+	Now  func() time.Time
+	Rand io.Reader
+
+	f      *os.File // nil when read-only or closed
+	size   int64    // bytes known to be in the file
+	broken error    // set when a failed write could not be undone
+	closed bool
+	ids    map[string]struct{}
+	byID   map[string]int
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // Create makes a new session file for cwd, writes its header (fsync'd) and
 // holds its lock.
-func (s *Store) Create(cwd, provider, model string) (*Session, error) { panic("unimplemented") }
+//
+// The header is written to a hidden temporary file that is renamed into
+// place, so a session file never exists without its complete header.
+func (s *Store) Create(cwd, provider, model string) (*Session, error) {
+	if s.Dir == "" {
+		return nil, errors.New("create session: no session directory")
+	}
+	cwd = filepath.Clean(cwd)
+	ts := s.now().UTC().Truncate(time.Millisecond)
+	id, err := newSessionID(ts, s.Rand)
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	h := Header{Version: Version, ID: id, Timestamp: ts, Cwd: cwd, Provider: provider, Model: model}
+	dir := filepath.Join(s.Dir, EncodeCwd(cwd))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	name := FileName(ts, id)
+	path := filepath.Join(dir, name)
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	fail := func(err error) (*Session, error) {
+		f.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("create session %s: %w", id, err)
+	}
+	if err := lockFile(f); err != nil {
+		return fail(err)
+	}
+	line := append(appendHeader(nil, &h), '\n')
+	if _, err := f.Write(line); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fail(err)
+	}
+	if err := syncDir(dir); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create session %s: %w", id, err)
+	}
+	return &Session{Path: path, Header: h, Now: s.Now, Rand: s.Rand, f: f, size: int64(len(line))}, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // Open locks the session file at path, trims a torn trailing line, and
 // loads it.
-func Open(path string) (*Session, error) { panic("unimplemented") }
+func Open(path string) (*Session, error) {
+	return (&Store{}).Open(path)
+}
 
-// Load reads a session file without locking or modifying it.
-func Load(path string) (*Session, error) { panic("unimplemented") }
+// Open is the package-level Open with the store's clock and randomness.
+func (s *Store) Open(path string) (*Session, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	if err := lockFile(f); err != nil {
+		if errors.Is(err, errLocked) {
+			pid := lockHolder(f)
+			f.Close()
+			return nil, lockedError(path, pid)
+		}
+		f.Close()
+		return nil, fmt.Errorf("lock session %s: %w", path, err)
+	}
+	sess, err := read(path, f, true)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	sess.Now, sess.Rand = s.Now, s.Rand
+	sess.f = f
+	return sess, nil
+}
+
+// Load reads a session file without locking or modifying it. A torn last
+// line (a writer may be appending it right now) is ignored.
+func Load(path string) (*Session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	defer f.Close()
+	return read(path, f, false)
+}
+
+func openError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Error{Kind: KindNotFound, Path: path, Msg: "no session file " + path, Err: err}
+	}
+	return fmt.Errorf("open session: %w", err)
+}
+
+// read reads and parses the whole file; with recover it truncates a torn
+// last line.
+func read(path string, f *os.File, recover bool) (*Session, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("open session: %w", err)
+	}
+	data := make([]byte, fi.Size())
+	n, err := f.ReadAt(data, 0)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read session %s: %w", path, err)
+	}
+	data = data[:n]
+	sess := &Session{Path: path}
+	torn, err := parseFile(path, data, &sess.Header, &sess.Entries)
+	if err != nil {
+		return nil, err
+	}
+	sess.size = int64(len(data))
+	if torn >= 0 {
+		sess.Recovered = true
+		sess.size = int64(torn)
+		if recover {
+			if err := f.Truncate(int64(torn)); err != nil {
+				return nil, fmt.Errorf("recover session %s: %w", path, err)
+			}
+			if err := f.Sync(); err != nil {
+				return nil, fmt.Errorf("recover session %s: %w", path, err)
+			}
+		}
+	}
+	return sess, nil
+}
+
+// parseFile parses a whole session file. It returns the offset of a torn
+// last line to drop, or -1.
+func parseFile(path string, data []byte, h *Header, entries *[]Entry) (torn int, err error) {
+	torn = -1
+	if len(data) == 0 {
+		return -1, corruptError(path, 1, "empty file: no session header")
+	}
+	first := bytes.IndexByte(data, '\n')
+	if first < 0 {
+		return -1, corruptError(path, 1, "incomplete session header (no newline)")
+	}
+	d := decoder{data: data[:first]}
+	kind, err := d.line(h, nil)
+	if err != nil {
+		var ne *newerError
+		if errors.As(err, &ne) {
+			return -1, &Error{Kind: KindNewer, Path: path, Msg: path + ": " + ne.Error()}
+		}
+		if kind != parsedHeader {
+			return -1, corruptError(path, 1, "first line is not a session header")
+		}
+		return -1, corruptError(path, 1, err.Error())
+	}
+	if kind != parsedHeader {
+		return -1, corruptError(path, 1, "first line is not a session header")
+	}
+	rest := data[first+1:]
+	es := make([]Entry, 0, bytes.Count(rest, []byte{'\n'})+1)
+	a := &arena{}
+	d.a = a
+	off := first + 1
+	for lineNo := 2; off < len(data); lineNo++ {
+		end := bytes.IndexByte(data[off:], '\n')
+		if end < 0 {
+			// No newline: the write of this line never completed.
+			torn = off
+			break
+		}
+		end += off
+		line := data[off:end:end]
+		last := end+1 == len(data)
+		if last && !validObject(line) {
+			torn = off
+			break
+		}
+		es = append(es, Entry{})
+		e := &es[len(es)-1]
+		d.reset(line)
+		a.remain = len(data) - off
+		kind, err := d.line(nil, e)
+		if err == nil && kind == parsedHeader {
+			err = errors.New("a second session header")
+		}
+		if err != nil {
+			return -1, corruptError(path, lineNo, err.Error())
+		}
+		e.Line = line
+		off = end + 1
+	}
+	*entries = es
+	return torn, nil
+}
 
 // Append sets e's ID, ParentID (the current leaf) and Timestamp (if zero),
 // writes it as one line with one write, fsyncs, and returns the stored entry.
-func (s *Session) Append(e Entry) (Entry, error) { panic("unimplemented") }
+//
+// An entry with a Message and no Type is a message entry. For other types,
+// Fields (a JSON object) holds the members written after the base fields.
+func (s *Session) Append(e Entry) (Entry, error) {
+	switch {
+	case s.closed:
+		return Entry{}, errors.New("append to session: closed")
+	case s.f == nil:
+		return Entry{}, errors.New("append to session: opened read-only")
+	case s.broken != nil:
+		return Entry{}, fmt.Errorf("append to session: an earlier write failed: %w", s.broken)
+	}
+	if e.Type == "" && e.Message != nil {
+		e.Type = TypeMessage
+	}
+	switch e.Type {
+	case "":
+		return Entry{}, errors.New("append to session: entry has no type")
+	case TypeSession:
+		return Entry{}, errors.New("append to session: a session header is not an entry")
+	case TypeMessage:
+		if e.Message == nil {
+			return Entry{}, fmt.Errorf("append to session: %w", errNoMessage)
+		}
+		m := *e.Message
+		m.Content = append([]conv.Block(nil), m.Content...)
+		if m.Usage != nil {
+			u := *m.Usage
+			m.Usage = &u
+		}
+		e.Message = &m
+	default:
+		e.Message = nil
+	}
+	id, err := s.newID()
+	if err != nil {
+		return Entry{}, fmt.Errorf("append to session: %w", err)
+	}
+	e.ID = id
+	e.ParentID = ""
+	if leaf := s.leafIndex(); leaf >= 0 {
+		e.ParentID = s.Entries[leaf].ID
+	}
+	if e.Timestamp.IsZero() {
+		if s.Now != nil {
+			e.Timestamp = s.Now()
+		} else {
+			e.Timestamp = time.Now()
+		}
+	}
+	e.Timestamp = e.Timestamp.UTC().Truncate(time.Millisecond)
+	buf, err := appendEntry(nil, &e)
+	if err != nil {
+		return Entry{}, fmt.Errorf("append to session: %w", err)
+	}
+	if e.Type != TypeMessage {
+		e.Fields = fieldsOf(buf)
+	}
+	buf = append(buf, '\n')
+	if _, err := s.f.Write(buf); err != nil {
+		// Take back a partial line so the next append cannot fuse onto it.
+		if terr := s.f.Truncate(s.size); terr != nil {
+			s.broken = err
+		}
+		return Entry{}, fmt.Errorf("append to session %s: %w", s.Path, err)
+	}
+	if err := s.f.Sync(); err != nil {
+		// After a failed fsync the page cache cannot be trusted (the
+		// kernel may have dropped the dirty pages): stop writing.
+		s.broken = err
+		return Entry{}, fmt.Errorf("append to session %s: %w", s.Path, err)
+	}
+	s.size += int64(len(buf))
+	e.Line = buf[: len(buf)-1 : len(buf)-1]
+	s.Entries = append(s.Entries, e)
+	s.ids[e.ID] = struct{}{}
+	if s.byID != nil {
+		s.byID[e.ID] = len(s.Entries) - 1
+	}
+	return e, nil
+}
+
+// fieldsOf returns Fields as a reader would see it, from a written line.
+func fieldsOf(line []byte) []byte {
+	var e Entry
+	d := decoder{data: line, copyStrings: true}
+	if _, err := d.line(nil, &e); err != nil {
+		return nil
+	}
+	return e.Fields
+}
+
+// newID returns an entry id not yet used in this session.
+func (s *Session) newID() (string, error) {
+	if s.ids == nil {
+		s.ids = make(map[string]struct{}, len(s.Entries)+16)
+		for i := range s.Entries {
+			s.ids[s.Entries[i].ID] = struct{}{}
+		}
+	}
+	r := s.Rand
+	if r == nil {
+		r = rand.Reader
+	}
+	var b [4]byte
+	for range 1000 {
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return "", fmt.Errorf("entry id: %w", err)
+		}
+		id := hex.EncodeToString(b[:])
+		if _, dup := s.ids[id]; !dup {
+			return id, nil
+		}
+	}
+	return "", errors.New("entry id: no unused id found")
+}
+
+// leafIndex is the index of the current leaf: the last entry with an id.
+func (s *Session) leafIndex() int {
+	for i := len(s.Entries) - 1; i >= 0; i-- {
+		if s.Entries[i].ID != "" {
+			return i
+		}
+	}
+	return -1
+}
+
+// parentIndex returns the index of entry i's parent: the latest entry before
+// i whose id is p, or -1.
+func (s *Session) parentIndex(i int, p string) int {
+	if i > 0 && s.Entries[i-1].ID == p {
+		return i - 1
+	}
+	if s.byID == nil {
+		s.byID = make(map[string]int, len(s.Entries))
+		for j := range s.Entries {
+			if s.Entries[j].ID != "" {
+				s.byID[s.Entries[j].ID] = j
+			}
+		}
+	}
+	if j, ok := s.byID[p]; ok && j < i {
+		return j
+	} else if !ok {
+		return -1
+	}
+	for j := i - 1; j >= 0; j-- { // a duplicate id after i
+		if s.Entries[j].ID == p {
+			return j
+		}
+	}
+	return -1
+}
+
+// path returns the indices of the active path, root first.
+func (s *Session) path() []int {
+	i := s.leafIndex()
+	if i < 0 {
+		return nil
+	}
+	var idx []int
+	for {
+		idx = append(idx, i)
+		p := s.Entries[i].ParentID
+		if p == "" {
+			break
+		}
+		if i = s.parentIndex(i, p); i < 0 {
+			break
+		}
+	}
+	for l, r := 0, len(idx)-1; l < r; l, r = l+1, r-1 {
+		idx[l], idx[r] = idx[r], idx[l]
+	}
+	return idx
+}
 
 // ActivePath returns the entries from the root to the leaf.
-func (s *Session) ActivePath() []Entry { panic("unimplemented") }
+func (s *Session) ActivePath() []Entry {
+	idx := s.path()
+	out := make([]Entry, len(idx))
+	for k, i := range idx {
+		out[k] = s.Entries[i]
+	}
+	return out
+}
 
-// Conversation returns the messages on the active path.
-func (s *Session) Conversation() []conv.Message { panic("unimplemented") }
+// Conversation returns the messages on the active path. Entries of other
+// types are skipped; assistant messages keep their provider, model, stop
+// reason and usage.
+func (s *Session) Conversation() []conv.Message {
+	idx := s.path()
+	out := make([]conv.Message, 0, len(idx))
+	for _, i := range idx {
+		if e := &s.Entries[i]; e.Type == TypeMessage && e.Message != nil {
+			out = append(out, *e.Message)
+		}
+	}
+	return out
+}
 
 // ActiveModel returns the provider and model of the last user message on the
 // active path, or the header's.
-func (s *Session) ActiveModel() (provider, model string) { panic("unimplemented") }
-
-// Close releases the lock.
-func (s *Session) Close() error { panic("unimplemented") }
-
-// Info describes one session for listing.
-type Info struct {
-	ID       string
-	Path     string
-	Cwd      string
-	Created  time.Time
-	Modified time.Time
-	Messages int
-	Provider string
-	Model    string
-	Err      error // set when the file could not be read
+func (s *Session) ActiveModel() (provider, model string) {
+	idx := s.path()
+	for k := len(idx) - 1; k >= 0; k-- {
+		e := &s.Entries[idx[k]]
+		if e.Type == TypeMessage && e.Message != nil && e.Message.Role == conv.RoleUser && (e.Provider != "" || e.Model != "") {
+			return e.Provider, e.Model
+		}
+	}
+	return s.Header.Provider, s.Header.Model
 }
 
-// List returns the sessions of cwd ("" for all), oldest first.
-func (s *Store) List(cwd string) ([]Info, error) { panic("unimplemented") }
-
-// Resolve turns a reference (full id, unique prefix, or path to a .jsonl
-// file) into a session file path. cwd narrows ambiguous prefixes.
-func (s *Store) Resolve(ref, cwd string) (string, error) { panic("unimplemented") }
-
-// Latest returns the path of the most recent session of cwd.
-func (s *Store) Latest(cwd string) (string, error) { panic("unimplemented") }
+// Close releases the lock. It is safe to call more than once.
+func (s *Session) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
+}
 
 // ErrorKind classifies a session failure (all exit 3).
 type ErrorKind int
@@ -139,6 +578,31 @@ type Error struct {
 	Line       int
 	Msg        string
 	Candidates []string
+	// Pid is, for KindLocked, the process holding the lock when it can be
+	// known (0 otherwise).
+	Pid int
+	// Err is the underlying error, if any.
+	Err error
 }
 
 func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+func corruptError(path string, line int, reason string) *Error {
+	return &Error{Kind: KindCorrupt, Path: path, Line: line, Msg: fmt.Sprintf("%s:%d: %s", path, line, reason)}
+}
+
+func lockedError(path string, pid int) *Error {
+	who := "another process"
+	if pid > 0 {
+		who = fmt.Sprintf("another process (pid %d)", pid)
+	}
+	name := SessionIDFromPath(path)
+	if name == "" {
+		name = path
+	}
+	return &Error{Kind: KindLocked, Path: path, Pid: pid,
+		Msg: fmt.Sprintf("session %s is in use by %s: %s", name, who, path)}
+}

@@ -1,0 +1,293 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/awlrun/awl/conv"
+)
+
+// This file writes lines. Field order is the seed's: type, id, parentId,
+// timestamp, then provider/model on user messages, then message{role,
+// content, provider, model, stopReason, usage}. Optional additive fields are
+// omitted when empty; fields the seed requires are written even when empty.
+
+const hexDigits = "0123456789abcdef"
+
+// plain[c] is true for ASCII bytes written inside a JSON string as they are.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
+// encoding/json does, so every line is valid JSON for jq.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if plain[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendKey appends `,"key":` (or `"key":` when first).
+func appendKey(dst []byte, key string, first bool) []byte {
+	if !first {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, '"')
+	dst = append(dst, key...)
+	return append(dst, '"', ':')
+}
+
+func appendStringField(dst []byte, key, val string) []byte {
+	return appendString(appendKey(dst, key, false), val)
+}
+
+func appendIntField(dst []byte, key string, v int64) []byte {
+	return strconv.AppendInt(appendKey(dst, key, false), v, 10)
+}
+
+// appendTime appends t as "2006-01-02T15:04:05.000Z".
+func appendTime(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return append(dst, t.Format(`"2006-01-02T15:04:05.000Z"`)...)
+	}
+	h, mi, s := t.Clock()
+	ms := t.Nanosecond() / 1e6
+	return append(dst, '"',
+		byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(mo)/10), byte('0'+int(mo)%10), '-',
+		byte('0'+d/10), byte('0'+d%10), 'T',
+		byte('0'+h/10), byte('0'+h%10), ':',
+		byte('0'+mi/10), byte('0'+mi%10), ':',
+		byte('0'+s/10), byte('0'+s%10), '.',
+		byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z', '"')
+}
+
+// appendHeader appends the header line (without newline).
+func appendHeader(dst []byte, h *Header) []byte {
+	dst = append(dst, `{"type":"session","version":`...)
+	dst = strconv.AppendInt(dst, int64(h.Version), 10)
+	dst = appendStringField(dst, "id", h.ID)
+	dst = appendTime(appendKey(dst, "timestamp", false), h.Timestamp)
+	dst = appendStringField(dst, "cwd", h.Cwd)
+	dst = appendStringField(dst, "provider", h.Provider)
+	dst = appendStringField(dst, "model", h.Model)
+	return append(dst, '}')
+}
+
+var errNoMessage = errors.New("message entry without a message")
+
+// appendEntry appends e as one line (without newline). e.Type, ID, ParentID
+// and Timestamp must be set.
+func appendEntry(dst []byte, e *Entry) ([]byte, error) {
+	dst = append(dst, `{"type":`...)
+	dst = appendString(dst, e.Type)
+	dst = appendStringField(dst, "id", e.ID)
+	dst = appendKey(dst, "parentId", false)
+	if e.ParentID == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendString(dst, e.ParentID)
+	}
+	dst = appendTime(appendKey(dst, "timestamp", false), e.Timestamp)
+	if e.Type != TypeMessage {
+		if e.Provider != "" || e.Model != "" {
+			return nil, fmt.Errorf("%s entry: provider and model belong in Fields", e.Type)
+		}
+		members, err := fieldMembers(e.Fields)
+		if err != nil {
+			return nil, fmt.Errorf("%s entry: %w", e.Type, err)
+		}
+		if len(members) > 0 {
+			dst = append(dst, ',')
+			dst = append(dst, members...)
+		}
+		return append(dst, '}'), nil
+	}
+	m := e.Message
+	if m == nil {
+		return nil, errNoMessage
+	}
+	switch m.Role {
+	case conv.RoleSystem, conv.RoleUser, conv.RoleAssistant:
+	default:
+		return nil, fmt.Errorf("message role %q: want system, user or assistant", m.Role)
+	}
+	if m.Role == conv.RoleUser || e.Provider != "" || e.Model != "" {
+		dst = appendStringField(dst, "provider", e.Provider)
+		dst = appendStringField(dst, "model", e.Model)
+	}
+	dst = append(dst, `,"message":{"role":`...)
+	dst = appendString(dst, string(m.Role))
+	dst = append(dst, `,"content":[`...)
+	for i := range m.Content {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = appendBlock(dst, &m.Content[i]); err != nil {
+			return nil, fmt.Errorf("content[%d]: %w", i, err)
+		}
+	}
+	dst = append(dst, ']')
+	meta := m.Role == conv.RoleAssistant
+	if meta || m.Provider != "" {
+		dst = appendStringField(dst, "provider", m.Provider)
+	}
+	if meta || m.Model != "" {
+		dst = appendStringField(dst, "model", m.Model)
+	}
+	if meta || m.StopReason != "" {
+		dst = appendStringField(dst, "stopReason", string(m.StopReason))
+	}
+	if u := m.Usage; u != nil {
+		dst = append(dst, `,"usage":{"input":`...)
+		dst = strconv.AppendInt(dst, u.Input, 10)
+		dst = appendIntField(dst, "output", u.Output)
+		if u.CacheRead != 0 {
+			dst = appendIntField(dst, "cacheRead", u.CacheRead)
+		}
+		if u.CacheWrite != 0 {
+			dst = appendIntField(dst, "cacheWrite", u.CacheWrite)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}', '}'), nil
+}
+
+func appendBlock(dst []byte, b *conv.Block) ([]byte, error) {
+	dst = append(dst, `{"type":`...)
+	dst = appendString(dst, string(b.Type))
+	switch b.Type {
+	case conv.BlockText:
+		dst = appendStringField(dst, "text", b.Text)
+	case conv.BlockThinking:
+		dst = appendStringField(dst, "thinking", b.Thinking)
+		if b.Signature != "" {
+			dst = appendStringField(dst, "signature", b.Signature)
+		}
+		if b.Redacted != "" {
+			dst = appendStringField(dst, "redacted", b.Redacted)
+		}
+		if b.ItemID != "" {
+			dst = appendStringField(dst, "itemId", b.ItemID)
+		}
+	case conv.BlockToolUse:
+		dst = appendStringField(dst, "id", b.ID)
+		dst = appendStringField(dst, "name", b.Name)
+		dst = appendStringField(dst, "input", b.Input)
+	case conv.BlockToolResult:
+		dst = appendStringField(dst, "toolUseId", b.ToolUseID)
+		dst = appendStringField(dst, "content", b.Content)
+		if b.IsError {
+			dst = append(dst, `,"isError":true`...)
+		}
+		if len(b.Attachments) > 0 {
+			dst = append(dst, `,"attachments":[`...)
+			for i, a := range b.Attachments {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = append(dst, `{"type":`...)
+				dst = appendString(dst, a.Type)
+				dst = appendStringField(dst, "mimeType", a.MimeType)
+				dst = appendStringField(dst, "data", a.Data)
+				dst = append(dst, '}')
+			}
+			dst = append(dst, ']')
+		}
+	case conv.BlockImage:
+		dst = appendStringField(dst, "mimeType", b.MimeType)
+		dst = appendStringField(dst, "data", b.Data)
+	default:
+		return nil, fmt.Errorf("unknown block type %q", b.Type)
+	}
+	return append(dst, '}'), nil
+}
+
+// fieldMembers returns the members of the JSON object fields, compacted and
+// without braces, for writing after an entry's base fields. It refuses
+// anything but an object, and the base field names.
+func fieldMembers(fields []byte) ([]byte, error) {
+	if len(fields) == 0 {
+		return nil, nil
+	}
+	d := decoder{data: fields, copyStrings: true}
+	var bad string
+	err := d.members(func(key string, _ int) error {
+		if isBaseField(key) && bad == "" {
+			bad = key
+		}
+		return d.skip(0)
+	})
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fields: %w", err)
+	}
+	if bad != "" {
+		return nil, fmt.Errorf("fields: %q is a base field", bad)
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, fields); err != nil {
+		return nil, fmt.Errorf("fields: %w", err)
+	}
+	b := c.Bytes()
+	for len(b) > 0 && b[0] != '{' {
+		b = b[1:]
+	}
+	return b[1 : len(b)-1], nil
+}
+
+func isBaseField(key string) bool {
+	return key == "type" || key == "id" || key == "parentId" || key == "timestamp"
+}

@@ -1,0 +1,555 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/awlrun/awl/conv"
+)
+
+// Info describes one session for listing.
+type Info struct {
+	ID       string
+	Path     string
+	Cwd      string
+	Created  time.Time
+	Modified time.Time
+	// Messages counts the message entries in the file.
+	Messages int
+	// Provider and Model are the active ones: the last user message's,
+	// else the header's.
+	Provider string
+	Model    string
+	// FirstPrompt is the first user text that is a prompt (not a tool
+	// result, not context as told by Store.IsContext), on one line and cut
+	// to about 200 characters.
+	FirstPrompt string
+	// LastStopReason is the stop reason of the last assistant message.
+	LastStopReason string
+	Err            error // set when the file could not be read
+}
+
+// List returns the sessions of cwd ("" for all), oldest first.
+//
+// Listing reads each file once without decoding its transcript: the header,
+// a count of the message lines, and a few lines at either end. A file that
+// cannot be read is listed with Err set.
+func (s *Store) List(cwd string) ([]Info, error) {
+	var dirs []string
+	if cwd != "" {
+		cwd = filepath.Clean(cwd)
+		dirs = []string{filepath.Join(s.Dir, EncodeCwd(cwd))}
+	} else {
+		all, err := subdirs(s.Dir)
+		if err != nil {
+			return nil, err
+		}
+		dirs = all
+	}
+	var paths []string
+	for _, dir := range dirs {
+		ps, err := sessionFiles(dir)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, ps...)
+	}
+	infos := make([]Info, len(paths))
+	workers := min(runtime.GOMAXPROCS(0), len(paths))
+	var next sync.Mutex
+	k := 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := newInfoScanner(s.IsContext)
+			for {
+				next.Lock()
+				i := k
+				k++
+				next.Unlock()
+				if i >= len(paths) {
+					return
+				}
+				infos[i] = sc.scan(paths[i])
+			}
+		}()
+	}
+	wg.Wait()
+	out := infos[:0]
+	for _, in := range infos {
+		if cwd != "" && in.Err == nil && filepath.Clean(in.Cwd) != cwd {
+			continue // another directory with the same encoding
+		}
+		out = append(out, in)
+	}
+	slices.SortStableFunc(out, func(a, b Info) int {
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	return out, nil
+}
+
+// subdirs returns the per-cwd directories of the sessions directory.
+func subdirs(dir string) ([]string, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []string
+	for _, de := range des {
+		if de.IsDir() && !strings.HasPrefix(de.Name(), ".") {
+			out = append(out, filepath.Join(dir, de.Name()))
+		}
+	}
+	return out, nil
+}
+
+// sessionFiles returns the session files of one directory, sorted by name
+// (so by creation time).
+func sessionFiles(dir string) ([]string, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []string
+	for _, de := range des {
+		name := de.Name()
+		if !de.IsDir() && strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".") {
+			out = append(out, filepath.Join(dir, name))
+		}
+	}
+	return out, nil
+}
+
+const (
+	scanChunk = 256 << 10
+	// keepLines is how many message lines listing remembers at each end of
+	// a file to find the first prompt and the last stop reason and model.
+	keepLines  = 64
+	promptCut  = 200
+	prefixSize = 32
+)
+
+type linePos struct{ off, n int64 }
+
+// infoScanner reads files for listing, reusing its buffers.
+type infoScanner struct {
+	isContext func(string) bool
+	chunk     []byte
+	line      []byte
+	head      []linePos
+	tail      [keepLines]linePos
+	tailN     int
+}
+
+func newInfoScanner(isContext func(string) bool) *infoScanner {
+	return &infoScanner{isContext: isContext, chunk: make([]byte, scanChunk)}
+}
+
+var messagePrefix = []byte(`{"type":"message"`)
+
+func (sc *infoScanner) scan(path string) Info {
+	in := Info{Path: path, ID: SessionIDFromPath(path)}
+	f, err := os.Open(path)
+	if err != nil {
+		in.Err = err
+		return in
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		in.Err = err
+		return in
+	}
+	in.Modified = fi.ModTime()
+	if in.Created, err = timeFromName(path); err != nil {
+		in.Created = in.Modified
+	}
+	sc.head = sc.head[:0]
+	sc.tailN = 0
+	var (
+		off       int64 // file offset of chunk[0]
+		lineStart int64
+		lineNo    int
+		pre       [prefixSize]byte
+		preN      int
+		header    Header
+	)
+	handle := func(start, end int64, prefix []byte) error {
+		lineNo++
+		if lineNo == 1 {
+			line, err := sc.readLine(f, start, end)
+			if err != nil {
+				return err
+			}
+			d := decoder{data: line, copyStrings: true}
+			kind, err := d.line(&header, nil)
+			if err != nil || kind != parsedHeader {
+				var ne *newerError
+				if errors.As(err, &ne) {
+					return &Error{Kind: KindNewer, Path: path, Msg: path + ": " + ne.Error()}
+				}
+				if err == nil || kind != parsedHeader {
+					return corruptError(path, 1, "first line is not a session header")
+				}
+				return corruptError(path, 1, err.Error())
+			}
+			return nil
+		}
+		isMsg := bytes.HasPrefix(prefix, messagePrefix)
+		if !isMsg && !bytes.HasPrefix(prefix, messagePrefix[:9]) {
+			// Not written by awl's encoder: look properly.
+			line, err := sc.readLine(f, start, end)
+			if err != nil {
+				return err
+			}
+			isMsg = gjson.GetBytes(line, "type").String() == TypeMessage
+		}
+		if isMsg {
+			in.Messages++
+			p := linePos{start, end - start}
+			if len(sc.head) < keepLines {
+				sc.head = append(sc.head, p)
+			}
+			sc.tail[sc.tailN%keepLines] = p
+			sc.tailN++
+		}
+		return nil
+	}
+	for {
+		n, rerr := f.Read(sc.chunk)
+		chunk := sc.chunk[:n]
+		for i := 0; i < n; {
+			j := bytes.IndexByte(chunk[i:], '\n')
+			if j < 0 {
+				preN += copy(pre[preN:], chunk[i:])
+				break
+			}
+			var prefix []byte
+			if lineStart >= off && preN == 0 {
+				prefix = chunk[i : i+min(j, prefixSize)]
+			} else {
+				preN += copy(pre[preN:], chunk[i:i+j])
+				prefix = pre[:preN]
+			}
+			if err := handle(lineStart, off+int64(i+j), prefix); err != nil {
+				in.Err = err
+				return in
+			}
+			lineStart = off + int64(i+j+1)
+			preN = 0
+			i += j + 1
+		}
+		off += int64(n)
+		if rerr == io.EOF || n == 0 && rerr == nil {
+			break
+		}
+		if rerr != nil {
+			in.Err = rerr
+			return in
+		}
+	}
+	if lineNo == 0 {
+		if off == 0 {
+			in.Err = corruptError(path, 1, "empty file: no session header")
+		} else {
+			in.Err = corruptError(path, 1, "incomplete session header (no newline)")
+		}
+		return in
+	}
+	in.ID, in.Cwd, in.Created = header.ID, header.Cwd, header.Timestamp
+	in.Provider, in.Model = header.Provider, header.Model
+	if err := sc.firstPrompt(f, &in); err != nil {
+		in.Err = err
+		return in
+	}
+	if err := sc.lastState(f, &in); err != nil {
+		in.Err = err
+	}
+	return in
+}
+
+// readLine returns the bytes of [start, end), valid until the next call.
+func (sc *infoScanner) readLine(f *os.File, start, end int64) ([]byte, error) {
+	n := int(end - start)
+	if cap(sc.line) < n {
+		sc.line = make([]byte, n)
+	}
+	line := sc.line[:n]
+	if _, err := f.ReadAt(line, start); err != nil {
+		return nil, err
+	}
+	return line, nil
+}
+
+func (sc *infoScanner) firstPrompt(f *os.File, in *Info) error {
+	var e Entry
+	for _, p := range sc.head {
+		line, err := sc.readLine(f, p.off, p.off+p.n)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(line, []byte(`"user"`)) {
+			continue
+		}
+		e = Entry{}
+		d := decoder{data: line, copyStrings: true}
+		if _, err := d.line(nil, &e); err != nil || e.Message == nil || e.Message.Role != conv.RoleUser {
+			continue
+		}
+		for _, b := range e.Message.Content {
+			if b.Type != conv.BlockText || strings.TrimSpace(b.Text) == "" {
+				continue
+			}
+			if sc.isContext != nil && sc.isContext(b.Text) {
+				continue
+			}
+			in.FirstPrompt = oneLine(b.Text, promptCut)
+			return nil
+		}
+	}
+	return nil
+}
+
+func (sc *infoScanner) lastState(f *os.File, in *Info) error {
+	haveModel, haveStop := false, false
+	n := min(sc.tailN, keepLines)
+	for k := 0; k < n && !(haveModel && haveStop); k++ {
+		p := sc.tail[(sc.tailN-1-k)%keepLines]
+		line, err := sc.readLine(f, p.off, p.off+p.n)
+		if err != nil {
+			return err
+		}
+		switch gjson.GetBytes(line, "message.role").String() {
+		case string(conv.RoleUser):
+			if haveModel {
+				continue
+			}
+			r := gjson.GetManyBytes(line, "provider", "model")
+			if r[0].String() != "" || r[1].String() != "" {
+				in.Provider, in.Model = r[0].String(), r[1].String()
+				haveModel = true
+			}
+		case string(conv.RoleAssistant):
+			if !haveStop {
+				in.LastStopReason = gjson.GetBytes(line, "message.stopReason").String()
+				haveStop = true
+			}
+		}
+	}
+	return nil
+}
+
+// oneLine collapses runs of white space to one space and cuts s to about n
+// characters.
+func oneLine(s string, n int) string {
+	var b strings.Builder
+	space := false
+	count := 0
+	for _, r := range strings.TrimSpace(s) {
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			count++
+			space = false
+		}
+		if count >= n {
+			b.WriteString("…")
+			break
+		}
+		if r == utf8.RuneError {
+			r = '\uFFFD'
+		}
+		b.WriteRune(r)
+		count++
+	}
+	return b.String()
+}
+
+// timeFromName parses the timestamp in "<timestamp>_<id>.jsonl".
+func timeFromName(path string) (time.Time, error) {
+	ts, _, ok := strings.Cut(filepath.Base(path), "_")
+	if !ok || len(ts) != 24 {
+		return time.Time{}, errors.New("not a session file name")
+	}
+	b := []byte(ts)
+	b[13], b[16], b[19] = ':', ':', '.'
+	t, ok := parseTime(string(b))
+	if !ok {
+		return time.Time{}, errors.New("not a session file name")
+	}
+	return t, nil
+}
+
+// readHeader reads only the header line of the file at path.
+func readHeader(path string) (Header, error) {
+	var h Header
+	f, err := os.Open(path)
+	if err != nil {
+		return h, err
+	}
+	defer f.Close()
+	buf := make([]byte, 0, 4096)
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, len(buf))
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			d := decoder{data: buf[:i], copyStrings: true}
+			kind, err := d.line(&h, nil)
+			if err == nil && kind != parsedHeader {
+				err = errors.New("first line is not a session header")
+			}
+			if err != nil {
+				return h, corruptError(path, 1, err.Error())
+			}
+			return h, nil
+		}
+		if err != nil || len(buf) > 16<<20 {
+			return h, corruptError(path, 1, "incomplete session header")
+		}
+	}
+}
+
+// Resolve turns a reference (full id, unique prefix, or path to a .jsonl
+// file) into a session file path. cwd narrows ambiguous prefixes: a prefix
+// that matches several sessions but exactly one of cwd's resolves to it.
+func (s *Store) Resolve(ref, cwd string) (string, error) {
+	notFound := &Error{Kind: KindNotFound, Msg: "no session matches " + ref}
+	if ref == "" {
+		notFound.Msg = "no session matches an empty reference"
+		return "", notFound
+	}
+	if strings.HasSuffix(ref, ".jsonl") || strings.ContainsAny(ref, `/\`) {
+		fi, err := os.Stat(ref)
+		if err != nil || fi.IsDir() {
+			notFound.Path, notFound.Err = ref, err
+			return "", notFound
+		}
+		if abs, err := filepath.Abs(ref); err == nil {
+			return abs, nil
+		}
+		return ref, nil
+	}
+	want := strings.ToLower(ref)
+	dirs, err := subdirs(s.Dir)
+	if err != nil {
+		return "", err
+	}
+	var exact, prefix []string
+	for _, dir := range dirs {
+		paths, err := sessionFiles(dir)
+		if err != nil {
+			return "", err
+		}
+		for _, p := range paths {
+			id := SessionIDFromPath(p)
+			if id == "" {
+				if h, err := readHeader(p); err == nil {
+					id = h.ID
+				}
+			}
+			switch {
+			case id == want:
+				exact = append(exact, p)
+			case strings.HasPrefix(id, want):
+				prefix = append(prefix, p)
+			}
+		}
+	}
+	matches := exact
+	if len(matches) == 0 {
+		matches = prefix
+	}
+	switch len(matches) {
+	case 0:
+		return "", notFound
+	case 1:
+		return matches[0], nil
+	}
+	// Several: prefer the one session of cwd, checking headers (the cwd
+	// encoding can collide).
+	var cands []string
+	var mine []string
+	for _, p := range matches {
+		h, err := readHeader(p)
+		id := SessionIDFromPath(p)
+		if err == nil {
+			id = h.ID
+			if cwd != "" && filepath.Clean(h.Cwd) == filepath.Clean(cwd) {
+				mine = append(mine, p)
+			}
+		}
+		cands = append(cands, id+" ("+h.Cwd+")")
+	}
+	if len(mine) == 1 {
+		return mine[0], nil
+	}
+	slices.Sort(cands)
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i], _, _ = strings.Cut(c, " ")
+	}
+	return "", &Error{Kind: KindAmbiguous, Candidates: ids,
+		Msg: fmt.Sprintf("session reference %s is ambiguous: it matches %s", ref, strings.Join(cands, ", "))}
+}
+
+// Latest returns the path of the most recent session of cwd.
+func (s *Store) Latest(cwd string) (string, error) {
+	cwd = filepath.Clean(cwd)
+	paths, err := sessionFiles(filepath.Join(s.Dir, EncodeCwd(cwd)))
+	if err != nil {
+		return "", err
+	}
+	type cand struct {
+		path    string
+		created time.Time
+	}
+	var cs []cand
+	for _, p := range paths {
+		h, err := readHeader(p)
+		if err != nil || filepath.Clean(h.Cwd) != cwd {
+			continue
+		}
+		cs = append(cs, cand{p, h.Timestamp})
+	}
+	if len(cs) == 0 {
+		return "", &Error{Kind: KindNotFound, Msg: "no session for " + cwd}
+	}
+	best := slices.MaxFunc(cs, func(a, b cand) int {
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.path, b.path)
+	})
+	return best.path, nil
+}

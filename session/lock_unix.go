@@ -1,0 +1,29 @@
+//go:build unix
+
+package session
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+var errLocked = errors.New("locked")
+
+// lockFile takes the writer lock: flock(LOCK_EX|LOCK_NB) on the open file.
+// The kernel drops it when the file is closed or the process dies, so a
+// crash never leaves a stale lock.
+func lockFile(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		switch err {
+		case nil:
+			return nil
+		case syscall.EINTR:
+			continue
+		case syscall.EWOULDBLOCK:
+			return errLocked
+		}
+		return err
+	}
+}
