@@ -161,7 +161,10 @@ func responsesItems(m conv.Message) []*respItem {
 			flush()
 			it := &respItem{Type: "function_call_output", CallID: b.ToolUseID, Output: b.Content}
 			if len(b.Attachments) > 0 {
-				ps := []*respPart{inputText(b.Content)}
+				var ps []*respPart
+				if b.Content != "" {
+					ps = append(ps, inputText(b.Content))
+				}
 				for _, a := range b.Attachments {
 					ps = append(ps, inputImage(a.MimeType, a.Data))
 				}

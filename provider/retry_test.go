@@ -272,7 +272,7 @@ func TestConnectionRefusedRetried(t *testing.T) {
 func TestInStreamErrors(t *testing.T) {
 	cases := []struct {
 		name, provider, body string
-		retried                bool
+		retried              bool
 	}{
 		{"anthropic overloaded", NameAnthropic, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n", true},
 		{"anthropic invalid", NameAnthropic, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}\n\n", false},

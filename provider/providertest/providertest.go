@@ -75,7 +75,8 @@ func New() *Server {
 // NewDir starts a server for testscript scripts. Request N (1-based) is
 // answered from dir/provider/N.sse (200, text/event-stream) or N.json (200,
 // application/json), with an optional N.status (a number) and N.headers
-// (lines "Name: value"). Before answering, the request body is written to
+// (lines "Name: value") and N.delay (milliseconds before the headers).
+// Before answering, the request body is written to
 // dir/requests/N.json and its URL path to dir/requests/N.path. Files are
 // read when the request arrives, so a script may write them as it goes.
 func NewDir(dir string) *Server {
@@ -241,6 +242,13 @@ func (s *Server) fromDir(n int, req Request) (Response, bool, error) {
 			return Response{}, false, fmt.Errorf("bad status file: %w", err)
 		}
 		resp.Status = st
+	}
+	if b, err := os.ReadFile(p + ".delay"); err == nil {
+		ms, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return Response{}, false, fmt.Errorf("bad delay file: %w", err)
+		}
+		resp.Delay = time.Duration(ms) * time.Millisecond
 	}
 	if b, err := os.ReadFile(p + ".headers"); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(b))

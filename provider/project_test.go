@@ -1,0 +1,214 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/awlrun/awl/conv"
+)
+
+// A tiny valid PNG (1x1) and GIF, base64, as tool attachments and images.
+const (
+	pngData = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+	gifData = "R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw=="
+)
+
+var testTools = []Tool{
+	{Name: "read", Description: "Read a file.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+	{Name: "view_image", Description: "Show an image to the model.", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+}
+
+func sys(s string) conv.Message {
+	return conv.Message{Role: conv.RoleSystem, Content: []conv.Block{conv.TextBlock(s)}}
+}
+
+func user(blocks ...conv.Block) conv.Message {
+	return conv.Message{Role: conv.RoleUser, Content: blocks}
+}
+
+func assistant(provider string, blocks ...conv.Block) conv.Message {
+	return conv.Message{Role: conv.RoleAssistant, Provider: provider, Model: "m", StopReason: conv.StopToolUse, Content: blocks}
+}
+
+func toolUse(id, name, input string) conv.Block {
+	return conv.Block{Type: conv.BlockToolUse, ID: id, Name: name, Input: input}
+}
+
+func toolResult(id, content string, isErr bool, att ...conv.Attachment) conv.Block {
+	return conv.Block{Type: conv.BlockToolResult, ToolUseID: id, Content: content, IsError: isErr, Attachments: att}
+}
+
+// thinkingFor is a thinking block as provider would have produced it.
+func thinkingFor(provider string) conv.Block {
+	switch provider {
+	case NameAnthropic:
+		return conv.Block{Type: conv.BlockThinking, Thinking: "Let me read the file.", Signature: "EqQBCkYIBxgCKkA-sig"}
+	case NameOpenAI:
+		return conv.Block{Type: conv.BlockThinking, Thinking: "**Reading**\n\nLet me read the file.", Signature: "gAAAAABenc", ItemID: "rs_123"}
+	}
+	return conv.Block{Type: conv.BlockThinking, Thinking: "Let me read the file."}
+}
+
+// features are the conversations whose requests are pinned by golden files.
+func features(provider string) map[string]Request {
+	other := NameOpenAIChat
+	if provider == NameOpenAIChat {
+		other = NameAnthropic
+	}
+	return map[string]Request{
+		"plain": {Model: "model-x", Messages: []conv.Message{sys("You are terse."), user(conv.TextBlock("hello"))}},
+		"tools": {Model: "model-x", Tools: testTools, Messages: []conv.Message{
+			sys("You are terse."),
+			user(conv.TextBlock("read a.txt")),
+			assistant(provider, conv.TextBlock("Reading."), toolUse("call_1", "read", `{"path":"a.txt"}`)),
+			user(toolResult("call_1", "contents of a", false)),
+		}},
+		"thinking": {Model: "model-x", Reasoning: "medium", Tools: testTools, Messages: []conv.Message{
+			user(conv.TextBlock("read a.txt")),
+			assistant(provider, thinkingFor(provider), toolUse("call_1", "read", `{"path":"a.txt"}`)),
+			user(toolResult("call_1", "contents of a", false)),
+			// Thinking from another provider is dropped; redacted
+			// thinking is Anthropic's own.
+			assistant(other, thinkingFor(other), conv.TextBlock("Done.")),
+			user(conv.TextBlock("again")),
+			assistant(provider, conv.Block{Type: conv.BlockThinking, Redacted: "EmwKAhgBEgy-redacted"}, toolUse("call_2", "read", "")),
+			user(toolResult("call_2", "contents of a", false)),
+		}},
+		"caching": {Model: "model-x", MaxTokens: 1000, Tools: testTools, Messages: []conv.Message{
+			sys("You are terse."), sys("Project rules: none."),
+			user(conv.TextBlock("one")),
+			assistant(provider, conv.TextBlock("1")),
+			user(conv.TextBlock("two")),
+		}},
+		"tool-errors": {Model: "model-x", Tools: testTools, Messages: []conv.Message{
+			user(conv.TextBlock("read both")),
+			assistant(provider, toolUse("call_1", "read", `{"path":"a.txt"}`), toolUse("call_2", "read", `{"path":"missing.txt"}`)),
+			user(toolResult("call_1", "contents of a", false), toolResult("call_2", "open missing.txt: no such file or directory", true)),
+		}},
+		"images": {Model: "model-x", Tools: testTools, Messages: []conv.Message{
+			user(conv.TextBlock("what is wrong on this page?"), conv.Block{Type: conv.BlockImage, MimeType: "image/png", Data: pngData}),
+			assistant(provider, toolUse("call_1", "view_image", `{"path":"a.png"}`), toolUse("call_2", "read", `{"path":"a.txt"}`), toolUse("call_3", "view_image", `{"path":"b.gif"}`)),
+			user(toolResult("call_1", "a.png (image/png, 70 bytes)", false, conv.Attachment{Type: "image", MimeType: "image/png", Data: pngData}),
+				toolResult("call_2", "contents of a", false),
+				toolResult("call_3", "", false, conv.Attachment{Type: "image", MimeType: "image/gif", Data: gifData})),
+		}},
+		"later-system": {Model: "model-x", Messages: []conv.Message{
+			sys("You are terse."),
+			user(conv.TextBlock("one")),
+			assistant(provider, conv.TextBlock("1")),
+			sys("The user is now in a hurry."),
+			user(conv.TextBlock("two")),
+		}},
+	}
+}
+
+func encodeFor(t *testing.T, provider string, req Request) []byte {
+	t.Helper()
+	p, err := New(provider, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.(*client).w.encode(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestRequestGolden pins the request body of every feature for every
+// provider. The golden files are indented for reading; the compact bytes
+// are what is sent.
+func TestRequestGolden(t *testing.T) {
+	for _, name := range Names() {
+		for feature, req := range features(name) {
+			t.Run(name+"/"+feature, func(t *testing.T) {
+				body := encodeFor(t, name, req)
+				if again := encodeFor(t, name, req); !bytes.Equal(body, again) {
+					t.Fatal("encoding is not deterministic")
+				}
+				if !json.Valid(body) {
+					t.Fatalf("invalid JSON: %s", body)
+				}
+				var out bytes.Buffer
+				if err := json.Indent(&out, body, "", "  "); err != nil {
+					t.Fatal(err)
+				}
+				out.WriteByte('\n')
+				checkGolden(t, filepath.Join("testdata", "golden", "request", name+"__"+feature+".json"), out.Bytes())
+			})
+		}
+	}
+}
+
+// messageList returns the request's message/input array elements as raw
+// JSON, with Anthropic's moving cache breakpoint removed.
+func messageList(t *testing.T, provider string, body []byte) []string {
+	t.Helper()
+	key := "messages"
+	if provider == NameOpenAI {
+		key = "input"
+	}
+	var out []string
+	for _, m := range gjson.GetBytes(body, key).Array() {
+		raw := m.Raw
+		if provider == NameAnthropic {
+			n := len(m.Get("content").Array())
+			var err error
+			raw, err = sjson.Delete(raw, "content."+strconv.Itoa(n-1)+".cache_control")
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		out = append(out, raw)
+	}
+	return out
+}
+
+// TestRequestsExtendPrefix grows each conversation one message at a time
+// and requires every request's message list to start with the previous
+// one's, byte for byte (so prompt caches hit), except for the last
+// message's Anthropic cache breakpoint.
+func TestRequestsExtendPrefix(t *testing.T) {
+	for _, name := range Names() {
+		for feature, req := range features(name) {
+			t.Run(name+"/"+feature, func(t *testing.T) {
+				var prev []string
+				for n := 1; n <= len(req.Messages); n++ {
+					r := req
+					r.Messages = req.Messages[:n]
+					cur := messageList(t, name, encodeFor(t, name, r))
+					if len(cur) < len(prev) {
+						t.Fatalf("after %d messages the list shrank from %d to %d", n, len(prev), len(cur))
+					}
+					for i := range prev {
+						if cur[i] != prev[i] {
+							t.Fatalf("after %d messages, item %d changed:\n%s\nwas\n%s", n, i, cur[i], prev[i])
+						}
+					}
+					prev = cur
+				}
+			})
+		}
+	}
+}
+
+// TestAnthropicCacheBreakpoints checks the three breakpoints: last system
+// block, last tool and the latest message's last block, and no others.
+func TestAnthropicCacheBreakpoints(t *testing.T) {
+	body := encodeFor(t, NameAnthropic, features(NameAnthropic)["caching"])
+	if n := strings.Count(string(body), `"cache_control"`); n != 3 {
+		t.Errorf("%d breakpoints, want 3: %s", n, body)
+	}
+	for _, path := range []string{"system.1.cache_control.type", "tools.1.cache_control.type", "messages.2.content.0.cache_control.type"} {
+		if got := gjson.GetBytes(body, path).String(); got != "ephemeral" {
+			t.Errorf("%s = %q", path, got)
+		}
+	}
+}
