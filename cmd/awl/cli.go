@@ -2,15 +2,149 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/session"
 )
 
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// app carries the streams and environment every command runs with.
+type app struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+	// code is the exit code a command chose; errors returned from Run are
+	// classified instead.
+	code int
+}
+
+// cli is the kong grammar.
+type cli struct {
+	SessionDir string `name:"session-dir" help:"Sessions directory (default $AWL_SESSION_DIR, else $XDG_DATA_HOME/awl/sessions)." placeholder:"DIR"`
+
+	Run      runCmd      `cmd:"" help:"Run a prompt to completion: model turns and tool calls, every entry appended to the session."`
+	Sessions sessionsCmd `cmd:"" help:"List, show, locate and prune sessions."`
+	Schema   schemaCmd   `cmd:"" help:"Print JSON Schemas (awl schema events)."`
+	Version  versionCmd  `cmd:"" help:"Print awl's version."`
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run(a *app) error {
+	fmt.Fprintln(a.stdout, "awl", version)
+	return nil
+}
+
+type schemaCmd struct {
+	Which string `arg:"" enum:"events" help:"Which schema: events."`
+}
+
+func (schemaCmd) Run(a *app) error {
+	_, err := a.stdout.Write(runner.EventsSchema)
+	return err
+}
+
+// exitPanic carries kong's exit request (after --help) out of Parse.
+type exitPanic struct{ code int }
+
 // Main runs awl with args and the given streams and returns the exit code.
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	_ = ctx
-	_ = stdin
-	_ = stdout
-	fmt.Fprintln(stderr, "awl: not yet implemented")
-	return 1
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	var grammar cli
+	parser, err := kong.New(&grammar,
+		kong.Name("awl"),
+		kong.Description("awl runs LLM agent prompts to completion, for scripts and CI."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitPanic{c}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, "awl:", err)
+		return runner.ExitInternal
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			ep, ok := p.(exitPanic)
+			if !ok {
+				panic(p)
+			}
+			code = ep.code
+			if code != 0 {
+				code = runner.ExitUsage
+			}
+		}
+	}()
+	kctx, err := parser.Parse(rewriteResume(args))
+	if err != nil {
+		fmt.Fprintf(stderr, "awl: %v\n", err)
+		if pe := (*kong.ParseError)(nil); errors.As(err, &pe) && pe.Context != nil && pe.Context.Selected() != nil {
+			fmt.Fprintf(stderr, "run 'awl %s --help' for usage\n", pe.Context.Selected().Name)
+		} else {
+			fmt.Fprintln(stderr, "run 'awl --help' for usage")
+		}
+		return runner.ExitUsage
+	}
+	if grammar.SessionDir == "" {
+		grammar.SessionDir, err = session.DefaultDir(a.getenv)
+		if err != nil {
+			fmt.Fprintln(stderr, "awl:", err)
+			return runner.ExitInternal
+		}
+	}
+	kctx.Bind(a, &session.Store{Dir: grammar.SessionDir})
+	if err := kctx.Run(); err != nil {
+		c, _ := runner.Classify(err)
+		fmt.Fprintln(stderr, "awl:", err)
+		return c
+	}
+	return a.code
+}
+
+// refLike matches what a session reference looks like: hex digits and
+// dashes (an id or a prefix of one, at least 4 characters), or a .jsonl path.
+var refLike = regexp.MustCompile(`^[0-9a-fA-F][0-9a-fA-F-]{3,35}$`)
+
+// rewriteResume makes the optional value of --resume explicit. `--resume`
+// takes the next argument as its reference only when that argument looks
+// like one (see refLike); otherwise it means the most recent session of the
+// working directory, like -c/--continue. `--resume=REF` is always explicit.
+func rewriteResume(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			out = append(out, args[i:]...)
+			break
+		}
+		switch {
+		case a == "--resume" || a == "-r":
+			if i+1 < len(args) && looksLikeRef(args[i+1]) {
+				out = append(out, "--resume="+args[i+1])
+				i++
+			} else {
+				out = append(out, "--continue")
+			}
+		case a == "--resume=":
+			out = append(out, "--continue")
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func looksLikeRef(s string) bool {
+	return refLike.MatchString(s) || strings.HasSuffix(s, ".jsonl")
 }

@@ -12,6 +12,9 @@ type SignalError struct{ Sig os.Signal }
 
 func (e SignalError) Error() string { return "interrupted by " + e.Sig.String() }
 
+// Signal returns the signal, so runner.Classify can pick 130 or 143.
+func (e SignalError) Signal() os.Signal { return e.Sig }
+
 // signalContext returns a context cancelled, with a SignalError cause, on the
 // first SIGINT or SIGTERM.
 func signalContext(parent context.Context) (context.Context, func()) {

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/awlrun/awl/provider/providertest"
+)
+
+// sentinelKey is the API key every script runs with; no file, event or
+// message may ever contain it.
+const sentinelKey = "sk-awl-SENTINEL-0123456789abcdef"
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"awl": func() {
+			ctx, stop := signalContext(context.Background())
+			code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+			stop()
+			os.Exit(code)
+		},
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar against the real awl binary and a
+// fake provider on 127.0.0.1. A script's canned responses are
+// provider/N.sse (or .json, .status, .headers); the requests awl sent are
+// written to requests/N.json.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: false,
+		Setup: func(env *testscript.Env) error {
+			srv := providertest.NewDir(env.WorkDir)
+			env.Defer(srv.Close)
+			env.Setenv("FAKE_URL", srv.URL)
+			env.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+			env.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+			env.Setenv("ANTHROPIC_API_KEY", sentinelKey)
+			env.Setenv("SENTINEL", sentinelKey)
+			env.Setenv("AWL_SESSION_DIR", filepath.Join(env.WorkDir, "sessions"))
+			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, "home", ".config"))
+			env.Setenv("TZ", "UTC")
+			return nil
+		},
+		Cmds: scriptCmds(),
+	})
+}
+
+// cmdExitcode runs `exitcode N cmd args...` and fails unless cmd exits N.
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("exitcode: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}

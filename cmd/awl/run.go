@@ -1,0 +1,460 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/tool"
+	"github.com/awlrun/awl/session"
+)
+
+type runCmd struct {
+	Args         []string      `arg:"" optional:"" name:"prompt" help:"The prompt (arguments are joined by spaces)."`
+	Prompt       string        `short:"p" name:"prompt" help:"The prompt." placeholder:"TEXT"`
+	PromptFile   string        `short:"f" name:"prompt-file" help:"Read the prompt from FILE." placeholder:"FILE"`
+	Stdin        bool          `name:"stdin" help:"Wait for standard input however long it takes."`
+	NoStdin      bool          `name:"no-stdin" help:"Never read standard input."`
+	StdinTimeout time.Duration `name:"stdin-timeout" default:"3s" help:"With a prompt from arguments or flags, how long to wait for stdin's first byte."`
+
+	System       string `name:"system" help:"Replace the default system prompt." placeholder:"TEXT"`
+	AppendSystem string `name:"append-system" help:"Add to the system prompt." placeholder:"TEXT"`
+
+	Provider   string `name:"provider" help:"anthropic, openai, openai-chat or replay (env AWL_PROVIDER)." placeholder:"NAME"`
+	Model      string `name:"model" help:"Model name (env AWL_MODEL)." placeholder:"NAME"`
+	BaseURL    string `name:"base-url" help:"API base URL (default from ANTHROPIC_BASE_URL or OPENAI_BASE_URL)." placeholder:"URL"`
+	MaxRetries int    `name:"max-retries" default:"4" help:"Retries of a failed model request."`
+	Reasoning  string `name:"reasoning" enum:",low,medium,high" default:"" help:"Thinking/reasoning effort: low, medium or high."`
+
+	Tools     []string `name:"tools" sep:"," help:"Allow only these tools (comma-separated)." placeholder:"A,B"`
+	DenyTools []string `name:"deny-tools" sep:"," help:"Deny these tools." placeholder:"A,B"`
+	NoTools   bool     `name:"no-tools" help:"Offer no tools."`
+
+	MaxTurns        int           `name:"max-turns" help:"Stop after N model requests (exit 6)." placeholder:"N"`
+	Timeout         time.Duration `name:"timeout" help:"Stop the whole run after this long (exit 124)." placeholder:"DURATION"`
+	MaxOutputTokens int           `name:"max-output-tokens" help:"Output token cap per model request." placeholder:"N"`
+
+	Output string `name:"output" short:"o" enum:"text,json,ndjson" default:"text" help:"text (final answer), json (one result object) or ndjson (events as they happen)."`
+	Stream bool   `name:"stream" help:"With ndjson, also emit text and thinking deltas."`
+
+	Resume   string `name:"resume" short:"r" help:"Continue a session: an id, a unique prefix or a path to a .jsonl file. Bare --resume means the latest in this directory." placeholder:"REF"`
+	Continue bool   `name:"continue" short:"c" help:"Continue the most recent session of this directory."`
+
+	Image []string `name:"image" help:"Attach an image (PNG, JPEG, GIF, WebP; repeatable)." placeholder:"FILE"`
+
+	NoAgentsMD   bool `name:"no-agents-md" help:"Don't show the model AGENTS.md files."`
+	NoEnvContext bool `name:"no-env-context" help:"Don't show the model the environment context."`
+
+	Replay        string `name:"replay" help:"With --provider replay: the recorded session to serve as the model." placeholder:"REF"`
+	ReplayLenient bool   `name:"replay-lenient" help:"With --provider replay: warn on divergence instead of failing."`
+}
+
+// Run runs a prompt.
+func (c *runCmd) Run(a *app, store *session.Store) error {
+	start := time.Now()
+	em := c.emitter(a)
+	res, cfg, err := c.prepare(a, store, em)
+	if err != nil {
+		res.Err = err
+		runner.EmitResult(em, res, time.Since(start))
+		a.code, _ = runner.Classify(err)
+		c.report(a, res)
+		return nil
+	}
+	ctx := a.ctx
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.Timeout, context.DeadlineExceeded)
+		defer cancel()
+	}
+	res = runner.Run(ctx, cfg)
+	a.code, _ = runner.Classify(res.Err)
+	c.report(a, res)
+	writeStepSummary(a, res, a.code)
+	return nil
+}
+
+// emitter returns where events go for the chosen output mode.
+func (c *runCmd) emitter(a *app) *runner.Emitter {
+	switch c.Output {
+	case "ndjson":
+		return runner.NewEmitter(a.stdout, nil)
+	case "json":
+		return runner.NewEmitter(resultOnly{a.stdout}, nil)
+	}
+	return runner.NewEmitter(nil, nil)
+}
+
+// report prints the text-mode answer and the diagnostics on stderr.
+func (c *runCmd) report(a *app, res runner.Result) {
+	if res.Err != nil {
+		fmt.Fprintln(a.stderr, "awl:", res.Err)
+	}
+	if c.Output == "text" && res.Err == nil {
+		text := res.Text
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		io.WriteString(a.stdout, text)
+	}
+	if res.SessionID != "" {
+		fmt.Fprintf(a.stderr, "awl: session %s (continue with: awl run --resume %s \"…\")\n", res.SessionID, res.SessionID)
+	}
+}
+
+// prepare turns flags, environment and stdin into a run configuration.
+func (c *runCmd) prepare(a *app, store *session.Store, em *runner.Emitter) (runner.Result, runner.Config, error) {
+	var res runner.Result
+	cwd, err := os.Getwd()
+	if err != nil {
+		return res, runner.Config{}, fmt.Errorf("working directory: %w", err)
+	}
+	if c.Stdin && c.NoStdin {
+		return res, runner.Config{}, runner.Usagef("--stdin and --no-stdin exclude each other")
+	}
+	replay := firstNonEmpty(c.Provider, a.getenv("AWL_PROVIDER")) == runner.ReplayName
+	text, stdinState, err := c.readPrompt(a, replay)
+	if err != nil {
+		return res, runner.Config{}, err
+	}
+	images := make([]conv.Attachment, 0, len(c.Image))
+	for _, p := range c.Image {
+		img, err := tool.LoadImage(p)
+		if err != nil {
+			return res, runner.Config{}, runner.Usagef("--image " + err.Error())
+		}
+		images = append(images, img)
+	}
+
+	resumePath := ""
+	switch {
+	case c.Resume != "" && c.Continue:
+		return res, runner.Config{}, runner.Usagef("--resume REF and --continue exclude each other")
+	case c.Resume != "":
+		resumePath, err = store.Resolve(c.Resume, cwd)
+	case c.Continue:
+		resumePath, err = store.Latest(cwd)
+	}
+	if err != nil {
+		return res, runner.Config{}, err
+	}
+	var active struct{ provider, model string }
+	if resumePath != "" {
+		s, err := session.Load(resumePath)
+		if err != nil {
+			return res, runner.Config{}, err
+		}
+		res.SessionID, res.SessionPath = s.Header.ID, s.Path
+		active.provider, active.model = s.ActiveModel()
+	}
+
+	prov, model, script, err := c.buildProvider(a, store, cwd, active.provider, active.model)
+	if err != nil {
+		return res, runner.Config{}, err
+	}
+	if script != nil {
+		if err := checkReplayPrompt(text, script); err != nil {
+			return res, runner.Config{}, err
+		}
+		text, images = "", nil
+	}
+	tools, known, err := c.selectTools(cwd, a.getenv)
+	if err != nil {
+		return res, runner.Config{}, err
+	}
+	if stdinState == "timeout" {
+		fmt.Fprintf(a.stderr, "awl: nothing arrived on stdin within %s; going on without it (--stdin waits, --no-stdin skips)\n", c.StdinTimeout)
+	}
+	return res, runner.Config{
+		Store:           store,
+		Cwd:             cwd,
+		ResumePath:      resumePath,
+		Prompt:          text,
+		Images:          images,
+		Script:          script,
+		Provider:        prov,
+		Model:           model,
+		Tools:           tools,
+		Known:           known,
+		MaxTurns:        c.MaxTurns,
+		MaxOutputTokens: c.MaxOutputTokens,
+		Reasoning:       c.Reasoning,
+		Stream:          c.Stream,
+		System:          c.System,
+		AppendSystem:    c.AppendSystem,
+		NoEnv:           c.NoEnvContext,
+		NoAgentsMD:      c.NoAgentsMD,
+		StdinState:      stdinState,
+		Events:          em,
+		Getenv:          a.getenv,
+	}, nil
+}
+
+// selectTools applies --tools, --deny-tools and --no-tools to the built-ins.
+func (c *runCmd) selectTools(cwd string, getenv func(string) string) (allowed []tool.Tool, known []string, err error) {
+	all := tool.Builtins(tool.Env{Dir: cwd, Getenv: getenv})
+	byName := map[string]bool{}
+	for _, t := range all {
+		known = append(known, t.Name())
+		byName[t.Name()] = true
+	}
+	check := func(flag string, names []string) error {
+		for _, n := range names {
+			if !byName[n] {
+				return runner.Usagef(fmt.Sprintf("%s: unknown tool %q (tools: %s)", flag, n, strings.Join(known, ", ")))
+			}
+		}
+		return nil
+	}
+	tools := cleanList(c.Tools)
+	deny := cleanList(c.DenyTools)
+	if err := check("--tools", tools); err != nil {
+		return nil, nil, err
+	}
+	if err := check("--deny-tools", deny); err != nil {
+		return nil, nil, err
+	}
+	if c.NoTools {
+		return nil, known, nil
+	}
+	for _, t := range all {
+		if len(tools) > 0 && !contains(tools, t.Name()) {
+			continue
+		}
+		if contains(deny, t.Name()) {
+			continue
+		}
+		allowed = append(allowed, t)
+	}
+	return allowed, known, nil
+}
+
+func cleanList(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// buildProvider chooses the provider and model. Explicit settings (flags,
+// then AWL_PROVIDER/AWL_MODEL) win; a resumed session otherwise continues
+// with its active provider and model; a new one picks the provider whose API
+// key is set.
+func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider, activeModel string) (provider.Provider, string, []conv.Message, error) {
+	name := firstNonEmpty(c.Provider, a.getenv("AWL_PROVIDER"))
+	model := firstNonEmpty(c.Model, a.getenv("AWL_MODEL"))
+	if name == "" && activeProvider != "" && activeProvider != "replay" {
+		name = activeProvider
+		if model == "" {
+			model = activeModel
+		}
+	}
+	if name == runner.ReplayName {
+		return c.buildReplay(a, store, cwd, model)
+	}
+	if c.Replay != "" {
+		return nil, "", nil, runner.Usagef("--replay needs --provider replay")
+	}
+	if name == "" {
+		switch {
+		case a.getenv("ANTHROPIC_API_KEY") != "":
+			name = "anthropic"
+		case a.getenv("OPENAI_API_KEY") != "":
+			name = "openai"
+		default:
+			return nil, "", nil, &provider.Error{Kind: provider.KindConfig, Provider: "awl", Message: "no provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or choose one with --provider (env AWL_PROVIDER)"}
+		}
+	}
+	var keyVar, urlVar string
+	switch name {
+	case "anthropic":
+		keyVar, urlVar = "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
+	case "openai", "openai-chat":
+		keyVar, urlVar = "OPENAI_API_KEY", "OPENAI_BASE_URL"
+	default:
+		return nil, "", nil, runner.Usagef(fmt.Sprintf("--provider: unknown provider %q (anthropic, openai, openai-chat, replay)", name))
+	}
+	baseURL := firstNonEmpty(c.BaseURL, a.getenv(urlVar))
+	key := a.getenv(keyVar)
+	// A compatible server on a custom base URL (Ollama, vLLM, llama.cpp)
+	// often needs no key.
+	if key == "" && !(name == "openai-chat" && baseURL != "") {
+		return nil, "", nil, &provider.Error{Kind: provider.KindConfig, Provider: name, Message: keyVar + " is not set"}
+	}
+	if model == "" {
+		model = provider.DefaultModel(name)
+	}
+	p, err := provider.New(name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: c.MaxRetries})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return p, model, nil, nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// readPrompt assembles the prompt from arguments, -p, -f and stdin.
+// A replay run reads stdin only with --stdin: its prompts come from the
+// recording.
+func (c *runCmd) readPrompt(a *app, replay bool) (string, string, error) {
+	var parts []string
+	if len(c.Args) > 0 {
+		parts = append(parts, strings.Join(c.Args, " "))
+	}
+	if c.Prompt != "" {
+		parts = append(parts, c.Prompt)
+	}
+	if c.PromptFile != "" {
+		b, err := os.ReadFile(c.PromptFile)
+		if err != nil {
+			return "", "", runner.Usagef(fmt.Sprintf("--prompt-file: %v", err))
+		}
+		parts = append(parts, string(b))
+	}
+	text := strings.Join(parts, "\n\n")
+	haveArgs := strings.TrimSpace(text) != ""
+
+	if c.NoStdin || (replay && !c.Stdin) {
+		return text, "off", nil
+	}
+	if f, ok := a.stdin.(*os.File); ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+		return text, "terminal", nil
+	}
+	if a.stdin == nil {
+		return text, "off", nil
+	}
+	wait := c.StdinTimeout
+	if c.Stdin || !haveArgs {
+		wait = 0 // wait as long as it takes
+	}
+	data, state, err := readStdin(a.ctx, a.stdin, wait)
+	if err != nil {
+		return "", "", err
+	}
+	switch {
+	case data == "":
+	case !haveArgs:
+		text = data
+	default:
+		text = text + "\n\n<stdin>\n" + strings.TrimRight(data, "\n") + "\n</stdin>"
+	}
+	return text, state, nil
+}
+
+// readStdin reads all of r. With wait > 0 it gives up if the first byte has
+// not arrived by then (an inherited pipe that never sends anything), and
+// returns state "timeout"; once a byte arrives it reads to EOF.
+func readStdin(ctx context.Context, r io.Reader, wait time.Duration) (string, string, error) {
+	type chunk struct{ err error }
+	br := bufio.NewReaderSize(r, 64<<10)
+	first := make(chan chunk, 1)
+	go func() {
+		_, err := br.Peek(1)
+		first <- chunk{err: err}
+	}()
+	var timer <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case ch := <-first:
+		if ch.err == io.EOF {
+			return "", "empty", nil
+		}
+		if ch.err != nil {
+			return "", "", fmt.Errorf("read stdin: %w", ch.err)
+		}
+	case <-timer:
+		return "", "timeout", nil
+	case <-ctx.Done():
+		return "", "", context.Cause(ctx)
+	}
+	b, err := io.ReadAll(br)
+	if err != nil {
+		return "", "", fmt.Errorf("read stdin: %w", err)
+	}
+	if len(b) == 0 {
+		return "", "empty", nil
+	}
+	return string(b), "read", nil
+}
+
+// resultOnly passes through only the result event (for --output json).
+type resultOnly struct{ w io.Writer }
+
+func (r resultOnly) Write(p []byte) (int, error) {
+	if strings.HasPrefix(string(p), `{"type":"result"`) {
+		return r.w.Write(p)
+	}
+	return len(p), nil
+}
+
+// writeStepSummary appends a short markdown summary of the run to
+// $GITHUB_STEP_SUMMARY when it is set.
+func writeStepSummary(a *app, res runner.Result, code int) {
+	path := a.getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(filepath.Clean(path), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintln(a.stderr, "awl: GITHUB_STEP_SUMMARY:", err)
+		return
+	}
+	defer f.Close()
+	_, reason := runner.Classify(res.Err)
+	var b strings.Builder
+	fmt.Fprintf(&b, "### awl run: %s (exit %d)\n\n", reason, code)
+	fmt.Fprintf(&b, "| session | turns | input tokens | output tokens | cache read | tool calls | denied |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %d | %d |\n\n", res.SessionID, res.Turns, res.Usage.Input, res.Usage.Output, res.Usage.CacheRead, res.ToolCalls, len(res.Denied))
+	if res.Err != nil {
+		fmt.Fprintf(&b, "**Error:** %s\n\n", oneLine(res.Err.Error()))
+	}
+	if res.Text != "" {
+		lines := strings.Split(strings.TrimSpace(res.Text), "\n")
+		if len(lines) > 10 {
+			lines = append(lines[:10], "…")
+		}
+		b.WriteString("> " + strings.Join(lines, "\n> ") + "\n\n")
+	}
+	f.WriteString(b.String())
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

@@ -1,0 +1,206 @@
+package runner
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// EventSchemaVersion is the version of the NDJSON event schema, carried on
+// the session event. It changes only when an existing field changes meaning
+// or disappears; new fields and event types are additive.
+const EventSchemaVersion = 1
+
+// Base is the part every event has.
+type Base struct {
+	Type      string `json:"type"`
+	SessionID string `json:"session_id"`
+	Timestamp string `json:"timestamp"`
+}
+
+// SessionEvent is the first event of a run.
+type SessionEvent struct {
+	Base
+	Schema   int    `json:"schema"`
+	Path     string `json:"path"`
+	Cwd      string `json:"cwd"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Resumed  bool   `json:"resumed"`
+	// Stdin says what became of standard input: "read", "empty",
+	// "timeout" (nothing arrived within --stdin-timeout), "terminal" or
+	// "off".
+	Stdin string `json:"stdin"`
+	// Recovered is set when opening the session removed a torn last line.
+	Recovered bool     `json:"recovered,omitempty"`
+	Tools     []string `json:"tools"`
+}
+
+// EntryEvent echoes one appended session line after it is durable.
+type EntryEvent struct {
+	Base
+	Entry json.RawMessage `json:"entry"`
+}
+
+// ToolStartEvent says a tool call started.
+type ToolStartEvent struct {
+	Base
+	Name   string          `json:"name"`
+	CallID string          `json:"call_id"`
+	Input  json.RawMessage `json:"input"`
+}
+
+// ToolEndEvent says a tool call ended.
+type ToolEndEvent struct {
+	Base
+	Name       string `json:"name"`
+	CallID     string `json:"call_id"`
+	DurationMS int64  `json:"duration_ms"`
+	IsError    bool   `json:"is_error"`
+	Denied     bool   `json:"denied,omitempty"`
+}
+
+// RetryEvent says a provider request is being retried.
+type RetryEvent struct {
+	Base
+	Attempt int    `json:"attempt"`
+	Status  int    `json:"status"`
+	WaitMS  int64  `json:"wait_ms"`
+	Error   string `json:"error"`
+}
+
+// DeltaEvent is a streamed text or thinking delta (with --stream).
+type DeltaEvent struct {
+	Base
+	Index int    `json:"index"`
+	Text  string `json:"text"`
+}
+
+// Usage is token usage in events.
+type Usage struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cache_read"`
+	CacheWrite int64 `json:"cache_write"`
+}
+
+// Denial is a tool call that was refused by the tool policy.
+type Denial struct {
+	Name   string `json:"name"`
+	CallID string `json:"call_id"`
+}
+
+// ResultEvent is always the last event, on success and failure alike.
+type ResultEvent struct {
+	Base
+	ExitCode    int      `json:"exit_code"`
+	Reason      string   `json:"reason"`
+	Text        string   `json:"text"`
+	Turns       int      `json:"turns"`
+	Usage       Usage    `json:"usage"`
+	ToolCalls   int      `json:"tool_calls"`
+	Denied      []Denial `json:"denied"`
+	DurationMS  int64    `json:"duration_ms"`
+	SessionPath string   `json:"session_path,omitempty"`
+	Error       string   `json:"error,omitempty"`
+}
+
+// Emitter writes events as NDJSON, one complete line per write. It is safe
+// for concurrent use.
+type Emitter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	now func() time.Time
+	err error
+}
+
+// NewEmitter returns an Emitter writing to w; a nil w discards events.
+func NewEmitter(w io.Writer, now func() time.Time) *Emitter {
+	if now == nil {
+		now = time.Now
+	}
+	return &Emitter{w: w, now: now}
+}
+
+// Stamp fills a Base for an event of type typ.
+func (e *Emitter) Stamp(typ, sessionID string) Base {
+	return Base{Type: typ, SessionID: sessionID, Timestamp: e.now().UTC().Format("2006-01-02T15:04:05.000Z")}
+}
+
+// Emit writes one event. Write errors are remembered (see Err) and later
+// events are dropped, so a closed pipe never breaks the run or the session.
+func (e *Emitter) Emit(ev any) {
+	if e == nil || e.w == nil {
+		return
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	b = append(b, '\n')
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err != nil {
+		return
+	}
+	if _, err := e.w.Write(b); err != nil {
+		e.err = err
+	}
+}
+
+// Err returns the first write error.
+func (e *Emitter) Err() error {
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+var dataKey = []byte(`"data"`)
+
+// EchoLine returns a session line for an entry event: the line itself, with
+// the bytes of every image block and tool-result attachment replaced by
+// their metadata (mimeType, size in bytes, sha256 of the decoded bytes).
+func EchoLine(line []byte) json.RawMessage {
+	if !bytes.Contains(line, dataKey) {
+		return json.RawMessage(line)
+	}
+	out := string(line)
+	content := gjson.GetBytes(line, "message.content")
+	for i, blk := range content.Array() {
+		bi := strconv.Itoa(i)
+		if blk.Get("type").String() == "image" && blk.Get("data").Exists() {
+			out = stripData(out, "message.content."+bi, blk.Get("data").String())
+		}
+		for j, att := range blk.Get("attachments").Array() {
+			if att.Get("data").Exists() {
+				out = stripData(out, "message.content."+bi+".attachments."+strconv.Itoa(j), att.Get("data").String())
+			}
+		}
+	}
+	return json.RawMessage(out)
+}
+
+func stripData(doc, path, data string) string {
+	raw, err := base64.StdEncoding.DecodeString(data)
+	size := len(raw)
+	if err != nil {
+		size = base64.StdEncoding.DecodedLen(len(data))
+	}
+	sum := sha256.Sum256(raw)
+	doc, _ = sjson.Delete(doc, path+".data")
+	doc, _ = sjson.Set(doc, path+".size", size)
+	doc, _ = sjson.Set(doc, path+".sha256", hex.EncodeToString(sum[:]))
+	return doc
+}

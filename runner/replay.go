@@ -1,0 +1,173 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/prompt"
+)
+
+// ReplayName is the provider name recorded by replayed runs.
+const ReplayName = "replay"
+
+// Replay serves the assistant messages of a recorded conversation as the
+// model, in order. Before serving each one it compares the request awl would
+// send with the one recorded: the real user prompts and the tool results
+// (context fragments such as the working directory and date are left out,
+// so a recording replays in another directory or on another day).
+type Replay struct {
+	model    string
+	answers  []conv.Message
+	expected [][]string // comparable items of the request before each answer
+	lenient  bool
+	warn     io.Writer
+	served   int
+}
+
+var _ provider.Provider = (*Replay)(nil)
+
+// NewReplay prepares a replay of recorded (a session's conversation). With
+// lenient, a divergence is written to warn and the replay goes on.
+func NewReplay(recorded []conv.Message, model string, lenient bool, warn io.Writer) *Replay {
+	r := &Replay{model: model, lenient: lenient, warn: warn}
+	for i, m := range recorded {
+		if m.Role != conv.RoleAssistant {
+			continue
+		}
+		r.answers = append(r.answers, m)
+		r.expected = append(r.expected, comparable(recorded[:i]))
+	}
+	return r
+}
+
+// ReplayPrompts returns the real user prompts of a recorded conversation, in
+// order: each user message that is neither context nor tool results.
+func ReplayPrompts(recorded []conv.Message) []conv.Message {
+	var out []conv.Message
+	for _, m := range recorded {
+		if m.Role != conv.RoleUser || prompt.IsContextualMessage(m) || isToolResults(m) {
+			continue
+		}
+		out = append(out, conv.Message{Role: conv.RoleUser, Content: m.Content})
+	}
+	return out
+}
+
+func isToolResults(m conv.Message) bool {
+	for _, b := range m.Content {
+		if b.Type == conv.BlockToolResult {
+			return true
+		}
+	}
+	return false
+}
+
+// Name implements provider.Provider.
+func (r *Replay) Name() string { return ReplayName }
+
+// Remaining reports how many recorded answers have not been served.
+func (r *Replay) Remaining() int { return len(r.answers) - r.served }
+
+// Stream implements provider.Provider.
+func (r *Replay) Stream(ctx context.Context, req provider.Request, emit func(provider.Event)) (conv.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return conv.Message{}, err
+	}
+	if r.served >= len(r.answers) {
+		return conv.Message{}, &DivergedError{Diff: fmt.Sprintf("the run asked for model turn %d, but the recording has only %d", r.served+1, len(r.answers))}
+	}
+	k := r.served
+	if diff := diffItems(r.expected[k], comparable(req.Messages)); diff != "" {
+		diff = fmt.Sprintf("before model turn %d:\n%s", k+1, diff)
+		if !r.lenient {
+			return conv.Message{}, &DivergedError{Diff: diff}
+		}
+		if r.warn != nil {
+			fmt.Fprintf(r.warn, "awl: replay diverged (--replay-lenient, going on): %s\n", diff)
+		}
+	}
+	r.served++
+	m := r.answers[k]
+	out := conv.Message{Role: conv.RoleAssistant, Content: m.Content, Provider: ReplayName, Model: m.Model, StopReason: m.StopReason, Usage: m.Usage}
+	if emit != nil {
+		for i, b := range out.Content {
+			if b.Type == conv.BlockText {
+				emit(provider.Event{Kind: provider.EventTextDelta, Index: i, Text: b.Text})
+			}
+		}
+	}
+	return out, nil
+}
+
+// comparable lists what replay compares in a request: the real user text
+// and the tool results, each with the tool call it answers.
+func comparable(msgs []conv.Message) []string {
+	calls := map[string]string{}
+	var out []string
+	for _, m := range msgs {
+		switch m.Role {
+		case conv.RoleAssistant:
+			for _, b := range m.Content {
+				if b.Type == conv.BlockToolUse {
+					calls[b.ID] = b.Name + " " + b.Input
+				}
+			}
+		case conv.RoleUser:
+			if prompt.IsContextualMessage(m) {
+				continue
+			}
+			for _, b := range m.Content {
+				switch b.Type {
+				case conv.BlockText:
+					out = append(out, "prompt:\n"+b.Text)
+				case conv.BlockImage:
+					out = append(out, "prompt image: "+b.MimeType+" sha256:"+digest(b.Data))
+				case conv.BlockToolResult:
+					s := fmt.Sprintf("result of tool call %s (%s)", b.ToolUseID, calls[b.ToolUseID])
+					if b.IsError {
+						s += " [error]"
+					}
+					s += ":\n" + b.Content
+					for _, a := range b.Attachments {
+						s += "\n[attachment " + a.MimeType + " sha256:" + digest(a.Data) + "]"
+					}
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
+}
+
+// diffItems describes the first difference between the recorded and the
+// current items, or returns "" when they are equal.
+func diffItems(want, got []string) string {
+	n := min(len(want), len(got))
+	for i := 0; i < n; i++ {
+		if want[i] != got[i] {
+			return "--- recorded\n" + indent(want[i]) + "\n+++ now\n" + indent(got[i])
+		}
+	}
+	switch {
+	case len(want) > n:
+		return "--- recorded\n" + indent(want[n]) + "\n+++ now\n  (missing)"
+	case len(got) > n:
+		return "--- recorded\n  (nothing)\n+++ now\n" + indent(got[n])
+	}
+	return ""
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}

@@ -1,0 +1,422 @@
+// Package runner is awl's turn loop: it appends the prompt and its context to
+// the session, projects the session into provider requests, runs the tools
+// the model asks for, enforces limits, and reports everything as NDJSON
+// events. It never parses flags and never formats for humans.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/runner/tool"
+	"github.com/awlrun/awl/session"
+)
+
+// Config is one run.
+type Config struct {
+	Store *session.Store
+	Cwd   string
+	// ResumePath is the session file to continue; "" starts a new session.
+	ResumePath string
+
+	Prompt string
+	Images []conv.Attachment
+	// Script, when set, replaces Prompt and Images with several user turns
+	// run one after the other in the same session (replay uses it).
+	Script []conv.Message
+
+	Provider provider.Provider
+	Model    string
+
+	// Tools are the tools offered to the model, in order. Known lists the
+	// names of every tool awl has, so a call to a known but disallowed tool
+	// is reported as denied.
+	Tools []tool.Tool
+	Known []string
+
+	MaxTurns        int // model requests; 0 = unlimited
+	MaxOutputTokens int
+	Reasoning       string
+	Stream          bool
+
+	System, AppendSystem string
+	NoEnv, NoAgentsMD    bool
+
+	// StdinState is reported on the session event ("read", "empty",
+	// "timeout", "terminal", "off").
+	StdinState string
+
+	Events *Emitter
+	Now    func() time.Time
+	Getenv func(string) string
+}
+
+// Result is what a run produced, whether it succeeded or not.
+type Result struct {
+	SessionID   string
+	SessionPath string
+	Text        string
+	Turns       int
+	Usage       conv.Usage
+	ToolCalls   int
+	Denied      []Denial
+	Err         error
+}
+
+// Run executes cfg to completion, emits the result event last, and returns
+// the result. A failure is in Result.Err; Classify maps it to an exit code.
+func Run(ctx context.Context, cfg Config) Result {
+	start := cfg.now()
+	r := &run{cfg: cfg}
+	err := r.do(ctx)
+	if err != nil && ctx.Err() != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			err = cause
+		}
+	}
+	r.res.Err = err
+	EmitResult(cfg.Events, r.res, cfg.now().Sub(start))
+	return r.res
+}
+
+// EmitResult writes the result event for res.
+func EmitResult(em *Emitter, res Result, d time.Duration) {
+	code, reason := Classify(res.Err)
+	ev := ResultEvent{
+		Base:        em.Stamp("result", res.SessionID),
+		ExitCode:    code,
+		Reason:      reason,
+		Text:        res.Text,
+		Turns:       res.Turns,
+		Usage:       Usage{Input: res.Usage.Input, Output: res.Usage.Output, CacheRead: res.Usage.CacheRead, CacheWrite: res.Usage.CacheWrite},
+		ToolCalls:   res.ToolCalls,
+		Denied:      res.Denied,
+		DurationMS:  d.Milliseconds(),
+		SessionPath: res.SessionPath,
+	}
+	if ev.Denied == nil {
+		ev.Denied = []Denial{}
+	}
+	if res.Err != nil {
+		ev.Error = res.Err.Error()
+	}
+	em.Emit(ev)
+}
+
+func (c Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+type run struct {
+	cfg  Config
+	sess *session.Session
+	res  Result
+}
+
+func (r *run) do(ctx context.Context) error {
+	cfg := r.cfg
+	if strings.TrimSpace(cfg.Prompt) == "" && len(cfg.Images) == 0 && len(cfg.Script) == 0 {
+		return Usagef("no prompt: give one as arguments, with -p/--prompt, -f/--prompt-file, or on stdin")
+	}
+	var err error
+	resumed := cfg.ResumePath != ""
+	if resumed {
+		r.sess, err = session.Open(cfg.ResumePath)
+	} else {
+		r.sess, err = cfg.Store.Create(cfg.Cwd, cfg.Provider.Name(), cfg.Model)
+	}
+	if err != nil {
+		return err
+	}
+	defer r.sess.Close()
+	r.res.SessionID = r.sess.Header.ID
+	r.res.SessionPath = r.sess.Path
+
+	names := make([]string, len(cfg.Tools))
+	for i, t := range cfg.Tools {
+		names[i] = t.Name()
+	}
+	cfg.Events.Emit(SessionEvent{
+		Base:      cfg.Events.Stamp("session", r.sess.Header.ID),
+		Schema:    EventSchemaVersion,
+		Path:      r.sess.Path,
+		Cwd:       cfg.Cwd,
+		Provider:  cfg.Provider.Name(),
+		Model:     cfg.Model,
+		Resumed:   resumed,
+		Stdin:     cfg.StdinState,
+		Recovered: r.sess.Recovered,
+		Tools:     names,
+	})
+
+	if resumed {
+		if err := r.closeDanglingToolCalls(); err != nil {
+			return err
+		}
+	}
+	turns := cfg.Script
+	if len(turns) == 0 {
+		var blocks []conv.Block
+		if cfg.Prompt != "" {
+			blocks = append(blocks, conv.TextBlock(cfg.Prompt))
+		}
+		for _, img := range cfg.Images {
+			blocks = append(blocks, conv.Block{Type: conv.BlockImage, MimeType: img.MimeType, Data: img.Data})
+		}
+		turns = []conv.Message{{Role: conv.RoleUser, Content: blocks}}
+	}
+	for _, t := range turns {
+		if err := r.appendPrompt(names, t.Content); err != nil {
+			return err
+		}
+		if err := r.loop(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendEntry appends e and echoes it once it is durable.
+func (r *run) appendEntry(e session.Entry) error {
+	stored, err := r.sess.Append(e)
+	if err != nil {
+		return fmt.Errorf("append to session %s: %w", r.sess.Path, err)
+	}
+	r.cfg.Events.Emit(EntryEvent{Base: r.cfg.Events.Stamp("entry", r.sess.Header.ID), Entry: EchoLine(stored.Line)})
+	return nil
+}
+
+func (r *run) appendUser(blocks []conv.Block) error {
+	return r.appendEntry(session.Entry{
+		Type:     "message",
+		Provider: r.cfg.Provider.Name(),
+		Model:    r.cfg.Model,
+		Message:  &conv.Message{Role: conv.RoleUser, Content: blocks},
+	})
+}
+
+// closeDanglingToolCalls appends interrupted results for tool calls that a
+// killed run left without results. They are never run again.
+func (r *run) closeDanglingToolCalls() error {
+	path := r.sess.ActivePath()
+	last := -1
+	for i := len(path) - 1; i >= 0; i-- {
+		if m := path[i].Message; m != nil && m.Role == conv.RoleAssistant {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	answered := map[string]bool{}
+	for _, e := range path[last+1:] {
+		if e.Message == nil {
+			continue
+		}
+		for _, b := range e.Message.Content {
+			if b.Type == conv.BlockToolResult {
+				answered[b.ToolUseID] = true
+			}
+		}
+	}
+	var blocks []conv.Block
+	for _, u := range path[last].Message.ToolUses() {
+		if !answered[u.ID] {
+			blocks = append(blocks, conv.Block{
+				Type:      conv.BlockToolResult,
+				ToolUseID: u.ID,
+				Content:   "interrupted: the run stopped before this tool call finished; it was not run again",
+				IsError:   true,
+			})
+		}
+	}
+	if len(blocks) == 0 {
+		return nil
+	}
+	return r.appendUser(blocks)
+}
+
+// appendPrompt appends the context diff, the user's prompt and the new
+// context baseline.
+func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
+	cfg := r.cfg
+	system := cfg.System
+	if system == "" {
+		system = prompt.DefaultSystem
+	}
+	state, err := prompt.Gather(prompt.Options{
+		Cwd:          cfg.Cwd,
+		Getenv:       cfg.Getenv,
+		Now:          cfg.Now,
+		System:       system,
+		AppendSystem: cfg.AppendSystem,
+		Tools:        toolNames,
+		NoEnv:        cfg.NoEnv,
+		NoAgentsMD:   cfg.NoAgentsMD,
+	})
+	if err != nil {
+		return fmt.Errorf("gather context: %w", err)
+	}
+	// A malformed baseline is treated as none: the full context is sent
+	// again, which is always correct, only less economical.
+	base, err := prompt.LastBaseline(r.sess.ActivePath())
+	if err != nil {
+		base = nil
+	}
+	for _, m := range prompt.Build(state, base) {
+		e := session.Entry{Type: "message", Message: &m}
+		if m.Role == conv.RoleUser {
+			e.Provider, e.Model = cfg.Provider.Name(), cfg.Model
+		}
+		if err := r.appendEntry(e); err != nil {
+			return err
+		}
+	}
+	if err := r.appendUser(blocks); err != nil {
+		return err
+	}
+	return r.appendEntry(state.Baseline().Entry())
+}
+
+func (r *run) loop(ctx context.Context) error {
+	cfg := r.cfg
+	specs := make([]provider.Tool, len(cfg.Tools))
+	byName := make(map[string]tool.Tool, len(cfg.Tools))
+	for i, t := range cfg.Tools {
+		specs[i] = provider.Tool{Name: t.Name(), Description: t.Description(), Schema: t.Schema()}
+		byName[t.Name()] = t
+	}
+	for {
+		if cfg.MaxTurns > 0 && r.res.Turns >= cfg.MaxTurns {
+			return &LimitError{Reason: "max_turns", Msg: fmt.Sprintf("stopped after %d model requests (--max-turns)", r.res.Turns)}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r.res.Turns++
+		req := provider.Request{
+			Model:     cfg.Model,
+			Messages:  r.sess.Conversation(),
+			Tools:     specs,
+			MaxTokens: cfg.MaxOutputTokens,
+			Reasoning: cfg.Reasoning,
+		}
+		msg, err := cfg.Provider.Stream(ctx, req, r.onProviderEvent)
+		if err != nil {
+			return err
+		}
+		if msg.Usage != nil {
+			r.res.Usage = r.res.Usage.Add(*msg.Usage)
+		}
+		if err := r.appendEntry(session.Entry{Type: "message", Message: &msg}); err != nil {
+			return err
+		}
+		if t := msg.Text(); t != "" || msg.StopReason != conv.StopToolUse {
+			r.res.Text = t
+		}
+		uses := msg.ToolUses()
+		switch {
+		case msg.StopReason == conv.StopLength:
+			return &LimitError{Reason: "max_output_tokens", Msg: "the model reached its output token limit (--max-output-tokens)"}
+		case msg.StopReason == conv.StopError:
+			return &provider.Error{Kind: provider.KindRequest, Provider: cfg.Provider.Name(), Message: "the model ended its response with an error"}
+		case len(uses) == 0:
+			return nil
+		}
+		results := r.runTools(ctx, uses, byName)
+		if err := r.appendUser(results); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *run) onProviderEvent(ev provider.Event) {
+	em := r.cfg.Events
+	id := r.res.SessionID
+	switch ev.Kind {
+	case provider.EventRetry:
+		em.Emit(RetryEvent{Base: em.Stamp("retry", id), Attempt: ev.Attempt, Status: ev.Status, WaitMS: ev.Wait.Milliseconds(), Error: ev.Err})
+	case provider.EventTextDelta:
+		if r.cfg.Stream {
+			em.Emit(DeltaEvent{Base: em.Stamp("text_delta", id), Index: ev.Index, Text: ev.Text})
+		}
+	case provider.EventThinkingDelta:
+		if r.cfg.Stream {
+			em.Emit(DeltaEvent{Base: em.Stamp("thinking_delta", id), Index: ev.Index, Text: ev.Text})
+		}
+	}
+}
+
+// runTools runs the calls concurrently and returns their results in the
+// order the model asked for them.
+func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string]tool.Tool) []conv.Block {
+	em := r.cfg.Events
+	id := r.res.SessionID
+	out := make([]conv.Block, len(uses))
+	var wg sync.WaitGroup
+	for i, u := range uses {
+		r.res.ToolCalls++
+		input := json.RawMessage(u.Input)
+		if len(strings.TrimSpace(u.Input)) == 0 {
+			input = json.RawMessage("{}")
+		}
+		if !json.Valid(input) {
+			input = mustJSONString(u.Input)
+		}
+		em.Emit(ToolStartEvent{Base: em.Stamp("tool_start", id), Name: u.Name, CallID: u.ID, Input: input})
+		t, ok := byName[u.Name]
+		if !ok {
+			res := r.refuse(u)
+			out[i] = res
+			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: slices.Contains(r.cfg.Known, u.Name)})
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			res := t.Run(ctx, json.RawMessage(u.Input))
+			out[i] = conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: res.Content, IsError: res.IsError, Attachments: res.Attachments}
+			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError})
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (r *run) refuse(u conv.Block) conv.Block {
+	allowed := make([]string, len(r.cfg.Tools))
+	for i, t := range r.cfg.Tools {
+		allowed[i] = t.Name()
+	}
+	list := strings.Join(allowed, ", ")
+	if list == "" {
+		list = "none"
+	}
+	msg := fmt.Sprintf("unknown tool %q (available tools: %s)", u.Name, list)
+	if slices.Contains(r.cfg.Known, u.Name) {
+		msg = fmt.Sprintf("tool %q is not allowed in this run (allowed tools: %s)", u.Name, list)
+		r.res.Denied = append(r.res.Denied, Denial{Name: u.Name, CallID: u.ID})
+	}
+	return conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: msg, IsError: true}
+}
+
+func mustJSONString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
