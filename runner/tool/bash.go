@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -76,12 +77,11 @@ func runBash(ctx context.Context, dir, command string, timeout time.Duration, no
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout = out
 	cmd.Stderr = out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// The group id is bash's pid (Setpgid with Pgid 0). Killing the
-		// group takes grandchildren with it, even after bash has exited.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	// git would otherwise open an editor or ask for credentials; with
+	// these it goes on or fails instead of waiting for a person.
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
+	isolate(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	cmd.WaitDelay = bashPipeGrace
 
 	err := cmd.Run()
@@ -90,7 +90,7 @@ func runBash(ctx context.Context, dir, command string, timeout time.Duration, no
 	}
 	if runCtx.Err() != nil {
 		// Whatever Wait reported, make sure nothing of the group survives.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = killGroup(cmd.Process)
 	}
 
 	var b strings.Builder

@@ -26,6 +26,8 @@ func TestBash(t *testing.T) {
 		{"runs in Dir", map[string]any{"command": "cat hello.txt"}, false, []string{"hi from a file"}, nil},
 		{"stdin is empty", map[string]any{"command": "cat; echo done"}, false, []string{"done\nexit code: 0"}, nil},
 		{"no trailing newline", map[string]any{"command": "printf abc"}, false, []string{"abc\nexit code: 0"}, nil},
+		{"no terminal to ask on", map[string]any{"command": "read -r answer < /dev/tty", "timeout": 20}, true, []string{"exit code: 1"}, []string{"timed out"}},
+		{"git never prompts", map[string]any{"command": "echo $GIT_TERMINAL_PROMPT $GIT_EDITOR"}, false, []string{"0 true\n"}, nil},
 		{"signal", map[string]any{"command": "kill -SEGV $$"}, true, []string{"killed by signal 11"}, []string{"exit code"}},
 		{"empty command", map[string]any{"command": "  "}, true, []string{"command is empty"}, nil},
 		{"zero timeout", map[string]any{"command": "true", "timeout": 0}, true, []string{"timeout must be at least 1 second"}, nil},

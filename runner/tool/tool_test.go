@@ -161,3 +161,27 @@ func TestResolve(t *testing.T) {
 		t.Errorf("without Getenv, resolve(~/x) = %q, want it under Dir", got)
 	}
 }
+
+// TestDocsShowSchemas keeps docs/tools.md in step with the code: each tool's
+// section shows its schema byte for byte.
+func TestDocsShowSchemas(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/tools.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range Builtins(Env{}) {
+		section := "\n## " + tl.Name() + "\n"
+		i := strings.Index(string(doc), section)
+		if i < 0 {
+			t.Errorf("docs/tools.md has no section %q", strings.TrimSpace(section))
+			continue
+		}
+		rest := string(doc[i+len(section):])
+		if j := strings.Index(rest, "\n## "); j >= 0 {
+			rest = rest[:j]
+		}
+		if !strings.Contains(rest, "```json\n"+string(tl.Schema())+"\n```") {
+			t.Errorf("docs/tools.md section %s does not show the schema\n%s", tl.Name(), tl.Schema())
+		}
+	}
+}

@@ -1,0 +1,14 @@
+//go:build !unix
+
+package tool
+
+import (
+	"os"
+	"os/exec"
+)
+
+// isolate does nothing where there are no process groups.
+func isolate(*exec.Cmd) {}
+
+// killGroup kills p; its children are not reached without process groups.
+func killGroup(p *os.Process) error { return p.Kill() }
