@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -24,6 +25,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"setenvfile": cmdSetenvfile,
 		"validate":   cmdValidate,
 		"nosentinel": cmdNoSentinel,
+		"waitfile":   cmdWaitfile,
 	}
 	for k, v := range sessionsScriptCmds() {
 		m[k] = v
@@ -144,6 +146,23 @@ func validateEvents(ndjson string) error {
 		return fmt.Errorf("no events")
 	}
 	return sc.Err()
+}
+
+// cmdWaitfile: `waitfile path` waits (up to 30s) until path exists, so a
+// script can act once a background awl has reached a point (its request
+// arrived at the fake provider).
+func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile path")
+	}
+	p := ts.MkAbs(args[0])
+	for i := 0; i < 3000; i++ {
+		if _, err := os.Stat(p); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ts.Fatalf("waitfile: %s did not appear", args[0])
 }
 
 // cmdNoSentinel: `nosentinel dir...` fails if any file under dir contains the

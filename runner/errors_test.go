@@ -1,0 +1,47 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/session"
+)
+
+type sigErr struct{ s os.Signal }
+
+func (e sigErr) Error() string     { return "signal" }
+func (e sigErr) Signal() os.Signal { return e.s }
+
+func TestClassifyMapsEveryKindToTheExitCodeTable(t *testing.T) {
+	cases := []struct {
+		err    error
+		code   int
+		reason string
+	}{
+		{nil, 0, "completed"},
+		{errors.New("boom"), 1, "internal_error"},
+		{Usagef("no prompt"), 2, "usage_error"},
+		{fmt.Errorf("open: %w", &session.Error{Kind: session.KindLocked}), 3, "session_error"},
+		{&provider.Error{Kind: provider.KindConfig}, 4, "provider_config"},
+		{&provider.Error{Kind: provider.KindAuth, Status: 401}, 4, "provider_config"},
+		{&provider.Error{Kind: provider.KindTransient, Status: 529}, 5, "provider_error"},
+		{&provider.Error{Kind: provider.KindRequest, Status: 400}, 5, "provider_error"},
+		{&DivergedError{Diff: "x"}, 5, "replay_diverged"},
+		{&LimitError{Reason: "max_turns"}, 6, "max_turns"},
+		{&LimitError{Reason: "max_output_tokens"}, 6, "max_output_tokens"},
+		{context.DeadlineExceeded, 124, "timeout"},
+		{sigErr{os.Interrupt}, 130, "interrupted"},
+		{sigErr{syscall.SIGTERM}, 143, "interrupted"},
+	}
+	for _, c := range cases {
+		code, reason := Classify(c.err)
+		if code != c.code || reason != c.reason {
+			t.Errorf("Classify(%v) = %d %s, want %d %s", c.err, code, reason, c.code, c.reason)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+func TestEchoLineReplacesImageBytesWithMetadata(t *testing.T) {
+	raw := []byte("\x89PNG\r\n\x1a\nfake pixels")
+	data := base64.StdEncoding.EncodeToString(raw)
+	sum := sha256.Sum256(raw)
+	line := []byte(`{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-11-29T12:00:00.000Z","message":{"role":"user","content":[` +
+		`{"type":"text","text":"look"},{"type":"image","mimeType":"image/png","data":"` + data + `"},` +
+		`{"type":"toolResult","toolUseId":"t1","content":"ok","attachments":[{"type":"image","mimeType":"image/png","data":"` + data + `"}]}]}}`)
+	out := EchoLine(line)
+	if bytes.Contains(out, []byte(data)) {
+		t.Fatalf("echo still carries the image bytes: %s", out)
+	}
+	for _, p := range []string{"message.content.1", "message.content.2.attachments.0"} {
+		g := gjson.GetBytes(out, p)
+		if g.Get("size").Int() != int64(len(raw)) || g.Get("sha256").String() != hex.EncodeToString(sum[:]) || g.Get("mimeType").String() != "image/png" {
+			t.Errorf("%s = %s, want size %d and sha256", p, g.Raw, len(raw))
+		}
+		if g.Get("data").Exists() {
+			t.Errorf("%s still has data", p)
+		}
+	}
+	if gjson.GetBytes(out, "message.content.0.text").String() != "look" {
+		t.Errorf("text block changed: %s", out)
+	}
+	plain := []byte(`{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"no images"}]}}`)
+	if got := EchoLine(plain); !bytes.Equal(got, plain) {
+		t.Errorf("a line without images changed: %s", got)
+	}
+}
+
+func TestEmitterWritesWholeLinesAndSurvivesAClosedPipe(t *testing.T) {
+	var buf bytes.Buffer
+	now := func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 5e6, time.UTC) }
+	em := NewEmitter(&buf, now)
+	em.Emit(RetryEvent{Base: em.Stamp("retry", "sid"), Attempt: 1, Status: 529, WaitMS: 10, Error: "overloaded"})
+	want := `{"type":"retry","session_id":"sid","timestamp":"2026-11-29T12:00:00.005Z","attempt":1,"status":529,"wait_ms":10,"error":"overloaded"}` + "\n"
+	if buf.String() != want {
+		t.Fatalf("got %q\nwant %q", buf.String(), want)
+	}
+	fw := &failWriter{}
+	em = NewEmitter(fw, now)
+	em.Emit(RetryEvent{Base: em.Stamp("retry", "sid")})
+	em.Emit(RetryEvent{Base: em.Stamp("retry", "sid")})
+	if fw.calls != 1 || em.Err() == nil || !strings.Contains(em.Err().Error(), "closed") {
+		t.Fatalf("calls=%d err=%v: want one failed write remembered", fw.calls, em.Err())
+	}
+}
+
+type failWriter struct{ calls int }
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	f.calls++
+	return 0, errClosed
+}
+
+var errClosed = &closedErr{}
+
+type closedErr struct{}
+
+func (*closedErr) Error() string { return "pipe closed" }
