@@ -95,14 +95,11 @@ func (t grepTool) run(ctx context.Context, in grepArgs) Result {
 					return nil
 				}
 			}
-			f, err := os.Open(filepath.Join(root, filepath.FromSlash(rel)))
-			if err != nil {
-				return nil // unreadable files are skipped, as in a walk
+			f, _, err := openRegular(filepath.Join(root, filepath.FromSlash(rel)))
+			if err != nil || f == nil {
+				return nil // unreadable files and non-files are skipped
 			}
 			defer f.Close()
-			if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-				return nil
-			}
 			return g.file(ctx, f, rel)
 		})
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 
 	"github.com/awlrun/awl/conv"
 )
@@ -69,18 +68,16 @@ func LoadImage(path string) (conv.Attachment, error) {
 // loadImage is LoadImage reading file, naming it path in errors, and also
 // returning the raw size.
 func loadImage(path, file string) (conv.Attachment, int, error) {
-	f, err := os.Open(file)
-	if err != nil {
+	f, st, err := openRegular(file)
+	switch {
+	case err != nil:
 		return conv.Attachment{}, 0, imageErr(path, err)
+	case st.IsDir():
+		return conv.Attachment{}, 0, fmt.Errorf("%s: is a directory, not an image", path)
+	case f == nil:
+		return conv.Attachment{}, 0, fmt.Errorf("%s: is %s, not an image", path, fileKind(st.Mode()))
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return conv.Attachment{}, 0, imageErr(path, err)
-	}
-	if st.IsDir() {
-		return conv.Attachment{}, 0, fmt.Errorf("%s: is a directory, not an image", path)
-	}
 	if st.Size() > MaxImageBytes {
 		return conv.Attachment{}, 0, overLimit(path, st.Size())
 	}

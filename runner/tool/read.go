@@ -105,22 +105,14 @@ func openText(env Env, name, p string) (f *os.File, res Result, ok bool) {
 	if p == "" {
 		return nil, errorf("%s: path is empty", name), false
 	}
-	f, err := os.Open(env.resolve(p))
-	if err != nil {
+	f, st, err := openRegular(env.resolve(p))
+	switch {
+	case err != nil:
 		return nil, errorf("%s: %s", name, pathErr(p, err)), false
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, errorf("%s: %s", name, pathErr(p, err)), false
-	}
-	if st.IsDir() {
-		f.Close()
+	case st.IsDir():
 		return nil, errorf("%s: %s is a directory; use ls to list it", name, p), false
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, errorf("%s: %s is not a regular file (%v)", name, p, st.Mode().Type()), false
+	case f == nil:
+		return nil, errorf("%s: %s is not a regular file but %s", name, p, fileKind(st.Mode())), false
 	}
 	head := make([]byte, sniffBytes)
 	n, err := io.ReadFull(f, head)
@@ -141,6 +133,41 @@ func openText(env Env, name, p string) (f *os.File, res Result, ok bool) {
 		return nil, errorf("%s: %s", name, pathErr(p, err)), false
 	}
 	return f, Result{}, true
+}
+
+// openRegular opens file for reading if it is a regular file. When it is
+// something else, f is nil, st says what it is and err is nil: opening a FIFO
+// would block until some writer appears, and a device may never end.
+func openRegular(file string) (f *os.File, st fs.FileInfo, err error) {
+	st, err = os.Stat(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, st, nil
+	}
+	f, err = os.Open(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
+// fileKind names the type of a file that is not regular, for messages.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeDir != 0:
+		return "a directory"
+	}
+	return "a special file"
 }
 
 // pathErr says what went wrong with path p, naming it as the model did

@@ -1,9 +1,12 @@
 package tool
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -144,4 +147,62 @@ func TestGrepCapsAndCuts(t *testing.T) {
 	// A match past the displayed part of a line is still found.
 	res = call(t, Env{Dir: dir}, "grep", `{"pattern":"needle"}`)
 	want(t, res, false, "long.txt:1: "+long[:grepLineBytes]+" [… line cut]\n")
+}
+
+// FuzzGlobPattern checks the glob matcher never panics and that pruning is
+// safe: a directory that holds a matching file is never skipped.
+func FuzzGlobPattern(f *testing.F) {
+	for _, s := range [][2]string{
+		{"**/*.go", "a/b/c.go"}, {"a/**/b/**", "a/x/b/y"}, {"[a-", "a"}, {"*/?", "x/y"},
+		{"src/*/x/*.go", "src/q/x/m.go"}, {`\*`, "*"}, {"**", "z"}, {"a/**/**/b", "a/b"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pat, name string) {
+		p, err := parsePattern(pat)
+		if err != nil {
+			return
+		}
+		segs := strings.Split(name, "/")
+		if slices.Contains(segs, "") {
+			return // a walk never yields empty segments
+		}
+		if !p.match(segs) {
+			return
+		}
+		for i := 1; i < len(segs); i++ {
+			if !p.mayMatchUnder(segs[:i]) {
+				t.Fatalf("%q matches %q, but the walk would skip %q", pat, name, strings.Join(segs[:i], "/"))
+			}
+		}
+	})
+}
+
+// TestConcurrentCalls runs every tool at once, as the runner does for the
+// independent calls of one turn; the race detector checks they share nothing.
+func TestConcurrentCalls(t *testing.T) {
+	dir := tree(t, searchTree)
+	env := Env{Dir: dir}
+	inputs := map[string]string{
+		"bash":       `{"command":"echo hi"}`,
+		"read":       `{"path":"main.go"}`,
+		"write":      `{"path":"out/new.txt","content":"x"}`,
+		"edit":       `{"path":"README.md","old_string":"# hello","new_string":"# hi"}`,
+		"ls":         `{}`,
+		"glob":       `{"pattern":"**/*.go"}`,
+		"grep":       `{"pattern":"package"}`,
+		"view_image": `{"path":"main.go"}`,
+	}
+	tools := Builtins(env)
+	results := make([]Result, len(tools))
+	var wg sync.WaitGroup
+	for i, tl := range tools {
+		wg.Go(func() { results[i] = tl.Run(t.Context(), json.RawMessage(inputs[tl.Name()])) })
+	}
+	wg.Wait()
+	for i, tl := range tools {
+		if wantErr := tl.Name() == "view_image"; results[i].IsError != wantErr {
+			t.Errorf("%s: %+v", tl.Name(), results[i])
+		}
+	}
 }

@@ -36,6 +36,8 @@ func (t writeTool) run(ctx context.Context, in writeArgs) Result {
 	switch st, err := os.Stat(file); {
 	case err == nil && st.IsDir():
 		return errorf("write: %s is a directory", in.Path)
+	case err == nil && !st.Mode().IsRegular():
+		return errorf("write: %s is not a regular file but %s", in.Path, fileKind(st.Mode()))
 	case err == nil:
 		existed = true
 	case !errors.Is(err, fs.ErrNotExist):
