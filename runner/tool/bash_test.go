@@ -213,3 +213,15 @@ func running(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
 }
+
+// BenchmarkBashTrue measures what one bash call costs beyond the command:
+// decoding, starting bash in its own session, collecting output.
+func BenchmarkBashTrue(b *testing.B) {
+	tl := Builtins(Env{Dir: b.TempDir()})[0]
+	input := json.RawMessage(`{"command":"true"}`)
+	for b.Loop() {
+		if res := tl.Run(context.Background(), input); res.IsError {
+			b.Fatal(res.Content)
+		}
+	}
+}

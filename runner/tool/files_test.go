@@ -159,6 +159,17 @@ func TestEdit(t *testing.T) {
 	}
 }
 
+func TestEditCRLFHint(t *testing.T) {
+	dir := tree(t, map[string]string{"win.txt": "one\r\ntwo\r\nthree\r\n"})
+	res := call(t, Env{Dir: dir}, "edit", `{"path":"win.txt","old_string":"two\nthree","new_string":"2\n3"}`)
+	want(t, res, true, "differs only in whitespace is at line 2")
+	res = call(t, Env{Dir: dir}, "edit", `{"path":"win.txt","old_string":"two\r\nthree","new_string":"2\r\n3"}`)
+	want(t, res, false, "replaced 1 occurrence at line 2")
+	if got, _ := os.ReadFile(filepath.Join(dir, "win.txt")); string(got) != "one\r\n2\r\n3\r\n" {
+		t.Errorf("file now %q", got)
+	}
+}
+
 func TestEditKeepsMode(t *testing.T) {
 	dir := tree(t, map[string]string{"run.sh": "echo a\n"})
 	p := filepath.Join(dir, "run.sh")
