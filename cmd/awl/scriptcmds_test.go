@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner"
 )
 
@@ -33,63 +33,51 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 	return m
 }
 
-// anthropicSSE renders an Anthropic Messages stream shaped like the recorded
-// fixtures: message_start, one block per item, message_delta, message_stop.
-func anthropicSSE(blocks []map[string]any, stop string) []byte {
-	var b bytes.Buffer
-	ev := func(name string, v any) {
-		data, _ := json.Marshal(v)
-		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", name, data)
+// providerFlag takes an optional leading `-p NAME` (the wire API of the
+// canned stream; anthropic by default) off args.
+func providerFlag(args []string) (string, []string) {
+	if len(args) >= 2 && args[0] == "-p" {
+		return args[1], args[2:]
 	}
-	ev("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"model": "claude-test-1", "id": "msg_fake", "type": "message", "role": "assistant", "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": 100, "cache_creation_input_tokens": 10, "cache_read_input_tokens": 50, "output_tokens": 1},
-	}})
-	for i, blk := range blocks {
-		switch blk["type"] {
-		case "text":
-			ev("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}})
-			ev("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "text_delta", "text": blk["text"]}})
-		case "tool_use":
-			ev("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "tool_use", "id": blk["id"], "name": blk["name"], "input": map[string]any{}}})
-			ev("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": blk["input"]}})
-		}
-		ev("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
-	}
-	ev("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}})
-	ev("message_stop", map[string]any{"type": "message_stop"})
-	return b.Bytes()
+	return "anthropic", args
 }
 
-func writeResponse(ts *testscript.TestScript, n string, body []byte) {
+func writeResponse(ts *testscript.TestScript, n string, resp providertest.Response) {
 	dir := ts.MkAbs("provider")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		ts.Fatalf("%v", err)
 	}
-	ts.Check(os.WriteFile(filepath.Join(dir, n+".sse"), body, 0o644))
+	ts.Check(os.WriteFile(filepath.Join(dir, n+".sse"), resp.Body, 0o644))
 }
 
-// cmdAnswer: `answer N text...` makes response N a text answer.
+// cannedTurn is what the scripts' canned answers report.
+func cannedTurn() providertest.Turn {
+	return providertest.Turn{Model: "claude-test-1", InputTokens: 100, OutputTokens: 20}
+}
+
+// cmdAnswer: `answer [-p provider] N text...` makes response N a text answer.
 func cmdAnswer(ts *testscript.TestScript, neg bool, args []string) {
+	prov, args := providerFlag(args)
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: answer N text...")
+		ts.Fatalf("usage: answer [-p provider] N text...")
 	}
-	text := strings.Join(args[1:], " ")
-	writeResponse(ts, args[0], anthropicSSE([]map[string]any{{"type": "text", "text": text}}, "end_turn"))
+	t := cannedTurn()
+	t.Text = strings.Join(args[1:], " ")
+	writeResponse(ts, args[0], providertest.Stream(prov, t))
 }
 
-// cmdToolcall: `toolcall N name input [name input...]` makes response N a
-// set of tool calls with ids call_N_1, call_N_2, ….
+// cmdToolcall: `toolcall [-p provider] N name input [name input...]` makes
+// response N a set of tool calls with ids call_N_1, call_N_2, ….
 func cmdToolcall(ts *testscript.TestScript, neg bool, args []string) {
+	prov, args := providerFlag(args)
 	if neg || len(args) < 3 || len(args)%2 != 1 {
-		ts.Fatalf("usage: toolcall N name input [name input...]")
+		ts.Fatalf("usage: toolcall [-p provider] N name input [name input...]")
 	}
-	var blocks []map[string]any
+	t := cannedTurn()
 	for i := 1; i < len(args); i += 2 {
-		blocks = append(blocks, map[string]any{"type": "tool_use", "id": fmt.Sprintf("call_%s_%d", args[0], len(blocks)+1), "name": args[i], "input": args[i+1]})
+		t.Calls = append(t.Calls, providertest.Call{ID: fmt.Sprintf("call_%s_%d", args[0], len(t.Calls)+1), Name: args[i], Input: args[i+1]})
 	}
-	writeResponse(ts, args[0], anthropicSSE(blocks, "tool_use"))
+	writeResponse(ts, args[0], providertest.Stream(prov, t))
 }
 
 // cmdSetenvfile: `setenvfile VAR file` sets VAR to the file's trimmed content.
