@@ -100,29 +100,31 @@ func runBash(ctx context.Context, dir, command string, timeout time.Duration, no
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		b.WriteByte('\n')
 	}
+	state := cmd.ProcessState
 	isErr := true
 	switch {
+	case state != nil && state.Exited():
+		// bash ended on its own; its exit code is the result even if
+		// something it left behind was killed afterwards.
+		switch {
+		case runCtx.Err() != nil:
+			b.WriteString("(processes the command left running kept the output open; they were killed when the run stopped or the timeout passed)\n")
+		case errors.Is(err, exec.ErrWaitDelay):
+			fmt.Fprintf(&b, "(a background process kept the output open after the command exited; output after %s was not read)\n", seconds(bashPipeGrace))
+		}
+		fmt.Fprintf(&b, "exit code: %d", state.ExitCode())
+		isErr = state.ExitCode() != 0
 	case ctx.Err() != nil:
 		fmt.Fprintf(&b, "cancelled: the run was stopped (%v); the command's process group was killed", context.Cause(ctx))
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		fmt.Fprintf(&b, "timed out after %s; the command's process group was killed", seconds(timeout))
+	case state == nil:
+		fmt.Fprintf(&b, "bash failed: %v", err)
 	default:
-		state := cmd.ProcessState
-		switch {
-		case state == nil:
-			fmt.Fprintf(&b, "bash failed: %v", err)
-		case state.ExitCode() >= 0:
-			if errors.Is(err, exec.ErrWaitDelay) {
-				fmt.Fprintf(&b, "(a background process kept the output open after the command exited; output after %s was not read)\n", seconds(bashPipeGrace))
-			}
-			fmt.Fprintf(&b, "exit code: %d", state.ExitCode())
-			isErr = state.ExitCode() != 0
-		default:
-			if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				fmt.Fprintf(&b, "killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
-			} else {
-				fmt.Fprintf(&b, "bash ended abnormally: %v", state)
-			}
+		if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			fmt.Fprintf(&b, "killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+		} else {
+			fmt.Fprintf(&b, "bash ended abnormally: %v", state)
 		}
 	}
 	return Result{Content: b.String(), IsError: isErr}

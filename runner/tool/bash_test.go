@@ -122,6 +122,18 @@ func TestBashBackgroundHoldingOutput(t *testing.T) {
 	}
 }
 
+// TestBashExitThenTimeout: bash exits on its own, but what it left behind
+// holds the output until the timeout; the exit code is still the result and
+// the leftovers are killed.
+func TestBashExitThenTimeout(t *testing.T) {
+	res, pids := groupPIDs(t, context.Background(), Env{Dir: t.TempDir()}, map[string]any{"command": `sleep 100 & echo "pids $$ $!"; exit 3`, "timeout": 1})
+	want(t, res, true, "they were killed", "exit code: 3")
+	if strings.Contains(res.Content, "timed out") {
+		t.Errorf("reported a timeout although bash exited:\n%s", res.Content)
+	}
+	assertDead(t, pids)
+}
+
 func TestBashLongOutputKeepsHeadAndTail(t *testing.T) {
 	// 200000 numbered lines: far more than head+tail.
 	res := call(t, Env{Dir: t.TempDir()}, "bash", `{"command":"seq 1 200000; echo last >&2"}`)
