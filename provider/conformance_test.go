@@ -292,7 +292,7 @@ func TestConformanceSplit(t *testing.T) {
 			same("one byte per read", got, err)
 			step := 1
 			if testing.Short() || len(data) > 4096 {
-				step = max(1, len(data)/400)
+				step = max(1, len(data)/150)
 			}
 			for k := 1; k < len(data); k += step {
 				got, err := decodeAll(fx.provider, true, &splitReader{data: data, k: k})
