@@ -410,3 +410,40 @@ func TestRetryAfterParsing(t *testing.T) {
 		}
 	}
 }
+
+// TestFakeStreams decodes every canned stream providertest renders, for
+// every provider, since the rest of awl's tests rely on them.
+func TestFakeStreams(t *testing.T) {
+	turn := providertest.Turn{Model: "m-1", Thinking: "hmm", Text: "Reading.", InputTokens: 12, OutputTokens: 5,
+		Calls: []providertest.Call{{ID: "c1", Name: "read", Input: `{"path":"a"}`}, {ID: "c2", Name: "ls", Input: ""}}}
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			srv := providertest.New()
+			defer srv.Close()
+			trunc := providertest.Turn{Text: "cut", Length: true}
+			srv.Enqueue(providertest.Stream(name, turn), providertest.Stream(name, trunc),
+				providertest.Response{Body: []byte(`{"error":{"message":"nope"}}`), Status: 400})
+			rec := &recorder{}
+			p := newTestProvider(t, name, srv, rec)
+			msg, err := p.Stream(context.Background(), hello, rec.emit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			uses := msg.ToolUses()
+			if msg.Text() != "Reading." || msg.Model != "m-1" || msg.StopReason != conv.StopToolUse || len(uses) != 2 ||
+				uses[0].ID != "c1" || uses[0].Input != `{"path":"a"}` || uses[1].Input != "{}" || msg.Usage == nil || msg.Usage.Output != 5 {
+				t.Errorf("decoded %+v usage %+v", msg, msg.Usage)
+			}
+			if msg.Content[0].Type != conv.BlockThinking || msg.Content[0].Thinking != "hmm" {
+				t.Errorf("thinking block = %+v", msg.Content[0])
+			}
+			msg, err = p.Stream(context.Background(), hello, rec.emit)
+			if err != nil || msg.StopReason != conv.StopLength || msg.Text() != "cut" {
+				t.Errorf("truncated turn: %+v, %v", msg, err)
+			}
+			if _, err := p.Stream(context.Background(), hello, rec.emit); err == nil || !strings.Contains(err.Error(), "nope") {
+				t.Errorf("error turn: %v", err)
+			}
+		})
+	}
+}

@@ -24,8 +24,9 @@ import (
 type Response struct {
 	// Status is the HTTP status; 0 means 200.
 	Status int
-	// Header is sent as is. Content-Type defaults to text/event-stream
-	// for a 2xx answer and application/json otherwise.
+	// Header is sent as is. Without a Content-Type, a 2xx answer whose
+	// body starts with '{' or '[' is application/json, any other 2xx
+	// answer text/event-stream, and an error status application/json.
 	Header http.Header
 	// Body is written after the headers.
 	Body []byte
@@ -173,11 +174,7 @@ func (s *Server) write(w http.ResponseWriter, ctx context.Context, resp Response
 		}
 	}
 	if w.Header().Get("Content-Type") == "" {
-		if status/100 == 2 {
-			w.Header().Set("Content-Type", "text/event-stream")
-		} else {
-			w.Header().Set("Content-Type", "application/json")
-		}
+		w.Header().Set("Content-Type", contentType(status, resp.Body))
 	}
 	w.WriteHeader(status)
 	flusher, _ := w.(http.Flusher)
@@ -210,6 +207,16 @@ func (s *Server) write(w http.ResponseWriter, ctx context.Context, resp Response
 		case <-s.closing:
 		}
 	}
+}
+
+// contentType guesses the type of a response without one: JSON for an
+// error status or a body that starts like a JSON document, else SSE.
+func contentType(status int, body []byte) string {
+	b := bytes.TrimSpace(body)
+	if status/100 != 2 || (len(b) > 0 && (b[0] == '{' || b[0] == '[')) {
+		return "application/json"
+	}
+	return "text/event-stream"
 }
 
 // fromDir records request n and loads its answer from the directory.
