@@ -59,12 +59,16 @@ func (t bashTool) run(ctx context.Context, in bashArgs) Result {
 			note = fmt.Sprintf("(timeout capped at %s)\n", seconds(maxT))
 		}
 	}
-	return runBash(ctx, t.env.resolve("."), in.Command, timeout, note)
+	environ := t.env.Environ
+	if environ == nil {
+		environ = ScrubEnviron(os.Environ())
+	}
+	return runBash(ctx, t.env.resolve("."), environ, in.Command, timeout, note)
 }
 
 // runBash runs command in dir in its own process group, killing the group
 // when timeout passes or ctx is done.
-func runBash(ctx context.Context, dir, command string, timeout time.Duration, note string) Result {
+func runBash(ctx context.Context, dir string, environ []string, command string, timeout time.Duration, note string) Result {
 	if ctx.Err() != nil {
 		return errorf("bash: not run: the run was stopped (%v)", context.Cause(ctx))
 	}
@@ -79,7 +83,7 @@ func runBash(ctx context.Context, dir, command string, timeout time.Duration, no
 	cmd.Stderr = out
 	// git would otherwise open an editor or ask for credentials; with
 	// these it goes on or fails instead of waiting for a person.
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
+	cmd.Env = append(environ[:len(environ):len(environ)], "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
 	isolate(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	cmd.WaitDelay = bashPipeGrace

@@ -52,6 +52,29 @@ type Env struct {
 	// MaxBashTimeout caps the timeout the model may ask bash for; 0 means
 	// DefaultMaxBashTimeout.
 	MaxBashTimeout time.Duration
+	// Environ is the environment bash runs with; nil means the process's
+	// own, minus SecretVars.
+	Environ []string
+}
+
+// SecretVars are the variables that hold provider credentials. They are
+// never passed to bash: a model that ran `env` would otherwise copy an API
+// key into the session log.
+var SecretVars = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_AUTH_TOKEN"}
+
+// ScrubEnviron returns environ without SecretVars.
+func ScrubEnviron(environ []string) []string {
+	out := make([]string, 0, len(environ))
+next:
+	for _, kv := range environ {
+		for _, s := range SecretVars {
+			if strings.HasPrefix(kv, s+"=") {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // Builtins returns every built-in tool, in a stable order: bash, read, write,
