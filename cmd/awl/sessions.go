@@ -1,13 +1,686 @@
 package main
 
 import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
 
-// sessionsCmd is the sessions command family.
-type sessionsCmd struct{}
+// sessionsCmd is the sessions command family. Listing is the default.
+type sessionsCmd struct {
+	List  sessionsListCmd  `cmd:"" default:"withargs" help:"List the sessions of this directory, oldest first (the default)."`
+	Show  sessionsShowCmd  `cmd:"" help:"Show a session's conversation; --json prints its entries as stored."`
+	Path  sessionsPathCmd  `cmd:"" help:"Print a session file's path."`
+	Rm    sessionsRmCmd    `cmd:"" help:"Remove sessions (never one in use)."`
+	Prune sessionsPruneCmd `cmd:"" help:"Remove sessions not modified for a while (never one in use)."`
+}
 
-func (sessionsCmd) Run(a *app, store *session.Store) error {
-	return runner.Usagef("awl sessions is not available yet")
+// age is a duration flag that also takes days: 30d, 1d12h, 24h, 90m.
+type age time.Duration
+
+var dayPrefix = regexp.MustCompile(`^(\d+)d`)
+
+// UnmarshalText parses a Go duration, optionally led by a number of days.
+func (d *age) UnmarshalText(b []byte) error {
+	v, err := parseAge(string(b))
+	if err != nil {
+		return err
+	}
+	*d = age(v)
+	return nil
+}
+
+func parseAge(s string) (time.Duration, error) {
+	var days time.Duration
+	rest := s
+	if m := dayPrefix.FindStringSubmatch(s); m != nil {
+		n, err := strconv.Atoi(m[1])
+		if err != nil || n > 100_000 {
+			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		days = time.Duration(n) * 24 * time.Hour
+		rest = s[len(m[0]):]
+	}
+	var d time.Duration
+	if rest != "" {
+		var err error
+		if d, err = time.ParseDuration(rest); err != nil {
+			return 0, fmt.Errorf("invalid duration %q (use e.g. 30d, 24h, 90m)", s)
+		}
+	} else if days == 0 && s != "0d" {
+		return 0, fmt.Errorf("invalid duration %q (use e.g. 30d, 24h, 90m)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("invalid duration %q: negative", s)
+	}
+	return days + d, nil
+}
+
+// sessionsListCmd lists sessions.
+type sessionsListCmd struct {
+	JSON  bool `name:"json" help:"Print a JSON array, one object per session."`
+	All   bool `name:"all" short:"a" help:"List the sessions of every directory."`
+	Limit int  `name:"limit" short:"n" help:"Keep only the newest N sessions." placeholder:"N"`
+	Since *age `name:"since" help:"Keep only sessions modified within this long (30d, 24h, 90m)." placeholder:"DURATION"`
+}
+
+// sessionJSON is one object of `awl sessions --json`.
+type sessionJSON struct {
+	ID             string `json:"id"`
+	Path           string `json:"path"`
+	Cwd            string `json:"cwd"`
+	Created        string `json:"created"`
+	Modified       string `json:"modified"`
+	Messages       int    `json:"messages"`
+	Provider       string `json:"provider"`
+	Model          string `json:"model"`
+	FirstPrompt    string `json:"first_prompt"`
+	LastStopReason string `json:"last_stop_reason"`
+	Error          string `json:"error,omitempty"`
+}
+
+// jsonTime formats t as the session format does: UTC, milliseconds.
+func jsonTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+func sessionsCwd() (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	return cwd, nil
+}
+
+// listScope is the directory a listing covers: the working directory, or
+// "" (every directory) with all.
+func listScope(all bool) (string, error) {
+	if all {
+		return "", nil
+	}
+	return sessionsCwd()
+}
+
+// listStore returns store with IsContext set so first prompts skip context
+// fragments.
+func listStore(store *session.Store) *session.Store {
+	s := *store
+	if s.IsContext == nil {
+		s.IsContext = prompt.IsContextual
+	}
+	return &s
+}
+
+func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
+	if c.Limit < 0 {
+		return runner.Usagef("--limit must not be negative")
+	}
+	scope, err := listScope(c.All)
+	if err != nil {
+		return err
+	}
+	infos, err := listStore(store).List(scope)
+	if err != nil {
+		return err
+	}
+	// Short ids are unique among everything in scope, not only among the
+	// rows kept below, so each one resolves from this directory.
+	short := shortIDs(infos)
+	keep := make([]int, 0, len(infos))
+	var cutoff time.Time
+	if c.Since != nil {
+		cutoff = time.Now().Add(-time.Duration(*c.Since))
+	}
+	for i, in := range infos {
+		if c.Since != nil && in.Modified.Before(cutoff) {
+			continue
+		}
+		keep = append(keep, i)
+	}
+	if c.Limit > 0 && len(keep) > c.Limit {
+		// The newest N by creation; the list stays oldest first.
+		keep = keep[len(keep)-c.Limit:]
+	}
+	if c.JSON {
+		out := make([]sessionJSON, 0, len(keep))
+		for _, i := range keep {
+			in := &infos[i]
+			j := sessionJSON{
+				ID: in.ID, Path: in.Path, Cwd: in.Cwd,
+				Created: jsonTime(in.Created), Modified: jsonTime(in.Modified),
+				Messages: in.Messages, Provider: in.Provider, Model: in.Model,
+				FirstPrompt: in.FirstPrompt, LastStopReason: in.LastStopReason,
+			}
+			if in.Err != nil {
+				j.Error = in.Err.Error()
+			}
+			out = append(out, j)
+		}
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = a.stdout.Write(append(b, '\n'))
+		return err
+	}
+	if len(keep) == 0 {
+		if scope != "" {
+			fmt.Fprintf(a.stderr, "awl: no sessions for %s (awl sessions --all lists every directory)\n", scope)
+		} else {
+			fmt.Fprintln(a.stderr, "awl: no sessions")
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	for _, i := range keep {
+		in := &infos[i]
+		var row []string
+		row = append(row, short[i], in.Created.Local().Format("2006-01-02 15:04"))
+		if c.All {
+			row = append(row, displayTail(in.Cwd, 50))
+		}
+		if in.Err != nil {
+			msg := in.Err.Error()
+			if rest, ok := strings.CutPrefix(msg, in.Path+":"); ok {
+				msg = "line " + rest // the row already says which file
+			}
+			row = append(row, "error: "+displayLine(msg, 120))
+		} else {
+			msgs := strconv.Itoa(in.Messages) + " messages"
+			if in.Messages == 1 {
+				msgs = "1 message"
+			}
+			row = append(row, msgs, displayLine(in.Model, 40), displayLine(in.FirstPrompt, 60))
+		}
+		fmt.Fprintln(tw, strings.TrimRight(strings.Join(row, "\t"), "\t "))
+	}
+	return tw.Flush()
+}
+
+// minShortID is the shortest prefix the listing shows.
+const minShortID = 8
+
+// shortIDs returns, for each session, the shortest prefix of its id (at
+// least 8 characters, never ending in a dash) shared with no other session
+// of the list. A session that cannot be read shows its full id: its header
+// may not say which directory it belongs to, so only the full id is sure to
+// resolve.
+func shortIDs(infos []session.Info) []string {
+	out := make([]string, len(infos))
+	ids := make([]string, 0, len(infos))
+	for _, in := range infos {
+		ids = append(ids, strings.ToLower(in.ID))
+	}
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	for i, in := range infos {
+		id := ids[i]
+		switch {
+		case id == "":
+			out[i] = filepath.Base(in.Path)
+			continue
+		case in.Err != nil:
+			out[i] = in.ID
+			continue
+		}
+		k, _ := slices.BinarySearch(sorted, id)
+		need := 0
+		if k > 0 {
+			need = commonPrefix(sorted[k-1], id)
+		}
+		if k+1 < len(sorted) {
+			need = max(need, commonPrefix(sorted[k+1], id))
+		}
+		n := max(minShortID, need+1)
+		for n < len(id) && id[n-1] == '-' {
+			n++
+		}
+		out[i] = in.ID[:min(n, len(id))]
+	}
+	return out
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// displayLine makes s safe and short for one line of a terminal: control
+// characters dropped, white space collapsed, cut to about n characters.
+func displayLine(s string, n int) string {
+	var b strings.Builder
+	count := 0
+	space := false
+	for _, r := range strings.TrimSpace(s) {
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			count++
+			space = false
+		}
+		if count >= n {
+			b.WriteString("…")
+			break
+		}
+		b.WriteRune(r)
+		count++
+	}
+	return b.String()
+}
+
+// displayTail is displayLine keeping the end of s: for paths, whose last
+// elements say the most.
+func displayTail(s string, n int) string {
+	s = displayLine(s, len(s))
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
+}
+
+// resolve turns a reference into a session file path, narrowing an
+// ambiguous prefix to the working directory's sessions.
+func resolve(store *session.Store, ref string) (string, error) {
+	cwd, err := sessionsCwd()
+	if err != nil {
+		return "", err
+	}
+	return store.Resolve(ref, cwd)
+}
+
+// sessionsPathCmd prints a session file's path.
+type sessionsPathCmd struct {
+	Ref string `arg:"" help:"Session id, unique prefix, or path." placeholder:"REF"`
+}
+
+func (c *sessionsPathCmd) Run(a *app, store *session.Store) error {
+	p, err := resolve(store, c.Ref)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(a.stdout, p)
+	return err
+}
+
+// sessionsShowCmd shows one session.
+type sessionsShowCmd struct {
+	Ref  string `arg:"" help:"Session id, unique prefix, or path." placeholder:"REF"`
+	JSON bool   `name:"json" help:"Print the header, then the entries on the active path, as NDJSON exactly as stored (image bytes included)."`
+	Full bool   `name:"full" help:"Don't cut long tool results, thinking and system prompts."`
+}
+
+func (c *sessionsShowCmd) Run(a *app, store *session.Store) error {
+	p, err := resolve(store, c.Ref)
+	if err != nil {
+		return err
+	}
+	s, err := session.Load(p)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(a.stdout, 64<<10)
+	if c.JSON {
+		hdr, err := headerLine(p)
+		if err != nil {
+			return err
+		}
+		w.Write(hdr)
+		w.WriteByte('\n')
+		for _, e := range s.ActivePath() {
+			w.Write(e.Line)
+			w.WriteByte('\n')
+		}
+		return w.Flush()
+	}
+	v := viewer{w: w, full: c.Full}
+	v.session(s)
+	return w.Flush()
+}
+
+// headerLine returns the first line of the file at path, as stored.
+func headerLine(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read session header: %w", err)
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadBytes('\n')
+	if err != nil {
+		return nil, fmt.Errorf("read session header %s: %w", path, err)
+	}
+	return line[:len(line)-1], nil
+}
+
+// Cuts of the human view (without --full).
+const (
+	cutLines     = 20   // tool results, system and context messages
+	cutBytes     = 2000 // the same, in bytes
+	cutThinking  = 200  // characters of thinking, on one line
+	cutToolInput = 500  // characters of tool-call arguments
+)
+
+// viewer renders a session for a person.
+type viewer struct {
+	w     *bufio.Writer
+	full  bool
+	tools map[string]string // tool-use id → tool name
+}
+
+func (v *viewer) session(s *session.Session) {
+	h := &s.Header
+	prov, model := s.ActiveModel()
+	fmt.Fprintf(v.w, "session  %s\n", h.ID)
+	fmt.Fprintf(v.w, "path     %s\n", s.Path)
+	fmt.Fprintf(v.w, "cwd      %s\n", displayLine(h.Cwd, 400))
+	fmt.Fprintf(v.w, "created  %s\n", h.Timestamp.Local().Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(v.w, "model    %s\n", displayLine(prov+"/"+model, 200))
+	if s.Recovered {
+		fmt.Fprintln(v.w, "note     the last line is incomplete (a writer may be appending it)")
+	}
+	v.tools = map[string]string{}
+	for _, e := range s.ActivePath() {
+		if e.Type != session.TypeMessage || e.Message == nil {
+			fmt.Fprintf(v.w, "\n· %s %s\n", displayLine(e.Type, 40), displayLine(string(e.Fields), 200))
+			continue
+		}
+		v.message(&e)
+	}
+}
+
+func (v *viewer) section(title string) {
+	fmt.Fprintf(v.w, "\n── %s ──\n", title)
+}
+
+func (v *viewer) message(e *session.Entry) {
+	m := e.Message
+	switch {
+	case m.Role == conv.RoleAssistant:
+		title := []string{"assistant"}
+		if m.Model != "" {
+			title = append(title, displayLine(m.Model, 60))
+		}
+		if m.StopReason != "" {
+			title = append(title, displayLine(string(m.StopReason), 20))
+		}
+		if u := m.Usage; u != nil {
+			t := fmt.Sprintf("%d in, %d out", u.Input, u.Output)
+			if u.CacheRead > 0 || u.CacheWrite > 0 {
+				t += fmt.Sprintf(", cache %d read, %d written", u.CacheRead, u.CacheWrite)
+			}
+			title = append(title, t)
+		}
+		v.section(strings.Join(title, " · "))
+	case m.Role == conv.RoleUser && prompt.IsContextualMessage(*m):
+		v.section("user · context")
+		for _, b := range m.Content {
+			v.text(b.Text, true)
+		}
+		return
+	case m.Role == conv.RoleUser && !hasNonResult(m):
+		// Only tool results: each gets its own section below.
+	default:
+		v.section(displayLine(string(m.Role), 20))
+	}
+	cut := m.Role == conv.RoleSystem
+	for _, b := range m.Content {
+		switch b.Type {
+		case conv.BlockText:
+			v.text(b.Text, cut)
+		case conv.BlockThinking:
+			switch {
+			case b.Redacted != "":
+				fmt.Fprintln(v.w, "[thinking: redacted]")
+			case v.full:
+				fmt.Fprintf(v.w, "[thinking]\n%s\n", safeText(b.Thinking))
+			default:
+				fmt.Fprintf(v.w, "[thinking] %s\n", displayLine(b.Thinking, cutThinking))
+			}
+		case conv.BlockToolUse:
+			v.tools[b.ID] = b.Name
+			in := displayLine(b.Input, cutToolInput)
+			if v.full {
+				in = safeText(b.Input)
+			}
+			fmt.Fprintf(v.w, "→ %s %s  [%s]\n", displayLine(b.Name, 60), in, displayLine(b.ID, 80))
+		case conv.BlockToolResult:
+			title := "tool result"
+			if name := v.tools[b.ToolUseID]; name != "" {
+				title += " · " + displayLine(name, 60)
+			}
+			title += " · " + displayLine(b.ToolUseID, 80)
+			if b.IsError {
+				title += " · error"
+			}
+			v.section(title)
+			v.text(b.Content, true)
+			for _, at := range b.Attachments {
+				fmt.Fprintln(v.w, imageMeta(at.Type, at.MimeType, at.Data))
+			}
+		case conv.BlockImage:
+			fmt.Fprintln(v.w, imageMeta("image", b.MimeType, b.Data))
+		default:
+			fmt.Fprintf(v.w, "[%s block]\n", displayLine(string(b.Type), 40))
+		}
+	}
+}
+
+// hasNonResult reports whether m has a block that is not a tool result.
+func hasNonResult(m *conv.Message) bool {
+	for _, b := range m.Content {
+		if b.Type != conv.BlockToolResult {
+			return true
+		}
+	}
+	return false
+}
+
+// text writes s, cut to cutLines lines and cutBytes bytes when cut is set
+// (and --full is not).
+func (v *viewer) text(s string, cut bool) {
+	s = safeText(strings.TrimRight(s, "\n"))
+	if cut && !v.full {
+		var dropped int
+		s, dropped = cutText(s, cutLines, cutBytes)
+		if dropped > 0 {
+			s += fmt.Sprintf("\n… (%d more lines; --full shows everything)", dropped)
+		}
+	}
+	if s != "" {
+		fmt.Fprintln(v.w, s)
+	}
+}
+
+// cutText keeps the first lines of s and at most maxBytes bytes, and
+// returns how many lines it dropped (a partly kept line counts).
+func cutText(s string, lines, maxBytes int) (string, int) {
+	total := strings.Count(s, "\n") + 1
+	end := 0
+	for k := 0; k < lines && end < len(s); k++ {
+		i := strings.IndexByte(s[end:], '\n')
+		if i < 0 {
+			end = len(s)
+			break
+		}
+		end += i + 1
+	}
+	if end > maxBytes {
+		end = maxBytes
+		for end > 0 && !utf8.RuneStart(s[end]) {
+			end--
+		}
+	}
+	if end >= len(s) {
+		return s, 0
+	}
+	kept := strings.TrimRight(s[:end], "\n")
+	return kept, total - strings.Count(kept, "\n") - boolInt(strings.HasSuffix(s[:end], "\n"))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// safeText drops control characters other than newline and tab, so stored
+// text cannot drive the terminal.
+func safeText(s string) string {
+	clean := true
+	for _, r := range s {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// imageMeta describes an image by its metadata, never its bytes: the same
+// mime type, size and sha256 the NDJSON events show.
+func imageMeta(kind, mime, data string) string {
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return fmt.Sprintf("[%s %s, %d bytes of invalid base64]", displayLine(kind, 20), displayLine(mime, 60), len(data))
+	}
+	sum := sha256.Sum256(raw)
+	return fmt.Sprintf("[%s %s, %d bytes, sha256 %s]", displayLine(kind, 20), displayLine(mime, 60), len(raw), hex.EncodeToString(sum[:]))
+}
+
+// sessionsRmCmd removes sessions.
+type sessionsRmCmd struct {
+	Refs []string `arg:"" help:"Session ids, unique prefixes, or paths." placeholder:"REF"`
+}
+
+func (c *sessionsRmCmd) Run(a *app, store *session.Store) error {
+	var paths []string
+	var errs []error
+	for _, ref := range c.Refs {
+		p, err := resolve(store, ref)
+		if err != nil {
+			fmt.Fprintf(a.stderr, "awl: %v\n", err)
+			errs = append(errs, err)
+			continue
+		}
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
+	return removeAll(a, paths, false, errs)
+}
+
+// removeAll removes paths (with dryRun, only prints them), printing each
+// removed path on stdout. Refusals and failures are reported on stderr as
+// they happen, after the earlier ones in errs; a *session.Error sums them
+// up, for exit code 3.
+func removeAll(a *app, paths []string, dryRun bool, errs []error) error {
+	removed := 0
+	for _, p := range paths {
+		if dryRun {
+			fmt.Fprintln(a.stdout, p)
+			continue
+		}
+		if err := session.Remove(p); err != nil {
+			if isKind(err, session.KindLocked) {
+				fmt.Fprintf(a.stderr, "awl: not removed: %v\n", err)
+			} else {
+				fmt.Fprintf(a.stderr, "awl: %v\n", err)
+			}
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+		fmt.Fprintln(a.stdout, p)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	kind := session.KindNotFound
+	locked := 0
+	for _, err := range errs {
+		var se *session.Error
+		if errors.As(err, &se) && kind == session.KindNotFound {
+			kind = se.Kind
+		}
+		if isKind(err, session.KindLocked) {
+			locked++
+		}
+	}
+	msg := fmt.Sprintf("%d removed, %d not", removed, len(errs))
+	if locked > 0 {
+		kind = session.KindLocked
+		msg += fmt.Sprintf(" (%d in use)", locked)
+	}
+	return &session.Error{Kind: kind, Msg: msg, Err: errors.Join(errs...)}
+}
+
+func isKind(err error, k session.ErrorKind) bool {
+	var se *session.Error
+	return errors.As(err, &se) && se.Kind == k
+}
+
+// sessionsPruneCmd removes old sessions.
+type sessionsPruneCmd struct {
+	OlderThan age  `name:"older-than" required:"" help:"Remove sessions not modified for this long (30d, 12h)." placeholder:"DURATION"`
+	DryRun    bool `name:"dry-run" help:"Print what would be removed; remove nothing."`
+	All       bool `name:"all" short:"a" help:"Prune the sessions of every directory, not only this one."`
+}
+
+func (c *sessionsPruneCmd) Run(a *app, store *session.Store) error {
+	scope, err := listScope(c.All)
+	if err != nil {
+		return err
+	}
+	infos, err := store.List(scope)
+	if err != nil {
+		return err
+	}
+	cutoff := time.Now().Add(-time.Duration(c.OlderThan))
+	var paths []string
+	for _, in := range infos {
+		if !in.Modified.IsZero() && in.Modified.Before(cutoff) {
+			paths = append(paths, in.Path)
+		}
+	}
+	return removeAll(a, paths, c.DryRun, nil)
 }

@@ -1,0 +1,34 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Remove deletes the session file at path unless a writer holds its lock.
+// It takes the lock without waiting: a session in use is refused with a
+// *Error of KindLocked (and Pid when known); a missing file is KindNotFound.
+// The file is unlinked while the lock is held, so no writer can take it
+// between the check and the removal.
+func Remove(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return openError(path, err)
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
+		if errors.Is(err, errLocked) {
+			return lockedError(path, lockHolder(f))
+		}
+		return fmt.Errorf("lock session %s: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("remove session: %w", err)
+	}
+	// Make the removal durable; failing to sync the directory is not worth
+	// reporting a removed file as kept.
+	_ = syncDir(filepath.Dir(path))
+	return nil
+}
