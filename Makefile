@@ -28,5 +28,10 @@ fuzz:
 	  done; \
 	done
 
+# demo replays examples/summarise.jsonl through the real tools in a scratch
+# directory (scripts/demo.sh): awl's main job, end to end, with no API key.
+demo: build
+	@AWL="$(abspath $(BIN))" sh scripts/demo.sh
+
 clean:
 	rm -rf bin

@@ -32,8 +32,12 @@ func TestMain(m *testing.M) {
 // TestScripts runs testdata/script/*.txtar against the real awl binary and a
 // fake provider on 127.0.0.1. A script's canned responses are
 // provider/N.sse (or .json, .status, .headers); the requests awl sent are
-// written to requests/N.json.
+// written to requests/N.json. $REPO is the repository root.
 func TestScripts(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: false,
@@ -41,6 +45,7 @@ func TestScripts(t *testing.T) {
 			srv := providertest.NewDir(env.WorkDir)
 			env.Defer(srv.Close)
 			env.Setenv("FAKE_URL", srv.URL)
+			env.Setenv("REPO", repo) // the repository root, for examples/ and scripts/
 			env.Setenv("ANTHROPIC_BASE_URL", srv.URL)
 			env.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 			env.Setenv("ANTHROPIC_API_KEY", sentinelKey)
