@@ -211,11 +211,7 @@ func (d *chatDecoder) event(_, data []byte) (bool, error) {
 		d.complete()
 		return true, nil
 	}
-	if e := get(data, "error"); e.Exists() && e.Type != gjson.Null {
-		return false, chatStreamError(e)
-	}
-	d.chunk(data)
-	return false, nil
+	return false, d.chunk(data)
 }
 
 // trimSpace trims ASCII spaces without allocating.
@@ -257,39 +253,79 @@ func chatStreamError(e gjson.Result) *wireError {
 	return we
 }
 
-// chunk applies one chat.completion.chunk.
-func (d *chatDecoder) chunk(data []byte) {
-	if d.id == "" {
-		d.id = str(get(data, "id"))
+// chunk applies one chat.completion.chunk, walking its top level once
+// (lookups by path would rescan the chunk for each field).
+func (d *chatDecoder) chunk(data []byte) error {
+	var choice, errObj gjson.Result
+	get(data, "@this").ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			if d.id == "" {
+				d.id = str(v)
+			}
+		case "model":
+			if d.msg.Model == "" {
+				d.msg.Model = str(v)
+			}
+		case "usage":
+			if v.IsObject() {
+				d.readUsage(v)
+			}
+		case "choices":
+			choice = v.Get("0")
+		case "error":
+			errObj = v
+		}
+		return true
+	})
+	if errObj.Exists() && errObj.Type != gjson.Null {
+		return chatStreamError(errObj)
 	}
-	if d.msg.Model == "" {
-		d.msg.Model = str(get(data, "model"))
-	}
-	if u := get(data, "usage"); u.IsObject() {
-		d.readUsage(u)
-	}
-	choice := get(data, "choices.0")
 	if !choice.Exists() {
-		return
+		return nil
 	}
-	d.content(choice.Get("delta"))
-	if f := choice.Get("finish_reason"); f.Type == gjson.String && f.Str != "" {
-		d.finish = strings.Clone(f.Str)
-	}
+	var delta gjson.Result
+	choice.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "delta":
+			delta = v
+		case "finish_reason":
+			if v.Type == gjson.String && v.Str != "" {
+				d.finish = strings.Clone(v.Str)
+			}
+		}
+		return true
+	})
+	d.content(delta)
+	return nil
 }
 
 // content applies a streamed delta or a whole message: reasoning (as
 // reasoning_content or reasoning), text and tool calls.
 func (d *chatDecoder) content(m gjson.Result) {
-	if r := m.Get("reasoning_content"); r.Type == gjson.String && r.Str != "" {
-		d.appendThinking(r.Str)
-	} else if r := m.Get("reasoning"); r.Type == gjson.String && r.Str != "" {
-		d.appendThinking(r.Str)
+	var reasoning, reasoningContent, text, calls gjson.Result
+	m.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "reasoning_content":
+			reasoningContent = v
+		case "reasoning":
+			reasoning = v
+		case "content":
+			text = v
+		case "tool_calls":
+			calls = v
+		}
+		return true
+	})
+	if reasoningContent.Type == gjson.String && reasoningContent.Str != "" {
+		d.appendThinking(reasoningContent.Str)
+	} else if reasoning.Type == gjson.String && reasoning.Str != "" {
+		d.appendThinking(reasoning.Str)
 	}
-	if c := m.Get("content"); c.Type == gjson.String && c.Str != "" {
-		d.appendText(c.Str)
+	if text.Type == gjson.String && text.Str != "" {
+		d.appendText(text.Str)
 	}
-	m.Get("tool_calls").ForEach(func(_, f gjson.Result) bool {
+	calls.ForEach(func(_, f gjson.Result) bool {
 		d.toolFragment(f)
 		return true
 	})
