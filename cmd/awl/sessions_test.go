@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bufio"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/session"
+)
+
+// TestShortIDsResolve checks the promise of the table: every short id is at
+// least 8 characters, unique among the sessions listed, and resolves to its
+// session from the listed directory (or from anywhere, for --all), even when
+// the sessions were created in the same millisecond.
+func TestShortIDsResolve(t *testing.T) {
+	base := time.Date(2026, 4, 25, 17, 40, 15, 0, time.UTC)
+	now := base
+	store := &session.Store{
+		Dir:  filepath.Join(t.TempDir(), "sessions"),
+		Now:  func() time.Time { return now },
+		Rand: rand.NewChaCha8([32]byte{7}),
+	}
+	dirs := []string{"/work/a", "/work/b", "/work/a-b"}
+	for i := range 30 {
+		// Bursts within one millisecond, then a few seconds apart.
+		if i%4 == 0 {
+			now = now.Add(1500 * time.Millisecond)
+		}
+		s, err := store.Create(dirs[i%len(dirs)], "anthropic", "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	for _, scope := range append([]string{""}, dirs...) {
+		infos, err := store.List(scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{true: 30, false: 10}[scope == ""]; len(infos) != want {
+			t.Fatalf("List(%q): %d sessions, want %d", scope, len(infos), want)
+		}
+		short := shortIDs(infos)
+		seen := map[string]bool{}
+		from := scope
+		if scope == "" {
+			from = "/somewhere/else"
+		}
+		for i, id := range short {
+			if len(id) < minShortID || strings.HasSuffix(id, "-") || !strings.HasPrefix(infos[i].ID, id) {
+				t.Errorf("scope %q: short id %q of %s", scope, id, infos[i].ID)
+			}
+			for p := range seen {
+				if strings.HasPrefix(p, id) || strings.HasPrefix(id, p) {
+					t.Errorf("scope %q: short ids %q and %q overlap", scope, p, id)
+				}
+			}
+			seen[id] = true
+			got, err := store.Resolve(id, from)
+			if err != nil || got != infos[i].Path {
+				t.Errorf("scope %q: Resolve(%q, %q) = %q, %v; want %s", scope, id, from, got, err, infos[i].Path)
+			}
+		}
+	}
+}
+
+func TestShortIDs(t *testing.T) {
+	infos := []session.Info{
+		{ID: "019dc5ba-53f6-71a5-ab8f-b1f8709c2572"},
+		{ID: "019dc5ba-53f7-71a5-ab8f-b1f8709c2572"},
+		{ID: "019dc5bb-0000-7000-8000-000000000000"},
+		{ID: "02000000-0000-7000-8000-000000000000", Err: errTest},
+		{ID: "", Path: "/s/x/odd.jsonl", Err: errTest},
+	}
+	want := []string{"019dc5ba-53f6", "019dc5ba-53f7", "019dc5bb", "02000000-0000-7000-8000-000000000000", "odd.jsonl"}
+	got := shortIDs(infos)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("shortIDs[%d] = %q, want %q", i, got[i], want[i])
+		}
+	}
+	// Sharing exactly 8 characters: the dash is skipped.
+	got = shortIDs([]session.Info{{ID: "01234567-89ab-7000-8000-000000000000"}, {ID: "01234567-99ab-7000-8000-000000000000"}})
+	if got[0] != "01234567-8" || got[1] != "01234567-9" {
+		t.Errorf("shortIDs = %q", got)
+	}
+}
+
+type testError string
+
+func (e testError) Error() string { return string(e) }
+
+const errTest = testError("unreadable")
+
+func TestParseAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"30d":    30 * 24 * time.Hour,
+		"1d12h":  36 * time.Hour,
+		"24h":    24 * time.Hour,
+		"90m":    90 * time.Minute,
+		"0d":     0,
+		"1.5h":   90 * time.Minute,
+		"2d30m0": -1,
+		"":       -1,
+		"d":      -1,
+		"-1h":    -1,
+		"3 days": -1,
+		"7days":  -1,
+	} {
+		got, err := parseAge(in)
+		if want < 0 {
+			if err == nil {
+				t.Errorf("parseAge(%q) = %v, want an error", in, got)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("parseAge(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+}
+
+func TestCutText(t *testing.T) {
+	lines := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString("line")
+		}
+		return b.String()
+	}
+	for _, c := range []struct {
+		in          string
+		lines, max  int
+		keptLines   int
+		dropped     int
+		keptIsWhole bool
+	}{
+		{lines(5), 20, 2000, 5, 0, true},
+		{lines(20), 20, 2000, 20, 0, true},
+		{lines(21), 20, 2000, 20, 1, false},
+		{lines(100), 20, 2000, 20, 80, false},
+		{strings.Repeat("x", 5000), 20, 2000, 1, 1, false},
+	} {
+		got, dropped := cutText(c.in, c.lines, c.max)
+		if n := strings.Count(got, "\n") + 1; n != c.keptLines || dropped != c.dropped || (got == c.in) != c.keptIsWhole {
+			t.Errorf("cutText(%d lines, %d bytes): kept %d lines (%d bytes), dropped %d; want %d kept, %d dropped",
+				strings.Count(c.in, "\n")+1, len(c.in), n, len(got), dropped, c.keptLines, c.dropped)
+		}
+		if len(got) > c.max {
+			t.Errorf("cutText kept %d bytes, over %d", len(got), c.max)
+		}
+	}
+	// A cut never splits a character.
+	got, _ := cutText(strings.Repeat("é", 1500), 20, 2001)
+	if !strings.HasPrefix(strings.Repeat("é", 1500), got) || len(got) != 2000 {
+		t.Errorf("cut in the middle of a rune: %d bytes", len(got))
+	}
+}
+
+func TestViewerBlocks(t *testing.T) {
+	m := &conv.Message{Role: conv.RoleAssistant, Model: "m1", StopReason: conv.StopToolUse, Content: []conv.Block{
+		{Type: conv.BlockThinking, Thinking: strings.Repeat("think ", 100)},
+		{Type: conv.BlockThinking, Redacted: "opaque"},
+		conv.TextBlock("Hello \x1b[31mred\x1b[0m"),
+		{Type: conv.BlockToolUse, ID: "t1", Name: "bash", Input: `{"command":"ls"}`},
+	}}
+	render := func(full bool) string {
+		var b strings.Builder
+		w := bufio.NewWriter(&b)
+		v := viewer{w: w, full: full, tools: map[string]string{}}
+		v.message(&session.Entry{Type: session.TypeMessage, Message: m})
+		v.message(&session.Entry{Type: session.TypeMessage, Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{
+			{Type: conv.BlockToolResult, ToolUseID: "t1", Content: "a\nb", IsError: true,
+				Attachments: []conv.Attachment{{Type: "image", MimeType: "image/png", Data: "AAEC"}}},
+		}}})
+		w.Flush()
+		return b.String()
+	}
+	short := render(false)
+	for _, want := range []string{
+		"── assistant · m1 · toolUse ──\n",
+		"[thinking] think think",
+		"…\n[thinking: redacted]\n",
+		"Hello [31mred[0m\n",
+		`→ bash {"command":"ls"}  [t1]` + "\n",
+		"── tool result · bash · t1 · error ──\na\nb\n",
+		"[image image/png, 3 bytes, sha256 ae4b3280e56e2faf83f414a6e3dabe9d5fbe18976544c05fed121accb85b53fc]\n",
+	} {
+		if !strings.Contains(short, want) {
+			t.Errorf("view lacks %q:\n%s", want, short)
+		}
+	}
+	if strings.Contains(short, "\x1b") || strings.Contains(short, "AAEC") {
+		t.Errorf("view has an escape or image data:\n%s", short)
+	}
+	if full := render(true); !strings.Contains(full, "[thinking]\n"+strings.Repeat("think ", 100)) {
+		t.Errorf("--full cut the thinking:\n%s", full)
+	}
+}
