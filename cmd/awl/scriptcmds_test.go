@@ -26,6 +26,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"validate":   cmdValidate,
 		"nosentinel": cmdNoSentinel,
 		"waitfile":   cmdWaitfile,
+		"answerfile": cmdAnswerfile,
 	}
 	for k, v := range sessionsScriptCmds() {
 		m[k] = v
@@ -43,7 +44,7 @@ func providerFlag(args []string) (string, []string) {
 }
 
 func writeResponse(ts *testscript.TestScript, n string, resp providertest.Response) {
-	dir := ts.MkAbs("provider")
+	dir := filepath.Join(ts.Getenv("WORK"), "provider")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		ts.Fatalf("%v", err)
 	}
@@ -63,6 +64,18 @@ func cmdAnswer(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	t := cannedTurn()
 	t.Text = strings.Join(args[1:], " ")
+	writeResponse(ts, args[0], providertest.Stream(prov, t))
+}
+
+// cmdAnswerfile: `answerfile [-p provider] N file` makes response N a text
+// answer with the file's content (for answers too big for a command line).
+func cmdAnswerfile(ts *testscript.TestScript, neg bool, args []string) {
+	prov, args := providerFlag(args)
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: answerfile [-p provider] N file")
+	}
+	t := cannedTurn()
+	t.Text = ts.ReadFile(args[1])
 	writeResponse(ts, args[0], providertest.Stream(prov, t))
 }
 
