@@ -259,7 +259,7 @@ func (d *anthropicDecoder) event(_, data []byte) (bool, error) {
 		}
 	case "message_delta":
 		if r := get(data, "delta.stop_reason"); r.Type == gjson.String {
-			d.stop = r.Str
+			d.stop = strings.Clone(r.Str)
 		}
 		d.readUsage(get(data, "usage"))
 	case "message_stop":
@@ -274,7 +274,7 @@ func (d *anthropicDecoder) event(_, data []byte) (bool, error) {
 // anthropicStreamError classifies an error event sent inside a 200 stream.
 func anthropicStreamError(e gjson.Result) *wireError {
 	typ := e.Get("type").String()
-	we := &wireError{msg: e.Get("message").String(), kind: KindRequest}
+	we := &wireError{msg: strings.Clone(e.Get("message").String()), kind: KindRequest}
 	if we.msg == "" {
 		we.msg = typ
 	}

@@ -231,10 +231,10 @@ func trimSpace(b []byte) []byte {
 func chatStreamError(e gjson.Result) *wireError {
 	we := &wireError{kind: KindRequest}
 	if e.Type == gjson.String {
-		we.msg = e.Str
+		we.msg = strings.Clone(e.Str)
 		return we
 	}
-	we.msg = e.Get("message").String()
+	we.msg = strings.Clone(e.Get("message").String())
 	status := e.Get("status_code").Int()
 	if c := e.Get("code"); c.Type == gjson.Number {
 		status = c.Int()

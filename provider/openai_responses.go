@@ -257,8 +257,8 @@ func (d *responsesDecoder) event(_, data []byte) (bool, error) {
 
 // responsesFailure classifies response.failed and error events.
 func responsesFailure(e gjson.Result) *wireError {
-	we := &wireError{kind: KindRequest, msg: e.Get("message").String()}
-	code := e.Get("code").String()
+	we := &wireError{kind: KindRequest, msg: strings.Clone(e.Get("message").String())}
+	code := strings.Clone(e.Get("code").String())
 	if we.msg == "" {
 		we.msg = code
 	}

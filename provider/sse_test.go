@@ -245,3 +245,23 @@ func TestSSENoAllocPerLine(t *testing.T) {
 		t.Errorf("%.2f allocations per event, want 0", allocs)
 	}
 }
+
+// TestDecodedStringsOutliveEventBuffer: strings kept from one event must
+// not alias the SSE buffer that the next events overwrite.
+func TestDecodedStringsOutliveEventBuffer(t *testing.T) {
+	pad := strings.Repeat("x", 200)
+	// The first event is the longest, so later ones reuse its buffer.
+	in := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-x\",\"usage\":{\"input_tokens\":1}},\"pad\":\"" + pad + pad + "\"}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"read\",\"input\":{}}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":3}}\n\n" +
+		"event: ping\ndata: {\"type\":\"ping\",\"pad\":\"" + pad + "\"}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\",\"pad\":\"" + pad + "\"}\n\n"
+	msg, err := decodeAll(NameAnthropic, true, strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.StopReason != conv.StopToolUse || msg.Model != "claude-x" || msg.Content[0].ID != "toolu_1" || msg.Content[0].Name != "read" {
+		t.Errorf("got %+v", msg)
+	}
+}
