@@ -243,6 +243,37 @@ func decodeAll(provider string, sse bool, r io.Reader) (conv.Message, error) {
 	return decodeStream(r, dec)
 }
 
+// decodeScribbled decodes like decodeStream but overwrites each event's
+// name and data after the decoder has seen them, so any string the decoder
+// kept without copying shows up as garbage.
+func decodeScribbled(provider string, data []byte) (conv.Message, error) {
+	p, err := New(provider, Options{})
+	if err != nil {
+		return conv.Message{}, err
+	}
+	dec := p.(*client).w.decoder(provider, func(Event) {})
+	sse := newSSEDecoder(bytes.NewReader(data))
+	for {
+		name, payload, err := sse.Next()
+		if err != nil {
+			return conv.Message{}, &wireError{retry: true, msg: "stream ended before its terminal event"}
+		}
+		done, err := dec.event(name, payload)
+		for i := range payload[:cap(payload)] {
+			payload[:cap(payload)][i] = '#'
+		}
+		for i := range name {
+			name[i] = '#'
+		}
+		if err != nil || done {
+			if err != nil {
+				return conv.Message{}, err
+			}
+			return dec.message(), nil
+		}
+	}
+}
+
 // splitReader returns data in two reads split at k.
 type splitReader struct {
 	data []byte
@@ -290,6 +321,8 @@ func TestConformanceSplit(t *testing.T) {
 			}
 			got, err := decodeAll(fx.provider, true, iotest.OneByteReader(bytes.NewReader(data)))
 			same("one byte per read", got, err)
+			got, err = decodeScribbled(fx.provider, data)
+			same("event buffer overwritten after each event", got, err)
 			step := 1
 			if testing.Short() || len(data) > 4096 {
 				step = max(1, len(data)/150)
