@@ -16,8 +16,10 @@ import (
 
 // Provider streams one model response. Stream may retry transient failures
 // internally; it reports each retry as an EventRetry and returns only a
-// completed message, so a caller never sees a partial answer. Stream is safe
-// to call from one goroutine at a time per Provider value.
+// completed message, so a caller never sees a partial answer. Deltas that
+// an abandoned attempt emitted before its EventRetry are void: the next
+// attempt streams its answer from the start. Stream is safe to call from
+// one goroutine at a time per Provider value.
 type Provider interface {
 	// Name is the provider's name as recorded in sessions ("anthropic",
 	// "openai", "openai-chat").
