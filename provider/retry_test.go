@@ -447,3 +447,40 @@ func TestFakeStreams(t *testing.T) {
 		})
 	}
 }
+
+// TestChatCompatQuirks feeds habits of compatible servers that no recording
+// shows: tool calls without ids or indexes, arguments as an object, no
+// usage, finish_reason stop after tool calls, and reasoning_content.
+func TestChatCompatQuirks(t *testing.T) {
+	body := strings.Join([]string{
+		`data: {"id":"gen-9","model":"local","choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":"think"}}]}`,
+		`data: {"id":"gen-9","choices":[{"index":0,"delta":{"tool_calls":[{"function":{"name":"read","arguments":"{\"path\":"}}]}}]}`,
+		`data: {"id":"gen-9","choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"\"a\"}"}}]}}]}`,
+		`data: {"id":"gen-9","choices":[{"index":0,"delta":{"tool_calls":[{"function":{"name":"ls","arguments":{"dir":"."}}}]}}]}`,
+		`data: {"id":"gen-9","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+		`data: [DONE]`,
+	}, "\n\n") + "\n\n"
+	srv := providertest.New()
+	defer srv.Close()
+	srv.Enqueue(providertest.Response{Body: []byte(body)}, providertest.Response{Body: []byte(body)})
+	rec := &recorder{}
+	p := newTestProvider(t, NameOpenAIChat, srv, rec)
+	msg, err := p.Stream(context.Background(), hello, rec.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uses := msg.ToolUses()
+	if msg.StopReason != conv.StopToolUse || len(uses) != 2 || msg.Usage != nil || msg.Content[0].Thinking != "think" {
+		t.Fatalf("got %+v", msg)
+	}
+	if uses[0].Name != "read" || uses[0].Input != `{"path":"a"}` || uses[1].Name != "ls" || uses[1].Input != `{"dir":"."}` {
+		t.Errorf("tool calls %+v", uses)
+	}
+	if uses[0].ID == "" || uses[0].ID == uses[1].ID {
+		t.Errorf("ids %q %q: want distinct synthesized ids", uses[0].ID, uses[1].ID)
+	}
+	again, err := p.Stream(context.Background(), hello, rec.emit)
+	if err != nil || again.ToolUses()[0].ID != uses[0].ID || again.ToolUses()[1].ID != uses[1].ID {
+		t.Errorf("synthesized ids are not stable: %+v vs %+v", again.ToolUses(), uses)
+	}
+}
