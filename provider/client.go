@@ -92,6 +92,21 @@ func New(name string, opts Options) (Provider, error) {
 	return &client{name: name, url: base + w.path(), opts: opts, w: w}, nil
 }
 
+// Project returns the request body that provider name would send for req:
+// a pure function of its arguments, the same bytes every time. A missing
+// model is the provider's default, as in Stream.
+func Project(name string, req Request) ([]byte, error) {
+	p, err := New(name, Options{})
+	if err != nil {
+		return nil, err
+	}
+	c := p.(*client)
+	if req.Model == "" {
+		req.Model = DefaultModel(name)
+	}
+	return c.w.encode(req)
+}
+
 // sleepContext waits for d or until ctx is done.
 func sleepContext(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

@@ -111,11 +111,7 @@ func features(provider string) map[string]Request {
 
 func encodeFor(t *testing.T, provider string, req Request) []byte {
 	t.Helper()
-	p, err := New(provider, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := p.(*client).w.encode(req)
+	b, err := Project(provider, req)
 	if err != nil {
 		t.Fatal(err)
 	}
