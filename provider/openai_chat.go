@@ -2,8 +2,9 @@ package provider
 
 import (
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -432,11 +433,12 @@ func (d *chatDecoder) complete() {
 			b.Input = "{}"
 		}
 		if b.ID == "" {
-			// Compatible servers may omit ids; derive a stable one.
-			b.ID = "call_" + d.id + "_" + strconv.Itoa(call.block)
-			if d.id == "" {
-				b.ID = "call_" + strconv.Itoa(call.block)
-			}
+			// Compatible servers may omit ids; derive a stable one from
+			// the response id and the block, short enough for OpenAI's
+			// 40-character limit should the session move there.
+			h := fnv.New32a()
+			h.Write([]byte(d.id))
+			b.ID = fmt.Sprintf("call_%08x_%d", h.Sum32(), call.block)
 		}
 		d.emit(Event{Kind: EventToolCallEnd, Index: call.block, ToolID: b.ID, ToolName: b.Name})
 	}
