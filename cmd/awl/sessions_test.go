@@ -2,8 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -203,4 +209,94 @@ func TestViewerBlocks(t *testing.T) {
 	if full := render(true); !strings.Contains(full, "[thinking]\n"+strings.Repeat("think ", 100)) {
 		t.Errorf("--full cut the thinking:\n%s", full)
 	}
+}
+
+// benchTranscript returns the entry lines (no header) of a session of about
+// size bytes, written by the session package: a context message, a prompt,
+// then rounds of a bash call and its ~4 KiB output.
+func benchTranscript(b *testing.B, size int) []byte {
+	b.Helper()
+	st := &session.Store{Dir: b.TempDir(), Rand: rand.NewChaCha8([32]byte{9})}
+	s, err := st.Create("/ci/app", "anthropic", "claude-sonnet-4-5")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	user := func(blocks ...conv.Block) {
+		if _, err := s.Append(session.Entry{Provider: "anthropic", Model: "claude-sonnet-4-5",
+			Message: &conv.Message{Role: conv.RoleUser, Content: blocks}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	user(conv.TextBlock("<environment_context>\n  <cwd>/ci/app</cwd>\n</environment_context>"))
+	user(conv.TextBlock("fix the failing test in the session package and explain the cause"))
+	out := strings.Repeat("session/list.go:42: some output of a command, long enough to be typical\n", 56)
+	for n := 0; ; n++ {
+		id := "toolu_" + strconv.Itoa(n)
+		if _, err := s.Append(session.Entry{Message: &conv.Message{Role: conv.RoleAssistant,
+			Model: "claude-sonnet-4-5", StopReason: conv.StopToolUse, Usage: &conv.Usage{Input: 1200, Output: 80},
+			Content: []conv.Block{conv.TextBlock("Let me look."), {Type: conv.BlockToolUse, ID: id, Name: "bash", Input: `{"command":"go test ./session/"}`}}}}); err != nil {
+			b.Fatal(err)
+		}
+		user(conv.Block{Type: conv.BlockToolResult, ToolUseID: id, Content: out})
+		if fi, err := os.Stat(s.Path); err != nil {
+			b.Fatal(err)
+		} else if fi.Size() >= int64(size) {
+			break
+		}
+	}
+	data, err := os.ReadFile(s.Path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data[bytes.IndexByte(data, '\n')+1:]
+}
+
+// BenchmarkSessionsJSONAll is `awl sessions --json --all` over 1,000
+// sessions of 1 MB each, in 10 directories (target: < 500 ms).
+func BenchmarkSessionsJSONAll(b *testing.B) {
+	const files, size = 1000, 1 << 20
+	body := benchTranscript(b, size)
+	dir := filepath.Join(b.TempDir(), "sessions")
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for i := range files {
+		cwd := fmt.Sprintf("/ci/app%d", i%10)
+		created := t0.Add(time.Duration(i) * time.Second)
+		id := fmt.Sprintf("019dc5ba-53f6-71a5-ab8f-%012x", i+1)
+		hdr, err := json.Marshal(struct {
+			Type      string `json:"type"`
+			Version   int    `json:"version"`
+			ID        string `json:"id"`
+			Timestamp string `json:"timestamp"`
+			Cwd       string `json:"cwd"`
+			Provider  string `json:"provider"`
+			Model     string `json:"model"`
+		}{"session", 1, id, jsonTime(created), cwd, "anthropic", "claude-sonnet-4-5"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := filepath.Join(dir, session.EncodeCwd(cwd))
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		data := append(append(hdr, '\n'), body...)
+		if err := os.WriteFile(filepath.Join(d, session.FileName(created, id)), data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	args := []string{"--session-dir", dir, "sessions", "--json", "--all"}
+	for b.Loop() {
+		out.Reset()
+		var errb bytes.Buffer
+		if code := Main(context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
+			b.Fatalf("exit %d: %s", code, errb.String())
+		}
+	}
+	var list []sessionJSON
+	if err := json.Unmarshal(out.Bytes(), &list); err != nil || len(list) != files || list[0].Error != "" ||
+		list[0].FirstPrompt != "fix the failing test in the session package and explain the cause" {
+		b.Fatalf("%d sessions, %v, first %+v", len(list), err, list[0])
+	}
+	b.ReportMetric(float64(len(body))/1e6, "MB/file")
 }
