@@ -25,7 +25,10 @@ type Config struct {
 	Store *session.Store
 	Cwd   string
 	// ResumePath is the session file to continue; "" starts a new session.
+	// Resume, when set, is that session already opened (and locked) by the
+	// caller; Run takes it over and closes it.
 	ResumePath string
+	Resume     *session.Session
 
 	Prompt string
 	Images []conv.Attachment
@@ -130,10 +133,13 @@ func (r *run) do(ctx context.Context) error {
 		return Usagef("no prompt: give one as arguments, with -p/--prompt, -f/--prompt-file, or on stdin")
 	}
 	var err error
-	resumed := cfg.ResumePath != ""
-	if resumed {
+	resumed := cfg.Resume != nil || cfg.ResumePath != ""
+	switch {
+	case cfg.Resume != nil:
+		r.sess = cfg.Resume
+	case resumed:
 		r.sess, err = session.Open(cfg.ResumePath)
-	} else {
+	default:
 		r.sess, err = cfg.Store.Create(cfg.Cwd, cfg.Provider.Name(), cfg.Model)
 	}
 	if err != nil {

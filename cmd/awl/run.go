@@ -148,29 +148,39 @@ func (c *runCmd) prepare(a *app, store *session.Store, em *runner.Emitter) (runn
 	if err != nil {
 		return res, runner.Config{}, err
 	}
+	// The session is opened (and locked) once, here: a busy or corrupt
+	// session fails before anything else is set up, and the runner takes
+	// it over without reading it again.
 	var active struct{ provider, model string }
+	var resumed *session.Session
 	if resumePath != "" {
-		s, err := session.Load(resumePath)
+		resumed, err = session.Open(resumePath)
 		if err != nil {
 			return res, runner.Config{}, err
 		}
-		res.SessionID, res.SessionPath = s.Header.ID, s.Path
-		active.provider, active.model = s.ActiveModel()
+		res.SessionID, res.SessionPath = resumed.Header.ID, resumed.Path
+		active.provider, active.model = resumed.ActiveModel()
+	}
+	fail := func(err error) (runner.Result, runner.Config, error) {
+		if resumed != nil {
+			resumed.Close()
+		}
+		return res, runner.Config{}, err
 	}
 
 	prov, model, script, err := c.buildProvider(a, store, cwd, active.provider, active.model)
 	if err != nil {
-		return res, runner.Config{}, err
+		return fail(err)
 	}
 	if script != nil {
 		if err := checkReplayPrompt(text, script); err != nil {
-			return res, runner.Config{}, err
+			return fail(err)
 		}
 		text, images = "", nil
 	}
 	tools, known, err := c.selectTools(cwd, a.getenv)
 	if err != nil {
-		return res, runner.Config{}, err
+		return fail(err)
 	}
 	if stdinState == "timeout" {
 		fmt.Fprintf(a.stderr, "awl: nothing arrived on stdin within %s; going on without it (--stdin waits, --no-stdin skips)\n", c.StdinTimeout)
@@ -178,7 +188,7 @@ func (c *runCmd) prepare(a *app, store *session.Store, em *runner.Emitter) (runn
 	return res, runner.Config{
 		Store:           store,
 		Cwd:             cwd,
-		ResumePath:      resumePath,
+		Resume:          resumed,
 		Prompt:          text,
 		Images:          images,
 		Script:          script,
