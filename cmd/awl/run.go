@@ -34,7 +34,7 @@ type runCmd struct {
 	Model      string `name:"model" help:"Model name (env AWL_MODEL)." placeholder:"NAME"`
 	BaseURL    string `name:"base-url" help:"API base URL (default from ANTHROPIC_BASE_URL or OPENAI_BASE_URL)." placeholder:"URL"`
 	MaxRetries int    `name:"max-retries" default:"4" help:"Retries of a failed model request."`
-	Reasoning  string `name:"reasoning" enum:",low,medium,high" default:"" help:"Thinking/reasoning effort: low, medium or high."`
+	Reasoning  string `name:"reasoning" enum:",low,medium,high" default:"" placeholder:"EFFORT" help:"Thinking/reasoning effort: low, medium or high."`
 
 	Tools     []string `name:"tools" sep:"," help:"Allow only these tools (comma-separated)." placeholder:"A,B"`
 	DenyTools []string `name:"deny-tools" sep:"," help:"Deny these tools." placeholder:"A,B"`
@@ -50,7 +50,7 @@ type runCmd struct {
 	Resume   string `name:"resume" short:"r" help:"Continue a session: an id, a unique prefix or a path to a .jsonl file. Bare --resume means the latest in this directory." placeholder:"REF"`
 	Continue bool   `name:"continue" short:"c" help:"Continue the most recent session of this directory."`
 
-	Image []string `name:"image" help:"Attach an image (PNG, JPEG, GIF, WebP; repeatable)." placeholder:"FILE"`
+	Image []string `name:"image" sep:"none" help:"Attach an image (PNG, JPEG, GIF, WebP; repeatable)." placeholder:"FILE"`
 
 	NoAgentsMD   bool `name:"no-agents-md" help:"Don't show the model AGENTS.md files."`
 	NoEnvContext bool `name:"no-env-context" help:"Don't show the model the environment context."`
