@@ -1,0 +1,373 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/awlrun/awl/provider/providertest"
+)
+
+// actionFile is the metadata of a composite action. It is decoded with
+// KnownFields, so a misspelt key fails the test.
+type actionFile struct {
+	Name        string            `yaml:"name"`
+	Description string            `yaml:"description"`
+	Author      string            `yaml:"author"`
+	Branding    map[string]string `yaml:"branding"`
+	Inputs      map[string]struct {
+		Description string  `yaml:"description"`
+		Default     *string `yaml:"default"`
+		Required    bool    `yaml:"required"`
+	} `yaml:"inputs"`
+	Outputs map[string]struct {
+		Description string `yaml:"description"`
+		Value       string `yaml:"value"`
+	} `yaml:"outputs"`
+	Runs struct {
+		Using string       `yaml:"using"`
+		Steps []actionStep `yaml:"steps"`
+	} `yaml:"runs"`
+}
+
+type actionStep struct {
+	ID               string            `yaml:"id"`
+	ContinueOnError  string            `yaml:"continue-on-error"`
+	Name             string            `yaml:"name"`
+	If               string            `yaml:"if"`
+	Uses             string            `yaml:"uses"`
+	Shell            string            `yaml:"shell"`
+	Run              string            `yaml:"run"`
+	WorkingDirectory string            `yaml:"working-directory"`
+	Env              map[string]string `yaml:"env"`
+	With             map[string]string `yaml:"with"`
+}
+
+// actionOnlyInputs are the inputs that drive the action itself rather than
+// an `awl run` flag.
+var actionOnlyInputs = map[string]bool{
+	"working-directory": true,
+	"upload-session":    true,
+	"artifact-name":     true,
+	"fail-on-error":     true,
+}
+
+func loadAction(t *testing.T) (actionFile, []byte) {
+	t.Helper()
+	data, err := os.ReadFile("../../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a actionFile
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&a); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	return a, data
+}
+
+func (a actionFile) step(t *testing.T, id string) actionStep {
+	t.Helper()
+	for _, s := range a.Runs.Steps {
+		if s.ID == id {
+			return s
+		}
+	}
+	t.Fatalf("action.yml has no step with id %q", id)
+	return actionStep{}
+}
+
+// runFlags returns the long flags `awl run` accepts, read from the kong
+// grammar: runCmd's fields and the global flags of cli.
+func runFlags() map[string]bool {
+	flags := map[string]bool{}
+	add := func(typ reflect.Type) {
+		for i := range typ.NumField() {
+			tag := typ.Field(i).Tag
+			if _, isArg := tag.Lookup("arg"); isArg {
+				continue
+			}
+			if _, isCmd := tag.Lookup("cmd"); isCmd {
+				continue
+			}
+			if name := tag.Get("name"); name != "" {
+				flags[name] = true
+			}
+		}
+	}
+	add(reflect.TypeFor[runCmd]())
+	add(reflect.TypeFor[cli]())
+	return flags
+}
+
+var inputExpr = regexp.MustCompile(`^\$\{\{ inputs\.([a-z0-9-]+) \}\}$`)
+
+// TestActionYAML checks action.yml's shape and that every input it passes
+// to awl names a flag `awl run` really has.
+func TestActionYAML(t *testing.T) {
+	a, raw := loadAction(t)
+	if a.Name == "" || a.Description == "" {
+		t.Errorf("action.yml needs a name and a description")
+	}
+	for name, in := range a.Inputs {
+		if in.Description == "" {
+			t.Errorf("input %q has no description", name)
+		}
+	}
+	if a.Runs.Using != "composite" {
+		t.Errorf("runs.using = %q, want composite", a.Runs.Using)
+	}
+	for _, in := range []string{"prompt", "resume", "model", "provider", "tools", "max-turns", "timeout"} {
+		if _, ok := a.Inputs[in]; !ok {
+			t.Errorf("input %q is missing", in)
+		}
+	}
+	for _, out := range []string{"session_id", "session_path", "exit_code", "result"} {
+		o, ok := a.Outputs[out]
+		if !ok {
+			t.Errorf("output %q is missing", out)
+			continue
+		}
+		if o.Value != "${{ steps.run.outputs."+out+" }}" {
+			t.Errorf("output %q = %q, want it from the run step", out, o.Value)
+		}
+	}
+	var uses []string
+	for _, s := range a.Runs.Steps {
+		if s.Uses != "" {
+			uses = append(uses, s.Uses)
+		}
+		if s.Run != "" && s.Shell != "bash" {
+			t.Errorf("step %q: shell %q, want bash (composite run steps need one)", s.Name, s.Shell)
+		}
+	}
+	for _, want := range []string{"actions/setup-go@", "actions/upload-artifact@"} {
+		if !strings.Contains(strings.Join(uses, " "), want) {
+			t.Errorf("no step uses %s (steps use %v)", want, uses)
+		}
+	}
+
+	run := a.step(t, "run")
+	known := runFlags()
+	// awl's arguments are built in one bash array, args.
+	groups := regexp.MustCompile(`\bargs\+?=\(([^)]*)\)`).FindAllStringSubmatch(run.Run, -1)
+	if len(groups) < len(a.Inputs)-len(actionOnlyInputs) {
+		t.Errorf("the run step adds to args %d times, want one per awl input at least", len(groups))
+	}
+	for _, g := range groups {
+		for _, m := range regexp.MustCompile(`(?:^|[\s"])--([a-z][a-z0-9-]*)`).FindAllStringSubmatch(g[1], -1) {
+			if !known[m[1]] {
+				t.Errorf("the run step passes --%s, which awl run does not have", m[1])
+			}
+		}
+	}
+	if !strings.Contains(run.Run, `awl" "${args[@]}"`) {
+		t.Errorf("the run step does not run awl with args")
+	}
+	if strings.Contains(run.Run, "${{") {
+		t.Errorf("the run step pastes an expression into the script; pass it through env")
+	}
+
+	// Each input reaches awl as the flag of the same name, through an env
+	// variable used on the line that adds the flag; the action's own inputs
+	// are used by the action.
+	envOf := map[string]string{}
+	for k, v := range run.Env {
+		m := inputExpr.FindStringSubmatch(v)
+		if m == nil {
+			t.Errorf("run step env %s = %q: want ${{ inputs.NAME }}", k, v)
+			continue
+		}
+		envOf[m[1]] = k
+	}
+	for name := range a.Inputs {
+		if actionOnlyInputs[name] {
+			if !strings.Contains(string(raw), "inputs."+name) {
+				t.Errorf("input %q is never used", name)
+			}
+			continue
+		}
+		if !known[name] {
+			t.Errorf("input %q is not an awl run flag", name)
+			continue
+		}
+		v, ok := envOf[name]
+		if !ok {
+			t.Errorf("input %q does not reach the run step's env", name)
+			continue
+		}
+		re := regexp.MustCompile(`(?m)^.*\$` + v + `\b.*--` + name + `\b.*$|^.*--` + name + `\b.*\$` + v + `\b.*$`)
+		if !re.MatchString(run.Run) {
+			t.Errorf("input %q: no line passes $%s as --%s", name, v, name)
+		}
+	}
+}
+
+// actionRun runs action.yml's run step with bash as GitHub would: inputs
+// through the env it declares (defaults from action.yml), outputs to a
+// GITHUB_OUTPUT file, awl at $RUNNER_TEMP/awl-bin/awl. It returns the step's
+// outputs.
+func actionRun(t *testing.T, a actionFile, dir string, env []string, inputs map[string]string) map[string]string {
+	t.Helper()
+	run := a.step(t, "run")
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "awl-bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// TestMain runs Main when the test binary is called awl.
+	if err := os.Symlink(exe, filepath.Join(bin, "awl")); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "github_output")
+	cmd := exec.Command("bash", "-e", "-c", run.Run)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "RUNNER_TEMP="+tmp, "GITHUB_OUTPUT="+out, "GITHUB_STEP_SUMMARY=")
+	cmd.Env = append(cmd.Env, env...)
+	for k, v := range run.Env {
+		name := inputExpr.FindStringSubmatch(v)[1]
+		val, ok := inputs[name]
+		if !ok && a.Inputs[name].Default != nil {
+			val = *a.Inputs[name].Default
+		}
+		cmd.Env = append(cmd.Env, k+"="+val)
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run step: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseGithubOutput(t, string(data))
+}
+
+// parseGithubOutput reads a GITHUB_OUTPUT file: name=value lines and
+// name<<DELIM heredocs.
+func parseGithubOutput(t *testing.T, s string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		line := sc.Text()
+		if name, delim, ok := strings.Cut(line, "<<"); ok && !strings.Contains(name, "=") {
+			var val []string
+			closed := false
+			for sc.Scan() {
+				if sc.Text() == delim {
+					closed = true
+					break
+				}
+				val = append(val, sc.Text())
+			}
+			if !closed {
+				t.Fatalf("GITHUB_OUTPUT: %s<<%s is not closed", name, delim)
+			}
+			out[name] = strings.Join(val, "\n")
+			continue
+		}
+		name, val, ok := strings.Cut(line, "=")
+		if !ok {
+			t.Fatalf("GITHUB_OUTPUT: bad line %q", line)
+		}
+		out[name] = val
+	}
+	return out
+}
+
+// TestActionRunStep runs the action's run step against the fake provider:
+// the outputs, a multi-line result, a resumed session, a limit's exit code,
+// and a replay of the example.
+func TestActionRunStep(t *testing.T) {
+	for _, tool := range []string{"bash", "jq", "od"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the action's run step needs %s", tool)
+		}
+	}
+	a, _ := loadAction(t)
+	srv := providertest.New()
+	defer srv.Close()
+	work := t.TempDir()
+	env := []string{
+		"ANTHROPIC_API_KEY=" + sentinelKey,
+		"ANTHROPIC_BASE_URL=" + srv.URL,
+		"OPENAI_API_KEY=",
+		"AWL_PROVIDER=",
+		"AWL_MODEL=",
+		"AWL_SESSION_DIR=" + filepath.Join(work, "sessions"),
+		"XDG_CONFIG_HOME=" + filepath.Join(work, "config"),
+	}
+
+	answer := "Done.\nThe build passes.\nAWL_EOF line that is not the delimiter"
+	srv.Enqueue(providertest.Text("anthropic", answer))
+	out := actionRun(t, a, work, env, map[string]string{"prompt": "check the build", "max-turns": "3", "tools": "read,ls"})
+	if out["exit_code"] != "0" || out["reason"] != "completed" {
+		t.Fatalf("outputs %v, want exit_code 0, reason completed", out)
+	}
+	if out["result"] != answer {
+		t.Errorf("result = %q, want %q", out["result"], answer)
+	}
+	if _, err := os.Stat(out["session_path"]); err != nil || out["session_id"] == "" || !strings.Contains(out["session_path"], out["session_id"]) {
+		t.Errorf("session_id %q, session_path %q: %v", out["session_id"], out["session_path"], err)
+	}
+	var req struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &req); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(req.Tools) != "[{read} {ls}]" {
+		t.Errorf("tools offered %v, want read and ls (the tools input)", req.Tools)
+	}
+
+	// The resume input continues the session from its path.
+	srv.Enqueue(providertest.Text("anthropic", "Second."))
+	out2 := actionRun(t, a, work, env, map[string]string{"prompt": "and now?", "resume": out["session_path"]})
+	if out2["exit_code"] != "0" || out2["session_id"] != out["session_id"] || out2["result"] != "Second." {
+		t.Errorf("resumed outputs %v, want exit 0 in session %s", out2, out["session_id"])
+	}
+
+	// A limit: exit_code 6 is an output; the step itself succeeds.
+	srv.Enqueue(providertest.ToolCall("anthropic", "toolu_1", "ls", `{}`))
+	out3 := actionRun(t, a, work, env, map[string]string{"prompt": "list", "max-turns": "1"})
+	if out3["exit_code"] != "6" || out3["reason"] != "max_turns" || out3["result"] != "" {
+		t.Errorf("outputs %v, want exit_code 6, reason max_turns, no result", out3)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("the provider got %d requests, want 3", n)
+	}
+
+	// Replay of the example, in a copy of its workspace, with no key.
+	ws := filepath.Join(t.TempDir(), "workspace")
+	if err := os.CopyFS(ws, os.DirFS("../../examples/workspace")); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := filepath.Abs("../../examples/summarise.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out4 := actionRun(t, a, ws, append(env, "ANTHROPIC_API_KEY="), map[string]string{"provider": "replay", "replay": rec})
+	if out4["exit_code"] != "0" || !strings.HasPrefix(out4["result"], "I wrote SUMMARY.md") {
+		t.Errorf("replay outputs %v, want exit_code 0", out4)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "SUMMARY.md")); err != nil {
+		t.Errorf("the replay did not write SUMMARY.md: %v", err)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("the replay reached the provider (%d requests)", n)
+	}
+}
