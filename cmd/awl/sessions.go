@@ -27,7 +27,7 @@ import (
 
 // sessionsCmd is the sessions command family. Listing is the default.
 type sessionsCmd struct {
-	List  sessionsListCmd  `cmd:"" default:"withargs" help:"List the sessions of this directory, oldest first (the default)."`
+	List  sessionsListCmd  `cmd:"" default:"withargs" help:"List the sessions of this directory, oldest first (the default: awl sessions [--json] [--all] [--limit N] [--since 24h])."`
 	Show  sessionsShowCmd  `cmd:"" help:"Show a session's conversation; --json prints its entries as stored."`
 	Path  sessionsPathCmd  `cmd:"" help:"Print a session file's path."`
 	Rm    sessionsRmCmd    `cmd:"" help:"Remove sessions (never one in use)."`

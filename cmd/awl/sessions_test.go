@@ -300,3 +300,24 @@ func BenchmarkSessionsJSONAll(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(body))/1e6, "MB/file")
 }
+
+func TestParseCookbook(t *testing.T) {
+	md := "# t\n\n```sh\nnot a recipe\n```\n\n### One\n\nText.\n\n```sh\necho 1\n```\n\n```text\n1\n```\n\n## Group\n\n### Two\n\n```sh\necho 2\n```\n\n```text\n2\n```\n"
+	rs, err := parseCookbook(md)
+	if err != nil || len(rs) != 2 || rs[0].title != "One" || rs[0].script != "echo 1\n" || rs[0].output != "1\n" || rs[1].output != "2\n" {
+		t.Fatalf("parseCookbook = %+v, %v", rs, err)
+	}
+	for _, bad := range []string{
+		"### A\n```sh\necho\n```\n",                               // no output block
+		"### A\n```sh\necho\n```\n### B\n```text\nx\n```\n",       // output without recipe
+		"### A\n```sh\necho\n```\n```text\nx\n```\n```text\n",     // unclosed
+		"### A\n```sh\necho\n```\n```sh\necho\n```\n```text\n```", // first has no output
+	} {
+		if _, err := parseCookbook(bad); err == nil {
+			t.Errorf("parseCookbook(%q) = nil error", bad)
+		}
+	}
+	if got := normalizeOutput("019dc5ba-53f6-71a5-ab8f-b1f8709c2572\t2026-11-29T12:00:00.000Z\t/s/x_1.jsonl\n"); got != "<id>\t<time>\t<file>" {
+		t.Errorf("normalizeOutput = %q", got)
+	}
+}
