@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -58,6 +59,9 @@ type Config struct {
 	StdinState string
 
 	Events *Emitter
+	// Notes receives one-line human diagnostics (retries), typically
+	// stderr; nil discards them.
+	Notes  io.Writer
 	Now    func() time.Time
 	Getenv func(string) string
 }
@@ -357,6 +361,13 @@ func (r *run) onProviderEvent(ev provider.Event) {
 	switch ev.Kind {
 	case provider.EventRetry:
 		em.Emit(RetryEvent{Base: em.Stamp("retry", id), Attempt: ev.Attempt, Status: ev.Status, WaitMS: ev.Wait.Milliseconds(), Error: ev.Err})
+		if r.cfg.Notes != nil {
+			status := "network error"
+			if ev.Status != 0 {
+				status = fmt.Sprintf("HTTP %d", ev.Status)
+			}
+			fmt.Fprintf(r.cfg.Notes, "awl: model request failed (%s: %s); retry %d in %s\n", status, ev.Err, ev.Attempt, ev.Wait.Round(time.Millisecond))
+		}
 	case provider.EventTextDelta:
 		if r.cfg.Stream {
 			em.Emit(DeltaEvent{Base: em.Stamp("text_delta", id), Index: ev.Index, Text: ev.Text})

@@ -206,6 +206,7 @@ func (c *runCmd) prepare(a *app, store *session.Store, em *runner.Emitter) (runn
 		NoAgentsMD:      c.NoAgentsMD,
 		StdinState:      stdinState,
 		Events:          em,
+		Notes:           a.stderr,
 		Getenv:          a.getenv,
 	}, nil
 }
