@@ -486,26 +486,32 @@ func (s *Session) parentIndex(i int, p string) int {
 }
 
 // path returns the indices of the active path, root first.
-func (s *Session) path() []int {
-	i := s.leafIndex()
-	if i < 0 {
+func (s *Session) path() []int32 {
+	leaf := s.leafIndex()
+	if leaf < 0 {
 		return nil
 	}
-	var idx []int
+	// Walk twice, counting then filling, so the result is one exact
+	// allocation.
+	n := 0
+	s.walk(leaf, func(int) { n++ })
+	idx := make([]int32, n)
+	s.walk(leaf, func(i int) { n--; idx[n] = int32(i) })
+	return idx
+}
+
+// walk calls fn with i and each of its ancestors, leaf first.
+func (s *Session) walk(i int, fn func(int)) {
 	for {
-		idx = append(idx, i)
+		fn(i)
 		p := s.Entries[i].ParentID
 		if p == "" {
-			break
+			return
 		}
 		if i = s.parentIndex(i, p); i < 0 {
-			break
+			return
 		}
 	}
-	for l, r := 0, len(idx)-1; l < r; l, r = l+1, r-1 {
-		idx[l], idx[r] = idx[r], idx[l]
-	}
-	return idx
 }
 
 // ActivePath returns the entries from the root to the leaf.

@@ -1,0 +1,167 @@
+package session
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/awlrun/awl/conv"
+)
+
+// realisticSession returns the bytes of a session file of about n entries
+// in the mix of a coding agent: every round an assistant message (thinking
+// with a signature half of the time, a short text, one tool call) and a
+// user message with the tool's ~2 KiB multi-line output; a human prompt
+// every 20 rounds. Lines are made by the real encoder.
+func realisticSession(n int, seed uint64) []byte {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	t0 := time.Date(2026, 4, 25, 14, 0, 0, 0, time.UTC)
+	id := fmt.Sprintf("019dc5ba-53f6-71a5-ab8f-%012x", seed)
+	h := Header{Version: 1, ID: id, Timestamp: t0, Cwd: "/Users/travis/Code/awl", Provider: "anthropic", Model: "claude-sonnet-4-20250514"}
+	buf := append(appendHeader(nil, &h), '\n')
+	word := func() string {
+		words := []string{"func", "return", "err", "nil", "session", "the", "file", "if", "for", "range", ":=", "{", "}", "ctx", "path"}
+		return words[rng.IntN(len(words))]
+	}
+	text := func(size, lineLen int) string {
+		var b strings.Builder
+		col := 0
+		for b.Len() < size {
+			w := word()
+			b.WriteString(w)
+			col += len(w) + 1
+			if col > lineLen {
+				b.WriteByte('\n')
+				col = 0
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		return b.String()
+	}
+	sig := strings.Repeat("EqQBCkgIBxABGAIiQJ5", 12)
+	parent := ""
+	for i := 0; i < n; i++ {
+		e := Entry{Type: TypeMessage, ID: fmt.Sprintf("%08x", i+1), ParentID: parent, Timestamp: t0.Add(time.Duration(i) * time.Second)}
+		switch {
+		case i%41 == 0:
+			e.Provider, e.Model = "anthropic", "claude-sonnet-4-20250514"
+			e.Message = &conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(text(200, 80))}}
+		case i%2 == 1:
+			m := &conv.Message{Role: conv.RoleAssistant, Provider: "anthropic", Model: "claude-sonnet-4-20250514",
+				StopReason: conv.StopToolUse, Usage: &conv.Usage{Input: int64(1000 + i), Output: 85, CacheRead: int64(900 + i)}}
+			if rng.IntN(2) == 0 {
+				m.Content = append(m.Content, conv.Block{Type: conv.BlockThinking, Thinking: text(300, 100), Signature: sig})
+			}
+			m.Content = append(m.Content, conv.TextBlock(text(120, 200)),
+				conv.Block{Type: conv.BlockToolUse, ID: fmt.Sprintf("toolu_%020d", i), Name: "bash",
+					Input: fmt.Sprintf(`{"command":"grep -rn \"%s\" --include=*.go .","timeout":60}`, word())})
+			e.Message = m
+		default:
+			e.Provider, e.Model = "anthropic", "claude-sonnet-4-20250514"
+			e.Message = &conv.Message{Role: conv.RoleUser, Content: []conv.Block{
+				{Type: conv.BlockToolResult, ToolUseID: fmt.Sprintf("toolu_%020d", i-1), Content: text(2048, 60)}}}
+		}
+		var err error
+		if buf, err = appendEntry(buf, &e); err != nil {
+			panic(err)
+		}
+		buf = append(buf, '\n')
+		parent = e.ID
+	}
+	return buf
+}
+
+func BenchmarkAppend(b *testing.B) {
+	for _, size := range []int{300, 2048} {
+		b.Run(fmt.Sprintf("%dB", size), func(b *testing.B) {
+			st := testStore(b)
+			s, err := st.Create("/bench", "p", "m")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			e := Entry{Provider: "p", Model: "m", Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{
+				{Type: conv.BlockToolResult, ToolUseID: "t", Content: strings.Repeat("output line\n", size/12)}}}}
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := s.Append(e); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkOpen opens (lock, read, parse, recover-check) and rebuilds the
+// conversation. MB/s is of session file; alloc/file is the bytes allocated
+// per open divided by the file's size.
+func BenchmarkOpen(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			data := realisticSession(n, 1)
+			path := filepath.Join(b.TempDir(), "s.jsonl")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			for b.Loop() {
+				s, err := Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if c := s.Conversation(); len(c) != n {
+					b.Fatalf("%d messages", len(c))
+				}
+				s.Close()
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(len(data)), "alloc/file")
+			b.ReportMetric(float64(len(data))/1e6, "file-MB")
+		})
+	}
+}
+
+// BenchmarkList lists 1,000 session files of 1 MB each.
+func BenchmarkList(b *testing.B) {
+	st := &Store{Dir: filepath.Join(b.TempDir(), "sessions")}
+	dir := filepath.Join(st.Dir, EncodeCwd("/Users/travis/Code/awl"))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	const files = 1000
+	// One transcript under 1,000 different headers: distinct files.
+	data := realisticSession(660, 1)
+	body := data[bytes.IndexByte(data, '\n')+1:]
+	var total int64
+	for i := range files {
+		id := fmt.Sprintf("019dc5ba-53f6-71a5-ab8f-%012x", uint64(i)+1)
+		created := time.Date(2026, 4, 25, 14, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)
+		h := Header{Version: 1, ID: id, Timestamp: created, Cwd: "/Users/travis/Code/awl", Provider: "anthropic", Model: "claude-sonnet-4-20250514"}
+		file := append(append(appendHeader(nil, &h), '\n'), body...)
+		if err := os.WriteFile(filepath.Join(dir, FileName(created, id)), file, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		total += int64(len(file))
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		infos, err := st.List("/Users/travis/Code/awl")
+		if err != nil || len(infos) != files || infos[0].Err != nil || infos[0].Messages != 660 {
+			b.Fatalf("List: %d infos, %v", len(infos), err)
+		}
+	}
+	b.ReportMetric(float64(total)/files/1e6, "MB/file")
+}

@@ -1,0 +1,157 @@
+package session
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/awlrun/awl/conv"
+)
+
+func TestList(t *testing.T) {
+	st := testStore(t)
+	st.IsContext = func(s string) bool { return strings.HasPrefix(s, "<environment>") }
+
+	a, err := st.Create("/a/b", "anthropic", "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, a, Entry{Message: &conv.Message{Role: conv.RoleSystem, Content: []conv.Block{conv.TextBlock("sys")}}})
+	mustAppend(t, a, Entry{Provider: "anthropic", Model: "claude", Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{
+		conv.TextBlock("<environment>cwd</environment>"),
+		conv.TextBlock("  fix   the\n\tbug " + strings.Repeat("x", 300)),
+	}}})
+	mustAppend(t, a, Entry{Type: "turnContext", Fields: []byte(`{"k":1}`)})
+	mustAppend(t, a, Entry{Message: &conv.Message{Role: conv.RoleAssistant, StopReason: conv.StopToolUse, Content: []conv.Block{{Type: conv.BlockToolUse, ID: "t", Name: "bash", Input: "{}"}}}})
+	mustAppend(t, a, Entry{Provider: "openai", Model: "gpt-5", Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{{Type: conv.BlockToolResult, ToolUseID: "t", Content: "ok"}}}})
+	mustAppend(t, a, Entry{Message: &conv.Message{Role: conv.RoleAssistant, StopReason: conv.StopLength}})
+	a.Close()
+	// A torn line in flight is not counted.
+	f, _ := os.OpenFile(a.Path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"type":"message","id":"12`)
+	f.Close()
+
+	// Same encoded directory, another cwd.
+	b, err := st.Create("/a-b", "openai", "gpt-4o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	c, err := st.Create("/other", "openai", "gpt-4o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, c, Entry{Provider: "openai", Model: "gpt-4o", Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{{Type: conv.BlockToolResult, Content: "x"}}}})
+	c.Close()
+	// A broken file in a's directory is listed with Err.
+	bad := filepath.Join(filepath.Dir(a.Path), "2026-04-25T17-40-15-000Z_00000000-0000-7000-8000-000000000000.jsonl")
+	writeFile(t, bad, []byte("not json\n"))
+	// Junk that is not a session is ignored.
+	writeFile(t, filepath.Join(filepath.Dir(a.Path), ".x.jsonl.tmp"), []byte("junk"))
+	writeFile(t, filepath.Join(filepath.Dir(a.Path), "notes.txt"), []byte("junk"))
+
+	infos, err := st.List("/a/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 2 {
+		t.Fatalf("List(/a/b) = %d infos: %+v", len(infos), infos)
+	}
+	if infos[0].Path != bad || infos[0].Err == nil {
+		t.Errorf("first should be the broken file (oldest by name): %+v", infos[0])
+	}
+	var se *Error
+	if !errors.As(infos[0].Err, &se) || se.Kind != KindCorrupt {
+		t.Errorf("broken file error: %v", infos[0].Err)
+	}
+	got := infos[1]
+	fi, _ := os.Stat(a.Path)
+	want := Info{ID: a.Header.ID, Path: a.Path, Cwd: "/a/b", Created: a.Header.Timestamp, Modified: fi.ModTime(),
+		Messages: 5, Provider: "openai", Model: "gpt-5",
+		FirstPrompt:    "fix the bug " + strings.Repeat("x", 188) + "…",
+		LastStopReason: "length"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("List:\n got %+v\nwant %+v", got, want)
+	}
+
+	all, err := st.List("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, in := range all {
+		ids = append(ids, in.ID)
+	}
+	wantIDs := []string{"00000000-0000-7000-8000-000000000000", a.Header.ID, b.Header.ID, c.Header.ID}
+	if !reflect.DeepEqual(ids, wantIDs) {
+		t.Errorf("List(\"\") ids = %v, want %v", ids, wantIDs)
+	}
+	if all[3].FirstPrompt != "" || all[3].Messages != 1 || all[2].Provider != "openai" || all[2].Model != "gpt-4o" {
+		t.Errorf("List(\"\"): %+v", all[2:])
+	}
+
+	if infos, err := (&Store{Dir: filepath.Join(t.TempDir(), "none")}).List(""); err != nil || len(infos) != 0 {
+		t.Errorf("List of a missing dir = %v, %v", infos, err)
+	}
+}
+
+func TestResolveAndLatest(t *testing.T) {
+	st := testStore(t)
+	mk := func(cwd string) *Session {
+		s, err := st.Create(cwd, "p", "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		return s
+	}
+	a1, a2, b := mk("/a/b"), mk("/a-b"), mk("/c")
+	// All three share the clock's prefix; make a prefix unique to each.
+	for _, s := range []*Session{a1, a2, b} {
+		got, err := st.Resolve(s.Header.ID, "/")
+		if err != nil || got != s.Path {
+			t.Errorf("Resolve(full id) = %s, %v", got, err)
+		}
+		got, err = st.Resolve(strings.ToUpper(s.Header.ID[:len(s.Header.ID)-4]), "/")
+		if err != nil || got != s.Path {
+			t.Errorf("Resolve(unique prefix) = %s, %v", got, err)
+		}
+	}
+	prefix := a1.Header.ID[:8]
+	_, err := st.Resolve(prefix, "/elsewhere")
+	var se *Error
+	if !errors.As(err, &se) || se.Kind != KindAmbiguous || len(se.Candidates) != 3 || !strings.Contains(se.Msg, a1.Header.ID+" (/a/b)") {
+		t.Errorf("ambiguous prefix: %v (%+v)", err, se)
+	}
+	// Ambiguous across directories but one of cwd's: that one, even with
+	// the encoding collision between /a/b and /a-b.
+	if got, err := st.Resolve(prefix, "/a-b"); err != nil || got != a2.Path {
+		t.Errorf("Resolve in cwd = %s, %v", got, err)
+	}
+	if _, err := st.Resolve("ffff", "/a/b"); !errors.As(err, &se) || se.Kind != KindNotFound || se.Msg != "no session matches ffff" {
+		t.Errorf("no match: %v", err)
+	}
+	// A path works from anywhere, even outside the store.
+	elsewhere := filepath.Join(t.TempDir(), "artifact.jsonl")
+	writeFile(t, elsewhere, readFile(t, b.Path))
+	if got, err := st.Resolve(elsewhere, "/x"); err != nil || got != elsewhere {
+		t.Errorf("Resolve(path) = %s, %v", got, err)
+	}
+	if _, err := st.Resolve(filepath.Join(t.TempDir(), "gone.jsonl"), "/x"); !errors.As(err, &se) || se.Kind != KindNotFound {
+		t.Errorf("Resolve(missing path): %v", err)
+	}
+
+	a3 := mk("/a/b")
+	if got, err := st.Latest("/a/b"); err != nil || got != a3.Path {
+		t.Errorf("Latest(/a/b) = %s, %v; want %s", got, err, a3.Path)
+	}
+	if got, err := st.Latest("/a-b"); err != nil || got != a2.Path {
+		t.Errorf("Latest(/a-b) = %s, %v", got, err)
+	}
+	if _, err := st.Latest("/nothing"); !errors.As(err, &se) || se.Kind != KindNotFound {
+		t.Errorf("Latest(/nothing): %v", err)
+	}
+}
