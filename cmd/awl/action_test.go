@@ -371,3 +371,75 @@ func TestActionRunStep(t *testing.T) {
 		t.Errorf("the replay reached the provider (%d requests)", n)
 	}
 }
+
+// TestActionDocs checks the workflows in docs/ci.md and
+// .github/workflows/ci.yml: every YAML block parses, every step that uses
+// this action passes only inputs action.yml has, and every `awl run` in the
+// docs and scripts uses only flags awl run has.
+func TestActionDocs(t *testing.T) {
+	a, _ := loadAction(t)
+	known := runFlags()
+	files := []string{"../../docs/ci.md", "../../.github/workflows/ci.yml", "../../examples/README.md", "../../scripts/demo.sh"}
+	block := regexp.MustCompile("(?s)```yaml\n(.*?)```")
+	awlRun := regexp.MustCompile(`\bawl" run\b[^\n]*|\bawl run\b[^\n]*`)
+	flag := regexp.MustCompile(`(?:^|\s)--([a-z][a-z0-9-]*)`)
+	steps := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var docs []string
+		if strings.HasSuffix(f, ".yml") {
+			docs = []string{string(data)}
+		} else {
+			for _, m := range block.FindAllStringSubmatch(string(data), -1) {
+				docs = append(docs, m[1])
+			}
+		}
+		for i, doc := range docs {
+			var v any
+			if err := yaml.Unmarshal([]byte(doc), &v); err != nil {
+				t.Errorf("%s: YAML block %d: %v", f, i+1, err)
+				continue
+			}
+			walkYAML(v, func(m map[string]any) {
+				uses, _ := m["uses"].(string)
+				if uses != "./" && !strings.HasPrefix(uses, "awlrun/awl@") {
+					return
+				}
+				steps++
+				with, _ := m["with"].(map[string]any)
+				for k := range with {
+					if _, ok := a.Inputs[k]; !ok {
+						t.Errorf("%s: a step uses the action with %q, which action.yml does not have", f, k)
+					}
+				}
+			})
+		}
+		for _, line := range awlRun.FindAllString(string(data), -1) {
+			for _, m := range flag.FindAllStringSubmatch(line, -1) {
+				if !known[m[1]] {
+					t.Errorf("%s: %q passes --%s, which awl run does not have", f, line, m[1])
+				}
+			}
+		}
+	}
+	if steps < 5 {
+		t.Errorf("found %d steps that use the action, want the examples of docs/ci.md and ci.yml", steps)
+	}
+}
+
+func walkYAML(v any, visit func(map[string]any)) {
+	switch v := v.(type) {
+	case map[string]any:
+		visit(v)
+		for _, x := range v {
+			walkYAML(x, visit)
+		}
+	case []any:
+		for _, x := range v {
+			walkYAML(x, visit)
+		}
+	}
+}
