@@ -317,7 +317,13 @@ func resolve(store *session.Store, ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return store.Resolve(ref, cwd)
+	p, err := store.Resolve(ref, cwd)
+	var se *session.Error
+	if errors.As(err, &se) && se.Kind == session.KindNotFound && se.Path == "" {
+		return "", &session.Error{Kind: se.Kind, Err: err,
+			Msg: se.Msg + " (awl sessions lists this directory's sessions, awl sessions --all every directory's)"}
+	}
+	return p, err
 }
 
 // sessionsPathCmd prints a session file's path.

@@ -30,8 +30,9 @@ func TestShortIDsResolve(t *testing.T) {
 		Now:  func() time.Time { return now },
 		Rand: rand.NewChaCha8([32]byte{7}),
 	}
-	dirs := []string{"/work/a", "/work/b", "/work/a-b"}
-	for i := range 30 {
+	// "/work/a-b" and "/work/a/b" share a directory name.
+	dirs := []string{"/work/a", "/work/b", "/work/a-b", "/work/a/b"}
+	for i := range 40 {
 		// Bursts within one millisecond, then a few seconds apart.
 		if i%4 == 0 {
 			now = now.Add(1500 * time.Millisecond)
@@ -47,7 +48,7 @@ func TestShortIDsResolve(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := map[bool]int{true: 30, false: 10}[scope == ""]; len(infos) != want {
+		if want := map[bool]int{true: 40, false: 10}[scope == ""]; len(infos) != want {
 			t.Fatalf("List(%q): %d sessions, want %d", scope, len(infos), want)
 		}
 		short := shortIDs(infos)
