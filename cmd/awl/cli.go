@@ -90,7 +90,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		fmt.Fprintf(stderr, "awl: %v\n", err)
 		if pe := (*kong.ParseError)(nil); errors.As(err, &pe) && pe.Context != nil && pe.Context.Selected() != nil {
-			fmt.Fprintf(stderr, "run 'awl %s --help' for usage\n", pe.Context.Selected().Name)
+			cmd := strings.Fields(pe.Context.Command())
+			words := cmd[:0]
+			for _, w := range cmd {
+				if !strings.HasPrefix(w, "<") {
+					words = append(words, w)
+				}
+			}
+			fmt.Fprintf(stderr, "run 'awl %s --help' for usage\n", strings.Join(words, " "))
 		} else {
 			fmt.Fprintln(stderr, "run 'awl --help' for usage")
 		}
