@@ -49,6 +49,14 @@ func under(p string, err error) error {
 	return err
 }
 
+// underIndex prefixes a field error's path with [i].
+func underIndex(i int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return under("["+strconv.Itoa(i)+"]", err)
+}
+
 // newerError is a header whose version this awl cannot read.
 type newerError struct{ Version int64 }
 
@@ -735,7 +743,7 @@ func (d *decoder) message(m *conv.Message) error {
 				if !known {
 					d.blocks = d.blocks[:len(d.blocks)-1]
 				}
-				return under("["+strconv.Itoa(i)+"]", err)
+				return underIndex(i, err)
 			})
 			if err == nil {
 				m.Content = d.a.takeBlocks(d.blocks[base:])
@@ -879,7 +887,7 @@ func (d *decoder) attachments() ([]conv.Attachment, error) {
 	err := d.elements(func(i int) error {
 		var a conv.Attachment
 		if d.peek() != '{' {
-			return under("["+strconv.Itoa(i)+"]", d.wrong("an object"))
+			return underIndex(i, d.wrong("an object"))
 		}
 		err := d.members(func(key string, _ int) error {
 			var err error
@@ -896,7 +904,7 @@ func (d *decoder) attachments() ([]conv.Attachment, error) {
 			return under(key, err)
 		})
 		out = append(out, a)
-		return under("["+strconv.Itoa(i)+"]", err)
+		return underIndex(i, err)
 	})
 	return out, err
 }
