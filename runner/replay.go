@@ -28,6 +28,9 @@ type Replay struct {
 	lenient  bool
 	warn     io.Writer
 	served   int
+	// wantSeen and gotSeen are how many comparable items the previous
+	// turns already compared, so each turn reports only what is new.
+	wantSeen, gotSeen int
 }
 
 var _ provider.Provider = (*Replay)(nil)
@@ -83,7 +86,10 @@ func (r *Replay) Stream(ctx context.Context, req provider.Request, emit func(pro
 		return conv.Message{}, &DivergedError{Diff: fmt.Sprintf("the run asked for model turn %d, but the recording has only %d", r.served+1, len(r.answers))}
 	}
 	k := r.served
-	if diff := diffItems(r.expected[k], comparable(req.Messages)); diff != "" {
+	want, got := r.expected[k], comparable(req.Messages)
+	diff := diffItems(want[min(r.wantSeen, len(want)):], got[min(r.gotSeen, len(got)):])
+	r.wantSeen, r.gotSeen = len(want), len(got)
+	if diff != "" {
 		diff = fmt.Sprintf("before model turn %d:\n%s", k+1, diff)
 		if !r.lenient {
 			return conv.Message{}, &DivergedError{Diff: diff}

@@ -69,6 +69,7 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 		runner.EmitResult(em, res, time.Since(start))
 		a.code, _ = runner.Classify(err)
 		c.report(a, res)
+		writeStepSummary(a, res, a.code)
 		return nil
 	}
 	ctx := a.ctx
@@ -123,6 +124,9 @@ func (c *runCmd) prepare(a *app, store *session.Store, em *runner.Emitter) (runn
 		return res, runner.Config{}, runner.Usagef("--stdin and --no-stdin exclude each other")
 	}
 	replay := firstNonEmpty(c.Provider, a.getenv("AWL_PROVIDER")) == runner.ReplayName
+	if replay && (c.Resume != "" || c.Continue) {
+		return res, runner.Config{}, runner.Usagef("--provider replay starts a new session from the recording; it cannot be combined with --resume or --continue")
+	}
 	text, stdinState, err := c.readPrompt(a, replay)
 	if err != nil {
 		return res, runner.Config{}, err
