@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !(darwin || dragonfly || freebsd || linux || netbsd || openbsd)
 
 package session
 
@@ -9,5 +9,6 @@ import (
 
 var errLocked = errors.New("locked")
 
-// lockFile does nothing where flock does not exist.
+// lockFile does nothing where flock does not exist (Windows, Solaris):
+// one writer per session is then up to the user.
 func lockFile(*os.File) error { return nil }
