@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -95,6 +96,30 @@ func child(role, path string) int {
 		default:
 			fmt.Println("error", err)
 		}
+	case "fsize":
+		// A file size limit makes the kernel cut a write short: Append
+		// must take the partial line back and stay usable.
+		signal.Ignore(syscall.SIGXFSZ)
+		fi, err := os.Stat(path)
+		if err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+		lim := uint64(fi.Size()) + 4096
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: lim, Max: lim}); err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+		s, err := Open(path)
+		if err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+		_, err = s.Append(Entry{Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(strings.Repeat("x", 10000))}}})
+		fmt.Println("big:", err != nil)
+		e, err := s.Append(Entry{Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("small")}}})
+		fmt.Println("small:", err, e.ID)
+		s.Close()
 	case "append":
 		s, err := Open(path)
 		if err != nil {
@@ -222,6 +247,34 @@ func TestLockBetweenProcesses(t *testing.T) {
 		t.Fatalf("Open after release: %v", err)
 	}
 	r.Close()
+}
+
+func TestAppendTakesBackAShortWrite(t *testing.T) {
+	st := testStore(t)
+	s, err := st.Create("/w", "p", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, Entry{Provider: "p", Model: "m", Message: userMsg("first")})
+	s.Close()
+	cmd, lines := startChild(t, "fsize", s.Path, nil)
+	var out []string
+	for l := range lines {
+		out = append(out, l)
+	}
+	cmd.Wait()
+	if len(out) != 2 || out[0] != "big: true" || !strings.HasPrefix(out[1], "small: <nil> ") {
+		t.Fatalf("child: %q", out)
+	}
+	r, err := Open(s.Path)
+	if err != nil {
+		t.Fatalf("Open after a short write: %v", err)
+	}
+	defer r.Close()
+	c := r.Conversation()
+	if r.Recovered || len(c) != 2 || c[1].Text() != "small" || r.Entries[1].ParentID != r.Entries[0].ID {
+		t.Errorf("after a short write: recovered=%v %+v", r.Recovered, c)
+	}
 }
 
 func havePids() bool {
