@@ -206,19 +206,7 @@ func (sc *infoScanner) scan(path string) Info {
 			if err != nil {
 				return err
 			}
-			d := decoder{data: line, copyStrings: true}
-			kind, err := d.line(&header, nil)
-			if err != nil || kind != parsedHeader {
-				var ne *newerError
-				if errors.As(err, &ne) {
-					return &Error{Kind: KindNewer, Path: path, Msg: path + ": " + ne.Error()}
-				}
-				if err == nil || kind != parsedHeader {
-					return corruptError(path, 1, "first line is not a session header")
-				}
-				return corruptError(path, 1, err.Error())
-			}
-			return nil
+			return parseHeader(path, line, &header, true)
 		}
 		isMsg := bytes.HasPrefix(prefix, messagePrefix)
 		if !isMsg && !bytes.HasPrefix(prefix, messagePrefix[:9]) {
@@ -424,15 +412,7 @@ func readHeader(path string) (Header, error) {
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			d := decoder{data: buf[:i], copyStrings: true}
-			kind, err := d.line(&h, nil)
-			if err == nil && kind != parsedHeader {
-				err = errors.New("first line is not a session header")
-			}
-			if err != nil {
-				return h, corruptError(path, 1, err.Error())
-			}
-			return h, nil
+			return h, parseHeader(path, buf[:i], &h, true)
 		}
 		if err != nil || len(buf) > 16<<20 {
 			return h, corruptError(path, 1, "incomplete session header")

@@ -105,6 +105,8 @@ func TestCorruptLineIsNeverRepaired(t *testing.T) {
 		{"bad last line that is a complete object", lines[0] + lines[1] + lines[2] + `{"type":"message","id":"x"}` + "\n", 4, "message: missing"},
 		{"no header", lines[1] + lines[2], 1, "first line is not a session header"},
 		{"torn header", lines[0][:30], 1, "incomplete session header (no newline)"},
+		{"garbage header", "xx\n" + lines[1], 1, "invalid JSON at column 1: want an object"},
+		{"header of the wrong shape", strings.Replace(lines[0], `"cwd":"/w"`, `"cwd":["/w"]`, 1) + lines[1], 1, "cwd: want a string"},
 		{"empty file", "", 1, "empty file: no session header"},
 		{"header without version", strings.Replace(lines[0], `"version":1,`, "", 1) + lines[1], 1, "version: missing"},
 		{"trailing data", lines[0] + strings.TrimSuffix(lines[1], "\n") + " x\n" + lines[2], 2, "invalid JSON at column"},

@@ -277,25 +277,13 @@ func parseFile(path string, data []byte, h *Header, entries *[]Entry) (torn int,
 	if first < 0 {
 		return -1, corruptError(path, 1, "incomplete session header (no newline)")
 	}
-	d := decoder{data: data[:first]}
-	kind, err := d.line(h, nil)
-	if err != nil {
-		var ne *newerError
-		if errors.As(err, &ne) {
-			return -1, &Error{Kind: KindNewer, Path: path, Msg: path + ": " + ne.Error()}
-		}
-		if kind != parsedHeader {
-			return -1, corruptError(path, 1, "first line is not a session header")
-		}
-		return -1, corruptError(path, 1, err.Error())
-	}
-	if kind != parsedHeader {
-		return -1, corruptError(path, 1, "first line is not a session header")
+	if err := parseHeader(path, data[:first], h, false); err != nil {
+		return -1, err
 	}
 	rest := data[first+1:]
 	es := make([]Entry, 0, bytes.Count(rest, []byte{'\n'})+1)
 	a := &arena{}
-	d.a = a
+	d := decoder{a: a}
 	off := first + 1
 	for lineNo := 2; off < len(data); lineNo++ {
 		end := bytes.IndexByte(data[off:], '\n')
@@ -327,6 +315,24 @@ func parseFile(path string, data []byte, h *Header, entries *[]Entry) (torn int,
 	}
 	*entries = es
 	return torn, nil
+}
+
+// parseHeader parses the first line of the file at path into h, returning
+// a *Error (KindNewer or KindCorrupt) when it is not a header this awl reads.
+func parseHeader(path string, line []byte, h *Header, copyStrings bool) error {
+	d := decoder{data: line, copyStrings: copyStrings}
+	kind, err := d.line(h, nil)
+	var ne *newerError
+	var se *syntaxError
+	switch {
+	case errors.As(err, &ne):
+		return &Error{Kind: KindNewer, Path: path, Msg: path + ": " + ne.Error()}
+	case err == nil && kind == parsedHeader:
+		return nil
+	case kind == parsedHeader || errors.As(err, &se):
+		return corruptError(path, 1, err.Error())
+	}
+	return corruptError(path, 1, "first line is not a session header")
 }
 
 // Append sets e's ID, ParentID (the current leaf) and Timestamp (if zero),
