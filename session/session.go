@@ -232,9 +232,9 @@ func openError(path string, err error) error {
 	return fmt.Errorf("open session: %w", err)
 }
 
-// read reads and parses the whole file; with recover it truncates a torn
+// read reads and parses the whole file; with trim it truncates a torn
 // last line.
-func read(path string, f *os.File, recover bool) (*Session, error) {
+func read(path string, f *os.File, trim bool) (*Session, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("open session: %w", err)
@@ -254,7 +254,7 @@ func read(path string, f *os.File, recover bool) (*Session, error) {
 	if torn >= 0 {
 		sess.Recovered = true
 		sess.size = int64(torn)
-		if recover {
+		if trim {
 			if err := f.Truncate(int64(torn)); err != nil {
 				return nil, fmt.Errorf("recover session %s: %w", path, err)
 			}
