@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -33,12 +36,54 @@ func benchEnv(b *testing.B, url string) []string {
 		"XDG_CONFIG_HOME="+b.TempDir())
 }
 
+// floorProgram is the least a Go program can do to send a request: the
+// platform's floor for BenchmarkStartToFirstRequest.
+const floorProgram = `package main
+
+import (
+	"net/http"
+	"os"
+	"strings"
+)
+
+func main() {
+	resp, err := http.Post(os.Getenv("ANTHROPIC_BASE_URL")+"/v1/messages", "application/json", strings.NewReader("{}"))
+	if err == nil {
+		resp.Body.Close()
+	}
+}
+`
+
+// buildFloor builds floorProgram.
+func buildFloor(b *testing.B) string {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(floorProgram), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module floor\n\ngo 1.26\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(dir, "floor")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // BenchmarkStartToFirstRequest measures the time from starting the awl
 // process to its first model request arriving at the fake provider: flag
 // parsing, stdin check, session creation (header, context and prompt
-// entries, each fsync'd), request projection and the HTTP connection.
+// entries, each fsync'd), request projection and the HTTP connection. The
+// go-floor case runs a Go program that only sends one request, to show
+// what process start costs on the machine.
 func BenchmarkStartToFirstRequest(b *testing.B) {
-	bin := buildAwl(b)
+	b.Run("awl", func(b *testing.B) { benchFirstRequest(b, buildAwl(b), "run", "--no-stdin", "hello") })
+	b.Run("go-floor", func(b *testing.B) { benchFirstRequest(b, buildFloor(b)) })
+}
+
+func benchFirstRequest(b *testing.B, bin string, args ...string) {
 	arrived := make(chan time.Time, 1)
 	body := providertest.Text("anthropic", "hi").Body
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -52,7 +97,7 @@ func BenchmarkStartToFirstRequest(b *testing.B) {
 	var total time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		cmd := exec.Command(bin, "run", "--no-stdin", "hello")
+		cmd := exec.Command(bin, args...)
 		cmd.Env, cmd.Dir = env, dir
 		start := time.Now()
 		if err := cmd.Start(); err != nil {
@@ -97,4 +142,24 @@ func BenchmarkPeakRSS(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(peak)/1024, "MB-peak-rss")
+}
+
+// BenchmarkRunInProcess calls Main for one text prompt against the fake
+// provider, in process: awl's own work per run without process start-up
+// (flags, session creation with its fsyncs, context, projection, the HTTP
+// exchange, the final append).
+func BenchmarkRunInProcess(b *testing.B) {
+	srv := providertest.New()
+	defer srv.Close()
+	b.Setenv("ANTHROPIC_API_KEY", "k")
+	b.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+	b.Setenv("AWL_SESSION_DIR", b.TempDir())
+	b.Setenv("XDG_CONFIG_HOME", b.TempDir())
+	b.Chdir(b.TempDir())
+	for b.Loop() {
+		srv.Enqueue(providertest.Text("anthropic", "hi"))
+		if c := Main(context.Background(), []string{"run", "--no-stdin", "hello"}, strings.NewReader(""), io.Discard, io.Discard); c != 0 {
+			b.Fatalf("exit %d", c)
+		}
+	}
 }
