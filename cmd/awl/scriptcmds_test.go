@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/tidwall/gjson"
 
 	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner"
@@ -19,14 +22,15 @@ import (
 // scriptCmds are the commands the scripts add to testscript's own.
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	m := map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"exitcode":   cmdExitcode,
-		"answer":     cmdAnswer,
-		"toolcall":   cmdToolcall,
-		"setenvfile": cmdSetenvfile,
-		"validate":   cmdValidate,
-		"nosentinel": cmdNoSentinel,
-		"waitfile":   cmdWaitfile,
-		"answerfile": cmdAnswerfile,
+		"exitcode":    cmdExitcode,
+		"answer":      cmdAnswer,
+		"toolcall":    cmdToolcall,
+		"setenvfile":  cmdSetenvfile,
+		"validate":    cmdValidate,
+		"nosentinel":  cmdNoSentinel,
+		"waitfile":    cmdWaitfile,
+		"answerfile":  cmdAnswerfile,
+		"prefixcheck": cmdPrefixcheck,
 	}
 	for k, v := range sessionsScriptCmds() {
 		m[k] = v
@@ -164,6 +168,44 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	ts.Fatalf("waitfile: %s did not appear", args[0])
+}
+
+// cacheMarker matches Anthropic's cache breakpoints, which move with the end
+// of the conversation: the one permitted difference between requests.
+var cacheMarker = regexp.MustCompile(`,?"cache_control":\{[^}]*\}`)
+
+// cmdPrefixcheck: `prefixcheck N` checks that requests/1.json … N.json each
+// begin with exactly the messages of the request before, byte for byte
+// (cache markers aside), with the same system prompt and tools.
+func cmdPrefixcheck(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: prefixcheck N")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	var prev []string
+	var system string
+	for i := 1; i <= n; i++ {
+		body := ts.ReadFile(filepath.Join(ts.Getenv("WORK"), "requests", strconv.Itoa(i)+".json"))
+		sys := cacheMarker.ReplaceAllString(gjson.Get(body, "system").Raw+gjson.Get(body, "tools").Raw, "")
+		if i > 1 && sys != system {
+			ts.Fatalf("request %d: system prompt or tools changed", i)
+		}
+		system = sys
+		var cur []string
+		for _, m := range gjson.Get(body, "messages").Array() {
+			cur = append(cur, cacheMarker.ReplaceAllString(m.Raw, ""))
+		}
+		if len(cur) <= len(prev) {
+			ts.Fatalf("request %d: %d messages, not more than %d", i, len(cur), len(prev))
+		}
+		for j := range prev {
+			if cur[j] != prev[j] {
+				ts.Fatalf("request %d: message %d differs from request %d:\nnow %s\nwas %s", i, j, i-1, cur[j], prev[j])
+			}
+		}
+		prev = cur
+	}
 }
 
 // cmdNoSentinel: `nosentinel dir...` fails if any file under dir contains the
