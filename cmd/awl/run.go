@@ -21,6 +21,7 @@ import (
 
 type runCmd struct {
 	Args         []string      `arg:"" optional:"" name:"prompt" help:"The prompt (arguments are joined by spaces)."`
+	Dir          string        `name:"cd" short:"C" help:"Run in DIR instead of the current directory." placeholder:"DIR"`
 	Prompt       string        `short:"p" name:"prompt" help:"The prompt." placeholder:"TEXT"`
 	PromptFile   string        `short:"f" name:"prompt-file" help:"Read the prompt from FILE." placeholder:"FILE"`
 	Stdin        bool          `name:"stdin" help:"Wait for standard input however long it takes."`
@@ -116,6 +117,11 @@ func (c *runCmd) report(a *app, res runner.Result) {
 // prepare turns flags, environment and stdin into a run configuration.
 func (c *runCmd) prepare(a *app, store *session.Store, em *runner.Emitter) (runner.Result, runner.Config, error) {
 	var res runner.Result
+	if c.Dir != "" {
+		if err := os.Chdir(c.Dir); err != nil {
+			return res, runner.Config{}, runner.Usagef(fmt.Sprintf("--cd: %v", err))
+		}
+	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return res, runner.Config{}, fmt.Errorf("working directory: %w", err)
