@@ -102,7 +102,9 @@ func BenchmarkAppend(b *testing.B) {
 
 // BenchmarkOpen opens (lock, read, parse, recover-check) and rebuilds the
 // conversation. MB/s is of session file; alloc/file is the bytes allocated
-// per open divided by the file's size.
+// per open divided by the file's size; live/file is what stays on the heap
+// after a GC while the session and its conversation are in use (the memory
+// a resumed run holds), divided by the file's size.
 func BenchmarkOpen(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
@@ -129,9 +131,33 @@ func BenchmarkOpen(b *testing.B) {
 			b.StopTimer()
 			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(len(data)), "alloc/file")
+			b.ReportMetric(float64(liveAfterOpen(b, path))/float64(len(data)), "live/file")
 			b.ReportMetric(float64(len(data))/1e6, "file-MB")
 		})
 	}
+}
+
+// liveAfterOpen returns the heap bytes still live after a GC while a
+// session opened from path and its conversation are reachable.
+func liveAfterOpen(tb testing.TB, path string) uint64 {
+	tb.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s, err := Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := s.Conversation()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(c)
+	s.Close()
+	runtime.KeepAlive(s)
+	if after.HeapAlloc < before.HeapAlloc {
+		return 0
+	}
+	return after.HeapAlloc - before.HeapAlloc
 }
 
 // BenchmarkList lists 1,000 session files of 1 MB each.
