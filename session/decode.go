@@ -14,8 +14,11 @@ import (
 // This file reads lines: a single-pass JSON reader specialised for the v1
 // format. It validates what it skips (an unknown member must still be valid
 // JSON), decodes only the fields it knows, and, when reading a whole file,
-// returns strings that point into the file's bytes unless they needed
-// unescaping, so opening a session costs little more than the file itself.
+// returns strings that point into the file's bytes. Load copies the strings
+// that needed unescaping, since its entries keep their exact Line; Open
+// unescapes them in place, over their own escaped bytes, so that every
+// string shares the file buffer and opening a session for resume costs little
+// more than the file itself.
 
 // syntaxError is malformed JSON at byte offset Off of the line.
 type syntaxError struct {
@@ -74,9 +77,15 @@ type decoder struct {
 	// strings that need no unescaping alias data, which must then never
 	// change (file buffers read by Open and Load).
 	copyStrings bool
-	a           *arena
-	scratch     []byte
-	blocks      []conv.Block
+	// inPlace (only without copyStrings) decodes a string value that needs
+	// unescaping over its own escaped bytes in data, and returns it sharing
+	// data. It is for a buffer whose lines no one reads again as written
+	// (Open's): see strInPlace for why the bytes that other strings share
+	// are never touched.
+	inPlace bool
+	a       *arena
+	scratch []byte
+	blocks  []conv.Block
 }
 
 func (d *decoder) reset(line []byte) {
@@ -400,13 +409,22 @@ func hex4(data []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// str decodes the string at d.pos.
-func (d *decoder) str() (string, error) {
+// str decodes the string at d.pos, never in place: member names, and
+// anything that will be read again.
+func (d *decoder) str() (string, error) { return d.quoted(false) }
+
+// strValue decodes the string value at d.pos, in place when d.inPlace.
+func (d *decoder) strValue() (string, error) { return d.quoted(d.inPlace && !d.copyStrings) }
+
+func (d *decoder) quoted(inPlace bool) (string, error) {
 	start := d.pos + 1
 	i := scanPlain(d.data, start)
 	if i < len(d.data) && d.data[i] == '"' {
 		d.pos = i + 1
 		return d.view(start, i), nil
+	}
+	if inPlace {
+		return d.strInPlace(start, i)
 	}
 	return d.strEscaped(start, i)
 }
@@ -454,6 +472,53 @@ func (d *decoder) strEscaped(start, i int) (string, error) {
 	}
 }
 
+// strInPlace unescapes the string whose content starts at start, where
+// data[start:i] is plain, writing the decoded bytes over the string's own
+// escaped bytes, and returns them as a string sharing data.
+//
+// Unescaping never lengthens text: every escape decodes to at most its own
+// length (`\n` 2 → 1 byte, `\uXXXX` 6 → at most 3, a surrogate pair 12 → 4,
+// a lone surrogate 6 → U+FFFD's 3). So the write position w never passes the
+// read position i, each escape is read whole before its rune is written, and
+// every byte written lies in [start, i) of this string's own span: bytes of
+// earlier strings (already shared), of keys and of the rest of the line are
+// never touched. The bytes left between w and the closing quote are dead.
+// Nothing may scan this string's bytes again afterwards (typeOf, which
+// rewinds, therefore decodes without inPlace).
+func (d *decoder) strInPlace(start, i int) (string, error) {
+	data := d.data
+	w := i
+	for {
+		if i >= len(data) {
+			d.pos = i
+			return "", d.syntax("unterminated string")
+		}
+		switch c := data[i]; {
+		case c == '"':
+			d.pos = i + 1
+			return unsafe.String(&data[start], w-start), nil
+		case c == '\\':
+			n, r, err := d.escape(i)
+			if err != nil {
+				return "", err
+			}
+			if r < utf8.RuneSelf {
+				data[w] = byte(r)
+				w++
+			} else {
+				w += utf8.EncodeRune(data[w:i+n], r)
+			}
+			i += n
+		default:
+			d.pos = i
+			return "", d.syntax("control character in string")
+		}
+		j := scanPlain(data, i)
+		w += copy(data[w:], data[i:j])
+		i = j
+	}
+}
+
 // Typed field readers: a value of the wrong JSON type is a fieldError (the
 // value is still validated and skipped, so the line's syntax is checked
 // first). null reads as the zero value.
@@ -468,7 +533,7 @@ func (d *decoder) wrong(want string) error {
 func (d *decoder) stringField() (string, error) {
 	switch d.peek() {
 	case '"':
-		return d.str()
+		return d.strValue()
 	case 'n':
 		return "", d.literal("null")
 	}
@@ -551,10 +616,12 @@ func parseTime(s string) (time.Time, bool) {
 
 // typeOf returns the "type" member of the object at d.pos (which is left
 // unchanged): read directly when it is the first member, as awl writes it,
-// found by a validating scan otherwise. Missing gives "".
+// found by a validating scan otherwise. Missing gives "". The object is
+// read again afterwards, so the type is never decoded in place.
 func (d *decoder) typeOf() (string, error) {
-	start := d.pos
-	defer func() { d.pos = start }()
+	start, inPlace := d.pos, d.inPlace
+	d.inPlace = false
+	defer func() { d.pos, d.inPlace = start, inPlace }()
 	d.ws()
 	p := d.pos + 1
 	for p < len(d.data) && (d.data[p] == ' ' || d.data[p] == '\t') {
@@ -683,7 +750,10 @@ func (d *decoder) entry(typ string, e *Entry) error {
 }
 
 // otherEntry decodes an entry of a type this version does not interpret:
-// the base fields, and Fields holding every other member as written.
+// the base fields, and Fields holding every other member as written. Fields
+// is a copy, made from bytes that are only skipped (member names are never
+// decoded in place, other members' values are not decoded at all), so it is
+// byte-exact even when the base fields are unescaped in place.
 func (d *decoder) otherEntry(e *Entry) error {
 	var fields []byte
 	err := d.members(func(key string, keyStart int) error {

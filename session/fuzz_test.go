@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -31,8 +32,19 @@ func FuzzParseLine(f *testing.F) {
 		var e Entry
 		d := decoder{data: line, copyStrings: true}
 		kind, err := d.line(&h, &e)
+		// Decoding in place (as Open does) reads the same, or fails alike.
+		var hp Header
+		var ep Entry
+		dp := decoder{data: bytes.Clone(line), inPlace: true}
+		kindP, errP := dp.line(&hp, &ep)
+		if (err == nil) != (errP == nil) || err != nil && err.Error() != errP.Error() {
+			t.Fatalf("in place: %v, copying: %v", errP, err)
+		}
 		if err != nil {
 			return
+		}
+		if kindP != kind || hp != h || !reflect.DeepEqual(ep, e) {
+			t.Fatalf("in place read %q as\n%+v %+v\ncopying as\n%+v %+v", line, hp, ep, h, e)
 		}
 		if !json.Valid(line) {
 			t.Fatalf("accepted invalid JSON %q", line)
@@ -73,8 +85,10 @@ func FuzzParseLine(f *testing.F) {
 }
 
 // FuzzOpen opens arbitrary files: never a panic; Load never changes a byte;
-// Open changes nothing or removes exactly the last line; and after a
-// successful Open an append yields a file that reads back cleanly.
+// Open changes nothing or removes exactly the last line; Open (which
+// unescapes in place) and Load (which copies) fail alike or decode the same
+// entries, Load keeping each line's exact bytes; and after a successful Open
+// an append yields a file that reads back cleanly.
 func FuzzOpen(f *testing.F) {
 	header := `{"type":"session","version":1,"id":"019dc5ba-53f6-71a5-ab8f-b1f8709c2572","timestamp":"2026-04-25T17:40:15.990Z","cwd":"/w","provider":"p","model":"m"}` + "\n"
 	entry := `{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-04-25T14:00:01.000Z","provider":"p","model":"m","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}` + "\n"
@@ -83,6 +97,8 @@ func FuzzOpen(f *testing.F) {
 	f.Add([]byte(header + entry[:50]))
 	f.Add([]byte(header + entry + "\n"))
 	f.Add([]byte(header + "{}\n" + entry))
+	f.Add([]byte(header + strings.Replace(entry, `"hi"`, `"h\u00e9\n\ud83c\udf89\"\\"`, 1) +
+		`{"x":1,"type":"t\"c\\","id":"b1b2c3d4","parentId":"a1b2c3d4","timestamp":"2026-04-25T14:00:02.000Z","k\u0065y":"\n"}` + "\n"))
 	dir := f.TempDir()
 	path := filepath.Join(dir, "s.jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -99,11 +115,25 @@ func FuzzOpen(f *testing.F) {
 			if !bytes.Equal(got, data) {
 				t.Fatalf("failed Open (%v) changed the file", err)
 			}
+			if lerr == nil || lerr.Error() != err.Error() {
+				t.Fatalf("Open failed (%v), Load: %v", err, lerr)
+			}
 			return
 		}
 		defer s.Close()
 		if lerr != nil || len(l.Entries) != len(s.Entries) || l.Recovered != s.Recovered {
 			t.Fatalf("Load and Open disagree: %v", lerr)
+		}
+		lines := bytes.SplitAfter(data, []byte("\n"))[1:]
+		for i := range s.Entries {
+			le, oe := l.Entries[i], s.Entries[i]
+			if !bytes.Equal(le.Line, bytes.TrimSuffix(lines[i], []byte("\n"))) || oe.Line != nil {
+				t.Fatalf("entry %d: Load's Line %q, Open's %q, line %q", i, le.Line, oe.Line, lines[i])
+			}
+			le.Line = nil
+			if !reflect.DeepEqual(le, oe) {
+				t.Fatalf("entry %d: Load and Open decode differently:\n%+v\n%+v", i, le, oe)
+			}
 		}
 		if !s.Recovered {
 			if !bytes.Equal(got, data) {

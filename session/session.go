@@ -52,8 +52,10 @@ type Entry struct {
 	// the fields beyond type/id/parentId/timestamp (for writing), and is
 	// set on read to the same members.
 	Fields []byte
-	// Line is the exact stored line, without its newline; set on read and
-	// by Append.
+	// Line is the exact stored line, without its newline; set by Append
+	// and, on read, by Load. Open does not keep Line for the entries it
+	// read (it is nil): Open is for resuming, and decodes the file's
+	// escaped strings in place over the bytes Line would hold.
 	Line []byte
 }
 
@@ -184,7 +186,8 @@ func syncDir(dir string) error {
 }
 
 // Open locks the session file at path, trims a torn trailing line, and
-// loads it.
+// loads it. Unlike Load, it does not keep the Line of the entries it read;
+// the file's bytes stay in memory once, shared by the decoded strings.
 func Open(path string) (*Session, error) {
 	return (&Store{}).Open(path)
 }
@@ -204,7 +207,7 @@ func (s *Store) Open(path string) (*Session, error) {
 		f.Close()
 		return nil, fmt.Errorf("lock session %s: %w", path, err)
 	}
-	sess, err := read(path, f, true)
+	sess, err := read(path, f, true, false)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -222,7 +225,7 @@ func Load(path string) (*Session, error) {
 		return nil, openError(path, err)
 	}
 	defer f.Close()
-	return read(path, f, false)
+	return read(path, f, false, true)
 }
 
 func openError(path string, err error) error {
@@ -233,8 +236,10 @@ func openError(path string, err error) error {
 }
 
 // read reads and parses the whole file; with trim it truncates a torn
-// last line.
-func read(path string, f *os.File, trim bool) (*Session, error) {
+// last line. With keepLines each entry's Line is its exact stored bytes;
+// without, strings are unescaped in place in the buffer (which then no
+// longer holds the file's bytes) and Line is nil.
+func read(path string, f *os.File, trim, keepLines bool) (*Session, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("open session: %w", err)
@@ -246,7 +251,7 @@ func read(path string, f *os.File, trim bool) (*Session, error) {
 	}
 	data = data[:n]
 	sess := &Session{Path: path}
-	torn, err := parseFile(path, data, &sess.Header, &sess.Entries)
+	torn, err := parseFile(path, data, &sess.Header, &sess.Entries, keepLines)
 	if err != nil {
 		return nil, err
 	}
@@ -267,8 +272,10 @@ func read(path string, f *os.File, trim bool) (*Session, error) {
 }
 
 // parseFile parses a whole session file. It returns the offset of a torn
-// last line to drop, or -1.
-func parseFile(path string, data []byte, h *Header, entries *[]Entry) (torn int, err error) {
+// last line to drop, or -1. Without keepLines it decodes strings in place,
+// changing data (only ever inside the line being decoded, after the torn
+// check has looked at it); the header line is never changed.
+func parseFile(path string, data []byte, h *Header, entries *[]Entry, keepLines bool) (torn int, err error) {
 	torn = -1
 	if len(data) == 0 {
 		return -1, corruptError(path, 1, "empty file: no session header")
@@ -283,7 +290,7 @@ func parseFile(path string, data []byte, h *Header, entries *[]Entry) (torn int,
 	rest := data[first+1:]
 	es := make([]Entry, 0, bytes.Count(rest, []byte{'\n'})+1)
 	a := &arena{}
-	d := decoder{a: a}
+	d := decoder{a: a, inPlace: !keepLines}
 	off := first + 1
 	for lineNo := 2; off < len(data); lineNo++ {
 		end := bytes.IndexByte(data[off:], '\n')
@@ -310,7 +317,9 @@ func parseFile(path string, data []byte, h *Header, entries *[]Entry) (torn int,
 		if err != nil {
 			return -1, corruptError(path, lineNo, err.Error())
 		}
-		e.Line = line
+		if keepLines {
+			e.Line = line
+		}
 		off = end + 1
 	}
 	*entries = es
