@@ -111,7 +111,10 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := e.Provider + ": "
+	s := ""
+	if e.Provider != "" {
+		s = e.Provider + ": "
+	}
 	if e.Status != 0 {
 		s += http.StatusText(e.Status) + " (" + strconv.Itoa(e.Status) + "): "
 	}

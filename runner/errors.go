@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/session"
@@ -40,6 +41,11 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string { return e.Msg }
+
+// TimeoutError is the cause of a run stopped by --timeout.
+type TimeoutError struct{ After time.Duration }
+
+func (e *TimeoutError) Error() string { return "stopped by --timeout " + e.After.String() }
 
 // DivergedError says a replayed run no longer matches its recording.
 type DivergedError struct{ Diff string }
@@ -77,6 +83,10 @@ func Classify(err error) (code int, reason string) {
 	var le *LimitError
 	if errors.As(err, &le) {
 		return ExitLimit, le.Reason
+	}
+	var te *TimeoutError
+	if errors.As(err, &te) {
+		return ExitTimeout, "timeout"
 	}
 	var de *DivergedError
 	if errors.As(err, &de) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/session"
@@ -35,6 +36,7 @@ func TestClassifyMapsEveryKindToTheExitCodeTable(t *testing.T) {
 		{&LimitError{Reason: "max_turns"}, 6, "max_turns"},
 		{&LimitError{Reason: "max_output_tokens"}, 6, "max_output_tokens"},
 		{context.DeadlineExceeded, 124, "timeout"},
+		{&TimeoutError{After: time.Second}, 124, "timeout"},
 		{sigErr{os.Interrupt}, 130, "interrupted"},
 		{sigErr{syscall.SIGTERM}, 143, "interrupted"},
 	}

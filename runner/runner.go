@@ -133,7 +133,7 @@ type run struct {
 
 func (r *run) do(ctx context.Context) error {
 	cfg := r.cfg
-	if strings.TrimSpace(cfg.Prompt) == "" && len(cfg.Images) == 0 && len(cfg.Script) == 0 {
+	if strings.Trim(cfg.Prompt, " \t\r\n\x00") == "" && len(cfg.Images) == 0 && len(cfg.Script) == 0 {
 		return Usagef("no prompt: give one as arguments, with -p/--prompt, -f/--prompt-file, or on stdin")
 	}
 	var err error
@@ -310,7 +310,7 @@ func (r *run) loop(ctx context.Context) error {
 	}
 	for {
 		if cfg.MaxTurns > 0 && r.res.Turns >= cfg.MaxTurns {
-			return &LimitError{Reason: "max_turns", Msg: fmt.Sprintf("stopped after %d model requests (--max-turns)", r.res.Turns)}
+			return &LimitError{Reason: "max_turns", Msg: fmt.Sprintf("stopped after %d model request(s) (--max-turns %d)", r.res.Turns, cfg.MaxTurns)}
 		}
 		if err := ctx.Err(); err != nil {
 			return err

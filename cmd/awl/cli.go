@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -88,6 +89,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}()
 	kctx, err := parser.Parse(rewriteResume(args))
 	if err != nil {
+		parseFailure(a, args, err)
 		fmt.Fprintf(stderr, "awl: %v\n", err)
 		if pe := (*kong.ParseError)(nil); errors.As(err, &pe) && pe.Context != nil && pe.Context.Selected() != nil {
 			cmd := strings.Fields(pe.Context.Command())
@@ -109,6 +111,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			fmt.Fprintln(stderr, "awl:", err)
 			return runner.ExitInternal
 		}
+	}
+	// Absolute, so paths in events and errors stay right after -C.
+	if abs, err := filepath.Abs(grammar.SessionDir); err == nil {
+		grammar.SessionDir = abs
 	}
 	kctx.Bind(a, &session.Store{Dir: grammar.SessionDir})
 	if err := kctx.Run(); err != nil {
@@ -153,5 +159,46 @@ func rewriteResume(args []string) []string {
 }
 
 func looksLikeRef(s string) bool {
-	return refLike.MatchString(s) || strings.HasSuffix(s, ".jsonl")
+	if refLike.MatchString(s) || strings.HasSuffix(s, ".jsonl") {
+		return true
+	}
+	// An existing file named with a directory (./run.log, artifacts/x) is
+	// a reference too; a prompt rarely is one.
+	if strings.ContainsRune(s, filepath.Separator) {
+		if fi, err := os.Stat(s); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
+// parseFailure writes the result event (and the step summary) for an
+// `awl run` whose flags did not parse: a pipeline reading --output json or
+// ndjson always gets its result line, whatever went wrong.
+func parseFailure(a *app, args []string, err error) {
+	if len(args) == 0 || args[0] != "run" {
+		return
+	}
+	mode := ""
+	for i := 1; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			break
+		}
+		switch {
+		case (arg == "-o" || arg == "--output") && i+1 < len(args):
+			mode = args[i+1]
+			i++
+		case strings.HasPrefix(arg, "--output="):
+			mode = strings.TrimPrefix(arg, "--output=")
+		case strings.HasPrefix(arg, "-o") && len(arg) > 2:
+			mode = strings.TrimPrefix(strings.TrimPrefix(arg, "-o"), "=")
+		}
+	}
+	res := runner.Result{Err: runner.Usagef(err.Error())}
+	switch mode {
+	case "json", "ndjson":
+		runner.EmitResult(runner.NewEmitter(a.stdout, nil), res, 0)
+	}
+	writeStepSummary(a, res, runner.ExitUsage)
 }

@@ -64,7 +64,14 @@ type runCmd struct {
 func (c *runCmd) Run(a *app, store *session.Store) error {
 	start := time.Now()
 	em := c.emitter(a)
-	res, cfg, err := c.prepare(a, store, em)
+	// --timeout covers the whole run, reading stdin included.
+	ctx := a.ctx
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.Timeout, &runner.TimeoutError{After: c.Timeout})
+		defer cancel()
+	}
+	res, cfg, err := c.prepare(ctx, a, store, em)
 	if err != nil {
 		res.Err = err
 		runner.EmitResult(em, res, time.Since(start))
@@ -72,12 +79,6 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 		c.report(a, res)
 		writeStepSummary(a, res, a.code)
 		return nil
-	}
-	ctx := a.ctx
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, c.Timeout, context.DeadlineExceeded)
-		defer cancel()
 	}
 	res = runner.Run(ctx, cfg)
 	a.code, _ = runner.Classify(res.Err)
@@ -115,9 +116,22 @@ func (c *runCmd) report(a *app, res runner.Result) {
 }
 
 // prepare turns flags, environment and stdin into a run configuration.
-func (c *runCmd) prepare(a *app, store *session.Store, em *runner.Emitter) (runner.Result, runner.Config, error) {
+func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *runner.Emitter) (runner.Result, runner.Config, error) {
 	var res runner.Result
 	if c.Dir != "" {
+		// Paths given on the command line are the caller's: resolve them
+		// before moving to DIR.
+		files := append([]*string{&c.PromptFile}, pathPtrs(c.Image)...)
+		for _, ref := range []*string{&c.Resume, &c.Replay} {
+			if looksLikePath(*ref) {
+				files = append(files, ref)
+			}
+		}
+		for _, p := range files {
+			if *p != "" && *p != "-" {
+				*p, _ = filepath.Abs(*p)
+			}
+		}
 		if err := os.Chdir(c.Dir); err != nil {
 			return res, runner.Config{}, runner.Usagef(fmt.Sprintf("--cd: %v", err))
 		}
@@ -133,7 +147,10 @@ func (c *runCmd) prepare(a *app, store *session.Store, em *runner.Emitter) (runn
 	if replay && (c.Resume != "" || c.Continue) {
 		return res, runner.Config{}, runner.Usagef("--provider replay starts a new session from the recording; it cannot be combined with --resume or --continue")
 	}
-	text, stdinState, err := c.readPrompt(a, replay)
+	if err := c.validate(); err != nil {
+		return res, runner.Config{}, err
+	}
+	text, stdinState, err := c.readPrompt(ctx, a, replay)
 	if err != nil {
 		return res, runner.Config{}, err
 	}
@@ -164,6 +181,8 @@ func (c *runCmd) prepare(a *app, store *session.Store, em *runner.Emitter) (runn
 	var active struct{ provider, model string }
 	var resumed *session.Session
 	if resumePath != "" {
+		res.SessionPath = resumePath
+		res.SessionID = session.SessionIDFromPath(resumePath)
 		resumed, err = session.Open(resumePath)
 		if err != nil {
 			return res, runner.Config{}, err
@@ -221,6 +240,29 @@ func (c *runCmd) prepare(a *app, store *session.Store, em *runner.Emitter) (runn
 	}, nil
 }
 
+// validate rejects flag values that would otherwise silently mean "no
+// limit" or "every tool".
+func (c *runCmd) validate() error {
+	for _, f := range []struct {
+		name string
+		bad  bool
+	}{
+		{"--max-turns", c.MaxTurns < 0},
+		{"--max-output-tokens", c.MaxOutputTokens < 0},
+		{"--max-retries", c.MaxRetries < 0},
+		{"--timeout", c.Timeout < 0},
+		{"--stdin-timeout", c.StdinTimeout < 0},
+	} {
+		if f.bad {
+			return runner.Usagef(f.name + " must not be negative")
+		}
+	}
+	if c.Tools != nil && len(cleanList(c.Tools)) == 0 {
+		return runner.Usagef("--tools: the list is empty (use --no-tools to offer none)")
+	}
+	return nil
+}
+
 // selectTools applies --tools, --deny-tools and --no-tools to the built-ins.
 func (c *runCmd) selectTools(cwd string, getenv func(string) string) (allowed []tool.Tool, known []string, err error) {
 	all := tool.Builtins(tool.Env{Dir: cwd, Getenv: getenv})
@@ -258,6 +300,20 @@ func (c *runCmd) selectTools(cwd string, getenv func(string) string) (allowed []
 		allowed = append(allowed, t)
 	}
 	return allowed, known, nil
+}
+
+func pathPtrs(ps []string) []*string {
+	out := make([]*string, len(ps))
+	for i := range ps {
+		out[i] = &ps[i]
+	}
+	return out
+}
+
+// looksLikePath reports whether a session reference is a file path rather
+// than an id or prefix.
+func looksLikePath(ref string) bool {
+	return strings.ContainsRune(ref, filepath.Separator) || strings.HasSuffix(ref, ".jsonl")
 }
 
 func cleanList(in []string) []string {
@@ -305,7 +361,7 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 		case a.getenv("OPENAI_API_KEY") != "":
 			name = "openai"
 		default:
-			return nil, "", nil, &provider.Error{Kind: provider.KindConfig, Provider: "awl", Message: "no provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or choose one with --provider (env AWL_PROVIDER)"}
+			return nil, "", nil, &provider.Error{Kind: provider.KindConfig, Message: "no provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or choose one with --provider (env AWL_PROVIDER)"}
 		}
 	}
 	var keyVar, urlVar string
@@ -346,7 +402,7 @@ func firstNonEmpty(s ...string) string {
 // readPrompt assembles the prompt from arguments, -p, -f and stdin.
 // A replay run reads stdin only with --stdin: its prompts come from the
 // recording.
-func (c *runCmd) readPrompt(a *app, replay bool) (string, string, error) {
+func (c *runCmd) readPrompt(ctx context.Context, a *app, replay bool) (string, string, error) {
 	var parts []string
 	if len(c.Args) > 0 {
 		parts = append(parts, strings.Join(c.Args, " "))
@@ -354,7 +410,8 @@ func (c *runCmd) readPrompt(a *app, replay bool) (string, string, error) {
 	if c.Prompt != "" {
 		parts = append(parts, c.Prompt)
 	}
-	if c.PromptFile != "" {
+	fromStdin := c.PromptFile == "-"
+	if c.PromptFile != "" && !fromStdin {
 		b, err := os.ReadFile(c.PromptFile)
 		if err != nil {
 			return "", "", runner.Usagef(fmt.Sprintf("--prompt-file: %v", err))
@@ -363,6 +420,20 @@ func (c *runCmd) readPrompt(a *app, replay bool) (string, string, error) {
 	}
 	text := strings.Join(parts, "\n\n")
 	haveArgs := strings.TrimSpace(text) != ""
+	if fromStdin {
+		// -f - reads the prompt from stdin, waiting as long as it takes.
+		if c.NoStdin {
+			return "", "", runner.Usagef("-f - reads stdin, which --no-stdin forbids")
+		}
+		data, state, err := readStdin(ctx, a.stdin, 0)
+		if err != nil {
+			return "", "", err
+		}
+		if haveArgs && data != "" {
+			return text + "\n\n" + data, state, nil
+		}
+		return text + data, state, nil
+	}
 
 	if c.NoStdin || (replay && !c.Stdin) {
 		return text, "off", nil
@@ -377,7 +448,7 @@ func (c *runCmd) readPrompt(a *app, replay bool) (string, string, error) {
 	if c.Stdin || !haveArgs {
 		wait = 0 // wait as long as it takes
 	}
-	data, state, err := readStdin(a.ctx, a.stdin, wait)
+	data, state, err := readStdin(ctx, a.stdin, wait)
 	if err != nil {
 		return "", "", err
 	}
@@ -393,14 +464,24 @@ func (c *runCmd) readPrompt(a *app, replay bool) (string, string, error) {
 
 // readStdin reads all of r. With wait > 0 it gives up if the first byte has
 // not arrived by then (an inherited pipe that never sends anything), and
-// returns state "timeout"; once a byte arrives it reads to EOF.
+// returns state "timeout"; once a byte arrives it reads to EOF. ctx (the
+// run's --timeout, a signal) interrupts it at any point.
 func readStdin(ctx context.Context, r io.Reader, wait time.Duration) (string, string, error) {
-	type chunk struct{ err error }
+	type result struct {
+		b   []byte
+		err error
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
-	first := make(chan chunk, 1)
+	first := make(chan error, 1)
+	all := make(chan result, 1)
 	go func() {
 		_, err := br.Peek(1)
-		first <- chunk{err: err}
+		first <- err
+		if err != nil {
+			return
+		}
+		b, err := io.ReadAll(br)
+		all <- result{b, err}
 	}()
 	var timer <-chan time.Time
 	if wait > 0 {
@@ -409,26 +490,30 @@ func readStdin(ctx context.Context, r io.Reader, wait time.Duration) (string, st
 		timer = t.C
 	}
 	select {
-	case ch := <-first:
-		if ch.err == io.EOF {
+	case err := <-first:
+		if err == io.EOF {
 			return "", "empty", nil
 		}
-		if ch.err != nil {
-			return "", "", fmt.Errorf("read stdin: %w", ch.err)
+		if err != nil {
+			return "", "", fmt.Errorf("read stdin: %w", err)
 		}
 	case <-timer:
 		return "", "timeout", nil
 	case <-ctx.Done():
 		return "", "", context.Cause(ctx)
 	}
-	b, err := io.ReadAll(br)
-	if err != nil {
-		return "", "", fmt.Errorf("read stdin: %w", err)
+	select {
+	case res := <-all:
+		if res.err != nil {
+			return "", "", fmt.Errorf("read stdin: %w", res.err)
+		}
+		if len(res.b) == 0 {
+			return "", "empty", nil
+		}
+		return string(res.b), "read", nil
+	case <-ctx.Done():
+		return "", "", context.Cause(ctx)
 	}
-	if len(b) == 0 {
-		return "", "empty", nil
-	}
-	return string(b), "read", nil
 }
 
 // resultOnly passes through only the result event (for --output json).
@@ -457,8 +542,12 @@ func writeStepSummary(a *app, res runner.Result, code int) {
 	_, reason := runner.Classify(res.Err)
 	var b strings.Builder
 	fmt.Fprintf(&b, "### awl run: %s (exit %d)\n\n", reason, code)
-	fmt.Fprintf(&b, "| session | turns | input tokens | output tokens | cache read | tool calls | denied |\n|---|---|---|---|---|---|---|\n")
-	fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d | %d | %d |\n\n", res.SessionID, res.Turns, res.Usage.Input, res.Usage.Output, res.Usage.CacheRead, res.ToolCalls, len(res.Denied))
+	id := "none"
+	if res.SessionID != "" {
+		id = "`" + res.SessionID + "`"
+	}
+	fmt.Fprintf(&b, "| session | turns | input tokens | output tokens | cache read | cache write | tool calls | denied |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d |\n\n", id, res.Turns, res.Usage.Input, res.Usage.Output, res.Usage.CacheRead, res.Usage.CacheWrite, res.ToolCalls, len(res.Denied))
 	if res.Err != nil {
 		fmt.Fprintf(&b, "**Error:** %s\n\n", oneLine(res.Err.Error()))
 	}

@@ -684,7 +684,9 @@ func (c *sessionsPruneCmd) Run(a *app, store *session.Store) error {
 	cutoff := time.Now().Add(-time.Duration(c.OlderThan))
 	var paths []string
 	for _, in := range infos {
-		if !in.Modified.IsZero() && in.Modified.Before(cutoff) {
+		// A file that is not a session (notes someone left in a sessions
+		// directory) is never a candidate.
+		if in.IsSession && !in.Modified.IsZero() && in.Modified.Before(cutoff) {
 			paths = append(paths, in.Path)
 		}
 	}
