@@ -41,6 +41,10 @@ type Info struct {
 	// LastStopReason is the stop reason of the last assistant message.
 	LastStopReason string
 	Err            error // set when the file could not be read
+	// IsSession reports that the file's first line is a session header (of
+	// this awl or a newer one): the file is a session, even if Err is set.
+	// Only such files may be removed.
+	IsSession bool
 }
 
 // List returns the sessions of cwd ("" for all), oldest first.
@@ -206,7 +210,9 @@ func (sc *infoScanner) scan(path string) Info {
 			if err != nil {
 				return err
 			}
-			return parseHeader(path, line, &header, true)
+			err = parseHeader(path, line, &header, true)
+			in.IsSession = err == nil || isKind(err, KindNewer)
+			return err
 		}
 		isMsg := bytes.HasPrefix(prefix, messagePrefix)
 		if !isMsg && !bytes.HasPrefix(prefix, messagePrefix[:9]) {
@@ -398,31 +404,85 @@ func timeFromName(path string) (time.Time, error) {
 
 // readHeader reads only the header line of the file at path.
 func readHeader(path string) (Header, error) {
-	var h Header
 	f, err := os.Open(path)
 	if err != nil {
-		return h, err
+		return Header{}, err
 	}
 	defer f.Close()
+	h, _, err := readFirstLine(path, f)
+	return h, err
+}
+
+// maxHeaderLine bounds how much of a file is read looking for the end of its
+// header line.
+const maxHeaderLine = 16 << 20
+
+// readFirstLine reads the first line of r and parses it as a header. It also
+// returns the line (or what there is of it).
+func readFirstLine(path string, r io.Reader) (Header, []byte, error) {
+	var h Header
 	buf := make([]byte, 0, 4096)
 	for {
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, len(buf))
 		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
+		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			return h, parseHeader(path, buf[:i], &h, true)
+			return h, buf[:i], parseHeader(path, buf[:i], &h, true)
 		}
-		if err != nil || len(buf) > 16<<20 {
-			return h, corruptError(path, 1, "incomplete session header")
+		if err != nil || len(buf) > maxHeaderLine {
+			return h, buf, corruptError(path, 1, "incomplete session header")
 		}
 	}
+}
+
+// headerPrefix is how awl starts a header line.
+var headerPrefix = []byte(`{"type":"session"`)
+
+// checkSessionFile reads the first line of r, the file at path, and reports
+// whether it is an awl session header. It returns nil for a header this awl
+// reads; a *Error of KindNewer for one from a newer awl; of KindCorrupt for a
+// line that is a session header but a broken one; and of KindNotSession for
+// anything else (an empty file, a line that is not a session header), so that
+// a file that is not a session is never taken for one.
+func checkSessionFile(path string, r io.Reader) error {
+	_, line, err := readFirstLine(path, r)
+	var se *Error
+	if err == nil || !errors.As(err, &se) || se.Kind != KindCorrupt {
+		return err
+	}
+	d := decoder{data: line, copyStrings: true}
+	d.ws()
+	if d.peek() == '{' {
+		if typ, terr := d.typeOf(); terr == nil && typ == TypeSession {
+			return err
+		}
+	}
+	if bytes.HasPrefix(line, headerPrefix) {
+		return err // a header cut short
+	}
+	return notSessionError(path, nil)
+}
+
+// notSessionError refuses the file at path as not being a session file;
+// cause, when set, is what is wrong with its header.
+func notSessionError(path string, cause error) *Error {
+	e := &Error{Kind: KindNotSession, Path: path, Msg: path + ": not an awl session file", Err: cause}
+	var se *Error
+	if errors.As(cause, &se) && se.Kind == KindCorrupt {
+		e.Msg += " (its header is broken: line " + strings.TrimPrefix(se.Msg, path+":") + ")"
+	}
+	return e
 }
 
 // Resolve turns a reference (full id, unique prefix, or path to a .jsonl
 // file) into a session file path. cwd narrows ambiguous prefixes: a prefix
 // that matches several sessions but exactly one of cwd's resolves to it.
+//
+// A path whose first line is not a session header is refused with a *Error
+// of KindNotSession; one with a broken header, or a broken line further on,
+// resolves (Open then says what is wrong where).
 func (s *Store) Resolve(ref, cwd string) (string, error) {
 	notFound := &Error{Kind: KindNotFound, Msg: "no session matches " + ref}
 	if ref == "" {
@@ -434,6 +494,9 @@ func (s *Store) Resolve(ref, cwd string) (string, error) {
 		if err != nil || fi.IsDir() {
 			notFound.Path, notFound.Err = ref, err
 			return "", notFound
+		}
+		if err := checkPath(ref); err != nil {
+			return "", err
 		}
 		if abs, err := filepath.Abs(ref); err == nil {
 			return abs, nil
@@ -501,6 +564,25 @@ func (s *Store) Resolve(ref, cwd string) (string, error) {
 	}
 	return "", &Error{Kind: KindAmbiguous, Candidates: ids,
 		Msg: fmt.Sprintf("session reference %s is ambiguous: it matches %s", ref, strings.Join(cands, ", "))}
+}
+
+// checkPath refuses the file at path when its first line is not a session
+// header, or when it cannot be read.
+func checkPath(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return openError(path, err)
+	}
+	defer f.Close()
+	if err := checkSessionFile(path, f); isKind(err, KindNotSession) {
+		return err
+	}
+	return nil
+}
+
+func isKind(err error, k ErrorKind) bool {
+	var se *Error
+	return errors.As(err, &se) && se.Kind == k
 }
 
 // Latest returns the path of the most recent session of cwd.

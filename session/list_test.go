@@ -64,7 +64,7 @@ func TestList(t *testing.T) {
 		t.Errorf("first should be the broken file (oldest by name): %+v", infos[0])
 	}
 	var se *Error
-	if !errors.As(infos[0].Err, &se) || se.Kind != KindCorrupt {
+	if !errors.As(infos[0].Err, &se) || se.Kind != KindCorrupt || infos[0].IsSession {
 		t.Errorf("broken file error: %v", infos[0].Err)
 	}
 	got := infos[1]
@@ -72,7 +72,7 @@ func TestList(t *testing.T) {
 	want := Info{ID: a.Header.ID, Path: a.Path, Cwd: "/a/b", Created: a.Header.Timestamp, Modified: fi.ModTime(),
 		Messages: 5, Provider: "openai", Model: "gpt-5",
 		FirstPrompt:    "fix the bug " + strings.Repeat("x", 188) + "…",
-		LastStopReason: "length"}
+		LastStopReason: "length", IsSession: true}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("List:\n got %+v\nwant %+v", got, want)
 	}
@@ -142,6 +142,26 @@ func TestResolveAndLatest(t *testing.T) {
 	}
 	if _, err := st.Resolve(filepath.Join(t.TempDir(), "gone.jsonl"), "/x"); !errors.As(err, &se) || se.Kind != KindNotFound {
 		t.Errorf("Resolve(missing path): %v", err)
+	}
+	// A path to a file that is not a session is refused, so that nothing
+	// takes it for one; a session with a broken line still resolves (Open
+	// says where it is broken).
+	readme := filepath.Join(t.TempDir(), "README.md")
+	writeFile(t, readme, []byte("# awl\n"))
+	notes := filepath.Join(t.TempDir(), "notes.jsonl")
+	writeFile(t, notes, []byte(`{"note":"x"}`+"\n"))
+	for _, p := range []string{readme, notes} {
+		if _, err := st.Resolve(p, "/x"); !errors.As(err, &se) || se.Kind != KindNotSession || se.Msg != p+": not an awl session file" {
+			t.Errorf("Resolve(%s) = %v, want KindNotSession", p, err)
+		}
+	}
+	broken := filepath.Join(t.TempDir(), "broken.jsonl")
+	writeFile(t, broken, append(readFile(t, b.Path), "garbage\n{}\n"...))
+	if got, err := st.Resolve(broken, "/x"); err != nil || got != broken {
+		t.Errorf("Resolve(a session with a corrupt line) = %s, %v", got, err)
+	}
+	if _, err := Open(broken); !errors.As(err, &se) || se.Kind != KindCorrupt || se.Msg != broken+":2: invalid JSON at column 1: want an object" {
+		t.Errorf("Open(a session with a corrupt line) = %v", err)
 	}
 
 	a3 := mk("/a/b")

@@ -10,6 +10,9 @@ import (
 // Remove deletes the session file at path unless a writer holds its lock.
 // It takes the lock without waiting: a session in use is refused with a
 // *Error of KindLocked (and Pid when known); a missing file is KindNotFound.
+// A file whose first line is not a valid session header (of this awl or a
+// newer one) is never removed: it is refused with a *Error of
+// KindNotSession and left as it was.
 // The file is unlinked while the lock is held, so no writer can take it
 // between the check and the removal.
 func Remove(path string) error {
@@ -23,6 +26,12 @@ func Remove(path string) error {
 			return lockedError(path, lockHolder(f))
 		}
 		return fmt.Errorf("lock session %s: %w", path, err)
+	}
+	if err := checkSessionFile(path, f); err != nil && !isKind(err, KindNewer) {
+		if !isKind(err, KindNotSession) {
+			err = notSessionError(path, err)
+		}
+		return err
 	}
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("remove session: %w", err)

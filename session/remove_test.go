@@ -3,8 +3,12 @@ package session
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/awlrun/awl/conv"
 )
 
 func TestRemove(t *testing.T) {
@@ -39,5 +43,51 @@ func TestRemove(t *testing.T) {
 	var se *Error
 	if !errors.As(err, &se) || se.Kind != KindNotFound {
 		t.Fatalf("Remove of a missing session = %v, want KindNotFound", err)
+	}
+}
+
+// Remove deletes only files that begin with a session header: anything else
+// named by mistake is refused and left byte for byte as it was.
+func TestRemoveRefusesNonSessions(t *testing.T) {
+	st := testStore(t)
+	s, err := st.Create("/w", "anthropic", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, Entry{Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("hi")}}})
+	s.Close()
+	session := string(readFile(t, s.Path))
+	_, entry, _ := strings.Cut(session, "\n")
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, data, msg string }{
+		{"README.md", "# awl\n\nsome text\n", "not an awl session file"},
+		{"data.jsonl", `{"a":1}` + "\n", "not an awl session file"},
+		{"entries.jsonl", entry, "not an awl session file"},
+		{"empty.jsonl", "", "not an awl session file"},
+		{"nonewline.jsonl", "plain text", "not an awl session file"},
+		{"badheader.jsonl", `{"type":"session","version":1,"id":5}` + "\n" + entry, "not an awl session file (its header is broken: line 1: id: "},
+		{"cut.jsonl", `{"type":"session","version":1,"id":"019d`, "not an awl session file (its header is broken: line 1: incomplete session header)"},
+	} {
+		path := filepath.Join(dir, tc.name)
+		writeFile(t, path, []byte(tc.data))
+		err := Remove(path)
+		var se *Error
+		if !errors.As(err, &se) || se.Kind != KindNotSession || se.Path != path || !strings.HasPrefix(se.Msg, path+": "+tc.msg) {
+			t.Errorf("Remove(%s) = %v, want KindNotSession %q", tc.name, err, tc.msg)
+		}
+		if got := string(readFile(t, path)); got != tc.data {
+			t.Errorf("Remove(%s) changed the file: %q", tc.name, got)
+		}
+	}
+	// A header from a newer awl is still a session.
+	newer := filepath.Join(dir, "newer.jsonl")
+	writeFile(t, newer, []byte(strings.Replace(session, `"version":1`, `"version":2`, 1)))
+	if err := Remove(newer); err != nil {
+		t.Errorf("Remove(a newer session) = %v", err)
+	}
+	// A session whose header is fine and a later line broken is a session.
+	writeFile(t, s.Path, []byte(session+"garbage\n"+entry))
+	if err := Remove(s.Path); err != nil {
+		t.Errorf("Remove(a session with a corrupt line) = %v", err)
 	}
 }

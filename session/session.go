@@ -590,6 +590,8 @@ const (
 	KindCorrupt
 	KindLocked
 	KindNewer
+	// KindNotSession is a file that is not an awl session file.
+	KindNotSession
 )
 
 // Error is a session failure.
