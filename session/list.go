@@ -585,7 +585,10 @@ func isKind(err error, k ErrorKind) bool {
 	return errors.As(err, &se) && se.Kind == k
 }
 
-// Latest returns the path of the most recent session of cwd.
+// Latest returns the path of the session of cwd used most recently: the one
+// last written to (the latest modification time), ties broken by the later
+// creation time (the header's timestamp), then by the greater id. A session
+// resumed by id after another was created is thus the one -c continues.
 func (s *Store) Latest(cwd string) (string, error) {
 	cwd = filepath.Clean(cwd)
 	paths, err := sessionFiles(filepath.Join(s.Dir, EncodeCwd(cwd)))
@@ -593,8 +596,10 @@ func (s *Store) Latest(cwd string) (string, error) {
 		return "", err
 	}
 	type cand struct {
-		path    string
-		created time.Time
+		path     string
+		modified time.Time
+		created  time.Time
+		id       string
 	}
 	var cs []cand
 	for _, p := range paths {
@@ -602,13 +607,23 @@ func (s *Store) Latest(cwd string) (string, error) {
 		if err != nil || filepath.Clean(h.Cwd) != cwd {
 			continue
 		}
-		cs = append(cs, cand{p, h.Timestamp})
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		cs = append(cs, cand{p, fi.ModTime(), h.Timestamp, h.ID})
 	}
 	if len(cs) == 0 {
 		return "", &Error{Kind: KindNotFound, Msg: "no session for " + cwd}
 	}
 	best := slices.MaxFunc(cs, func(a, b cand) int {
+		if c := a.modified.Compare(b.modified); c != 0 {
+			return c
+		}
 		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.id, b.id); c != 0 {
 			return c
 		}
 		return strings.Compare(a.path, b.path)

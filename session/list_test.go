@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/awlrun/awl/conv"
 )
@@ -165,8 +166,32 @@ func TestResolveAndLatest(t *testing.T) {
 	}
 
 	a3 := mk("/a/b")
+	// Latest is the session used last (modified last), not the one created
+	// last; equal times fall back to creation, then id.
+	base := time.Now().Add(-time.Hour)
+	touch := func(s *Session, d time.Duration) {
+		t.Helper()
+		if err := os.Chtimes(s.Path, base.Add(d), base.Add(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	touch(a1, 0)
+	touch(a3, 0)
 	if got, err := st.Latest("/a/b"); err != nil || got != a3.Path {
-		t.Errorf("Latest(/a/b) = %s, %v; want %s", got, err, a3.Path)
+		t.Errorf("Latest(/a/b), same mtimes = %s, %v; want the newer %s", got, err, a3.Path)
+	}
+	touch(a1, time.Minute)
+	if got, err := st.Latest("/a/b"); err != nil || got != a1.Path {
+		t.Errorf("Latest(/a/b) after a1 was written = %s, %v; want %s", got, err, a1.Path)
+	}
+	// Same mtime and same creation time: the greater id.
+	twin := filepath.Join(filepath.Dir(a1.Path), FileName(a1.Header.Timestamp, "ffffffff"+a1.Header.ID[8:]))
+	writeFile(t, twin, []byte(strings.Replace(string(readFile(t, a1.Path)), a1.Header.ID, "ffffffff"+a1.Header.ID[8:], 1)))
+	if err := os.Chtimes(twin, base.Add(time.Minute), base.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Latest("/a/b"); err != nil || got != twin {
+		t.Errorf("Latest(/a/b), same mtime and creation = %s, %v; want %s", got, err, twin)
 	}
 	if got, err := st.Latest("/a-b"); err != nil || got != a2.Path {
 		t.Errorf("Latest(/a-b) = %s, %v", got, err)
