@@ -40,7 +40,7 @@ type Info struct {
 	FirstPrompt string
 	// LastStopReason is the stop reason of the last assistant message.
 	LastStopReason string
-	Err            error // set when the file could not be read
+	Err            error // set when the file could not be read or a line is not an entry
 	// IsSession reports that the file's first line is a session header (of
 	// this awl or a newer one): the file is a session, even if Err is set.
 	// Only such files may be removed.
@@ -174,8 +174,17 @@ func newInfoScanner(isContext func(string) bool) *infoScanner {
 	return &infoScanner{isContext: isContext, chunk: make([]byte, scanChunk)}
 }
 
-var messagePrefix = []byte(`{"type":"message"`)
+var (
+	messagePrefix = []byte(`{"type":"message"`)
+	// entryPrefix is how awl's encoder starts every entry line.
+	entryPrefix = messagePrefix[:9]
+)
 
+// scan lists the file at path. Besides the header it checks every entry
+// line's shape cheaply: a line awl wrote starts with {"type":" and ends
+// with }. Any other line is decoded, and one that does not decode as an
+// entry sets Err to "path:line: reason", as Open would say; a torn last
+// line, which Open would trim, is not an error.
 func (sc *infoScanner) scan(path string) Info {
 	in := Info{Path: path, ID: SessionIDFromPath(path)}
 	f, err := os.Open(path)
@@ -201,9 +210,15 @@ func (sc *infoScanner) scan(path string) Info {
 		lineNo    int
 		pre       [prefixSize]byte
 		preN      int
+		prevLast  byte // the last byte of the previous chunk
 		header    Header
+		headerOK  bool
+		// bad is the first line that is not an entry; an error unless it
+		// turns out to be a torn last line.
+		bad     *Error
+		badLine linePos
 	)
-	handle := func(start, end int64, prefix []byte) error {
+	handle := func(start, end int64, prefix []byte, last byte) error {
 		lineNo++
 		if lineNo == 1 {
 			line, err := sc.readLine(f, start, end)
@@ -211,17 +226,31 @@ func (sc *infoScanner) scan(path string) Info {
 				return err
 			}
 			err = parseHeader(path, line, &header, true)
-			in.IsSession = err == nil || isKind(err, KindNewer)
+			headerOK = err == nil
+			in.IsSession = headerOK || isKind(err, KindNewer)
 			return err
 		}
+		if bad != nil {
+			return bad // a line follows it: it is not a torn last line
+		}
 		isMsg := bytes.HasPrefix(prefix, messagePrefix)
-		if !isMsg && !bytes.HasPrefix(prefix, messagePrefix[:9]) {
-			// Not written by awl's encoder: look properly.
+		if last != '}' || !bytes.HasPrefix(prefix, entryPrefix) || bytes.HasPrefix(prefix, headerPrefix) {
+			// Not the shape awl's encoder writes: look properly.
 			line, err := sc.readLine(f, start, end)
 			if err != nil {
 				return err
 			}
-			isMsg = gjson.GetBytes(line, "type").String() == TypeMessage
+			var e Entry
+			d := decoder{data: line, copyStrings: true}
+			kind, err := d.line(nil, &e)
+			if err == nil && kind == parsedHeader {
+				err = errors.New("a second session header")
+			}
+			if err != nil {
+				bad, badLine = corruptError(path, lineNo, err.Error()), linePos{start, end - start}
+				return nil
+			}
+			isMsg = e.Type == TypeMessage
 		}
 		if isMsg {
 			in.Messages++
@@ -233,6 +262,15 @@ func (sc *infoScanner) scan(path string) Info {
 			sc.tailN++
 		}
 		return nil
+	}
+	fail := func(err error) Info {
+		in.Err = err
+		if headerOK {
+			in.ID, in.Cwd, in.Created = header.ID, header.Cwd, header.Timestamp
+			in.Provider, in.Model = header.Provider, header.Model
+		}
+		in.Messages = 0
+		return in
 	}
 	for {
 		n, rerr := f.Read(sc.chunk)
@@ -250,21 +288,28 @@ func (sc *infoScanner) scan(path string) Info {
 				preN += copy(pre[preN:], chunk[i:i+j])
 				prefix = pre[:preN]
 			}
-			if err := handle(lineStart, off+int64(i+j), prefix); err != nil {
-				in.Err = err
-				return in
+			var last byte // 0 for an empty line
+			if j > 0 {
+				last = chunk[i+j-1]
+			} else if lineStart < off+int64(i) {
+				last = prevLast
+			}
+			if err := handle(lineStart, off+int64(i+j), prefix, last); err != nil {
+				return fail(err)
 			}
 			lineStart = off + int64(i+j+1)
 			preN = 0
 			i += j + 1
+		}
+		if n > 0 {
+			prevLast = chunk[n-1]
 		}
 		off += int64(n)
 		if rerr == io.EOF || n == 0 && rerr == nil {
 			break
 		}
 		if rerr != nil {
-			in.Err = rerr
-			return in
+			return fail(rerr)
 		}
 	}
 	if lineNo == 0 {
@@ -274,6 +319,18 @@ func (sc *infoScanner) scan(path string) Info {
 			in.Err = corruptError(path, 1, "incomplete session header (no newline)")
 		}
 		return in
+	}
+	if bad != nil {
+		// The last complete line: Open trims it when it is not a whole JSON
+		// object (a torn write), and fails on it otherwise, as it does on
+		// any line that a torn line follows.
+		line, err := sc.readLine(f, badLine.off, badLine.off+badLine.n)
+		if err != nil {
+			return fail(err)
+		}
+		if lineStart < off || validObject(line) {
+			return fail(bad)
+		}
 	}
 	in.ID, in.Cwd, in.Created = header.ID, header.Cwd, header.Timestamp
 	in.Provider, in.Model = header.Provider, header.Model

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -198,5 +199,70 @@ func TestResolveAndLatest(t *testing.T) {
 	}
 	if _, err := st.Latest("/nothing"); !errors.As(err, &se) || se.Kind != KindNotFound {
 		t.Errorf("Latest(/nothing): %v", err)
+	}
+}
+
+// A session with a broken line is listed with the error Open would give,
+// not as a healthy session with fewer messages; a torn last line, which
+// Open trims, is no error.
+func TestListCorruptLine(t *testing.T) {
+	st := testStore(t)
+	s, err := st.Create("/w", "p", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		mustAppend(t, s, Entry{Provider: "p", Model: "m", Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(strings.Repeat("x", i*200_000))}}})
+	}
+	s.Close()
+	good := string(readFile(t, s.Path))
+	lines := strings.SplitAfter(good, "\n")
+	lines = lines[:len(lines)-1] // header and three entries
+	join := func(ls ...string) string { return strings.Join(ls, "") }
+	for _, tc := range []struct {
+		name, data string
+		line       int
+		reason     string // "" for no error
+		messages   int
+	}{
+		{"healthy", good, 0, "", 3},
+		{"torn last line", good + `{"type":"message","id":"1`, 0, "", 3},
+		{"torn last line with a newline", good + `{"type":"message","id":"1` + "\n", 0, "", 3},
+		{"cut middle line", join(lines[0], lines[1][:40]+"\n", lines[2], lines[3]), 2, "", 0},
+		{"cut middle line across chunks", join(lines[0], lines[1], lines[3][:300_000]+"\n", lines[2]), 3, "", 0},
+		{"garbage middle line", join(lines[0], lines[1], "garbage\n", lines[2]), 3, "invalid JSON at column 1: want an object", 0},
+		{"empty middle line", join(lines[0], "\n", lines[1]), 2, "invalid JSON at column 1: want an object", 0},
+		{"object that is no entry", join(lines[0], `{"id":"x"}`+"\n", lines[1]), 2, "type: missing", 0},
+		{"second header", join(lines[0], lines[1], lines[0], lines[2]), 3, "a second session header", 0},
+		{"bad line before a torn one", join(lines[0], lines[1], "garbage\n", `{"type":"mess`), 3, "invalid JSON at column 1: want an object", 0},
+		{"last line an object but no entry", join(lines[0], lines[1], `{"x":1}`+"\n"), 3, "type: missing", 0},
+		{"hand-written entry", join(lines[0], ` {"id":"abcdef01","type":"message","parentId":null,"timestamp":"2026-04-25T17:40:16.000Z","message":{"role":"user","content":[]}} `+"\n"), 0, "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			writeFile(t, s.Path, []byte(tc.data))
+			infos, err := st.List("/w")
+			if err != nil || len(infos) != 1 {
+				t.Fatalf("List = %v, %v", infos, err)
+			}
+			in := infos[0]
+			_, openErr := Load(s.Path)
+			if tc.line == 0 {
+				if in.Err != nil || in.Messages != tc.messages || openErr != nil {
+					t.Errorf("Err = %v, Messages = %d, want none and %d (Load: %v)", in.Err, in.Messages, tc.messages, openErr)
+				}
+				return
+			}
+			var se *Error
+			if !errors.As(in.Err, &se) || se.Kind != KindCorrupt || se.Line != tc.line || !strings.HasPrefix(se.Msg, fmt.Sprintf("%s:%d: %s", s.Path, tc.line, tc.reason)) {
+				t.Errorf("Err = %v, want %s:%d: %s…", in.Err, s.Path, tc.line, tc.reason)
+			}
+			// The same words as Open.
+			if fmt.Sprint(openErr) != fmt.Sprint(in.Err) {
+				t.Errorf("listing says %v, Load says %v", in.Err, openErr)
+			}
+			if !in.IsSession || in.ID != s.Header.ID || in.Cwd != "/w" || in.Messages != 0 {
+				t.Errorf("info of a broken session: %+v", in)
+			}
+		})
 	}
 }
