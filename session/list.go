@@ -38,7 +38,9 @@ type Info struct {
 	// result, not context as told by Store.IsContext), on one line and cut
 	// to about 200 characters.
 	FirstPrompt string
-	// LastStopReason is the stop reason of the last assistant message.
+	// LastStopReason is the stop reason of the last assistant message, or
+	// "" when a user message (a prompt, tool results) follows it, unanswered
+	// (or when there is none).
 	LastStopReason string
 	Err            error // set when the file could not be read or a line is not an entry
 	// IsSession reports that the file's first line is a session header (of
@@ -397,6 +399,9 @@ func (sc *infoScanner) lastState(f *os.File, in *Info) error {
 		}
 		switch gjson.GetBytes(line, "message.role").String() {
 		case string(conv.RoleUser):
+			// A prompt or tool results after the last assistant message
+			// were never answered: there is no last stop reason.
+			haveStop = true
 			if haveModel {
 				continue
 			}

@@ -266,3 +266,42 @@ func TestListCorruptLine(t *testing.T) {
 		})
 	}
 }
+
+// A prompt or tool results after the last assistant message were never
+// answered: the session has no last stop reason.
+func TestListLastStopReasonUnanswered(t *testing.T) {
+	st := testStore(t)
+	s, err := st.Create("/w", "p", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := func(b conv.Block) Entry {
+		return Entry{Provider: "p", Model: "m", Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{b}}}
+	}
+	assistant := func(r conv.StopReason) Entry {
+		return Entry{Message: &conv.Message{Role: conv.RoleAssistant, StopReason: r}}
+	}
+	stop := func(want string) {
+		t.Helper()
+		infos, err := st.List("/w")
+		if err != nil || len(infos) != 1 || infos[0].Err != nil {
+			t.Fatalf("List = %+v, %v", infos, err)
+		}
+		if got := infos[0].LastStopReason; got != want {
+			t.Errorf("LastStopReason = %q, want %q", got, want)
+		}
+	}
+	stop("")
+	mustAppend(t, s, user(conv.TextBlock("first")))
+	stop("")
+	mustAppend(t, s, assistant(conv.StopToolUse))
+	stop("toolUse")
+	mustAppend(t, s, user(conv.Block{Type: conv.BlockToolResult, ToolUseID: "t", Content: "ok"}))
+	stop("")
+	mustAppend(t, s, assistant(conv.StopEnd))
+	mustAppend(t, s, Entry{Type: "turnContext", Fields: []byte(`{"k":1}`)})
+	stop("stop")
+	mustAppend(t, s, user(conv.TextBlock("a resumed prompt whose request failed")))
+	stop("")
+	s.Close()
+}
