@@ -34,7 +34,7 @@ func Remove(path string) error {
 		return err
 	}
 	if err := os.Remove(path); err != nil {
-		return fmt.Errorf("remove session: %w", err)
+		return accessError(path, "cannot remove session file", err)
 	}
 	// Make the removal durable; failing to sync the directory is not worth
 	// reporting a removed file as kept.

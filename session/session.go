@@ -139,14 +139,14 @@ func (s *Store) Create(cwd, provider, model string) (*Session, error) {
 	h := Header{Version: Version, ID: id, Timestamp: ts, Cwd: cwd, Provider: provider, Model: model}
 	dir := filepath.Join(s.Dir, EncodeCwd(cwd))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create session: %w", err)
+		return nil, accessError(dir, "cannot create a session in", err)
 	}
 	name := FileName(ts, id)
 	path := filepath.Join(dir, name)
 	tmp := filepath.Join(dir, "."+name+".tmp")
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("create session: %w", err)
+		return nil, accessError(dir, "cannot create a session in", err)
 	}
 	fail := func(err error) (*Session, error) {
 		f.Close()
@@ -232,7 +232,19 @@ func openError(path string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Error{Kind: KindNotFound, Path: path, Msg: "no session file " + path, Err: err}
 	}
-	return fmt.Errorf("open session: %w", err)
+	return accessError(path, "cannot open session file", err)
+}
+
+// accessError is a session file or directory at path that awl cannot read or
+// write (permission denied, a read-only file system, a directory where a
+// file should be…), failing to do what.
+func accessError(path, what string, err error) *Error {
+	reason := err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		reason = pe.Err
+	}
+	return &Error{Kind: KindAccess, Path: path, Msg: fmt.Sprintf("%s %s: %v", what, path, reason), Err: err}
 }
 
 // read reads and parses the whole file; with trim it truncates a torn
@@ -242,12 +254,15 @@ func openError(path string, err error) error {
 func read(path string, f *os.File, trim, keepLines bool) (*Session, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("open session: %w", err)
+		return nil, accessError(path, "cannot read session file", err)
+	}
+	if fi.IsDir() {
+		return nil, accessError(path, "cannot read session file", errors.New("is a directory"))
 	}
 	data := make([]byte, fi.Size())
 	n, err := f.ReadAt(data, 0)
 	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("read session %s: %w", path, err)
+		return nil, accessError(path, "cannot read session file", err)
 	}
 	data = data[:n]
 	sess := &Session{Path: path}
@@ -592,6 +607,8 @@ const (
 	KindNewer
 	// KindNotSession is a file that is not an awl session file.
 	KindNotSession
+	// KindAccess is a session file or directory awl cannot read or write.
+	KindAccess
 )
 
 // Error is a session failure.

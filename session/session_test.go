@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -391,5 +393,53 @@ func TestOpenNotFound(t *testing.T) {
 	var se *Error
 	if !errors.As(err, &se) || se.Kind != KindNotFound {
 		t.Errorf("Open missing file: %v", err)
+	}
+}
+
+// A session file awl cannot read or write is a session error naming the
+// path (exit 3), not an internal error.
+func TestOpenAccess(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a.jsonl")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		var se *Error
+		if !errors.As(err, &se) || se.Kind != KindAccess || se.Path != dir || !strings.Contains(se.Msg, dir+": is a directory") {
+			t.Errorf("%s of a directory = %v, want KindAccess naming it", what, err)
+		}
+	}
+	_, err := Open(dir)
+	check("Open", err)
+	_, err = Load(dir)
+	check("Load", err)
+	check("Remove", Remove(dir))
+
+	// Permission denied and a read-only file system, which root's tests
+	// cannot make: the classification of what open returns.
+	for _, errno := range []syscall.Errno{syscall.EACCES, syscall.EROFS} {
+		path := "/s/x.jsonl"
+		err := openError(path, &fs.PathError{Op: "open", Path: path, Err: errno})
+		var se *Error
+		if !errors.As(err, &se) || se.Kind != KindAccess || se.Path != path || se.Msg != "cannot open session file /s/x.jsonl: "+errno.Error() || !errors.Is(err, errno) {
+			t.Errorf("openError(%v) = %#v", errno, err)
+		}
+	}
+	if os.Geteuid() != 0 {
+		st := testStore(t)
+		s, err := st.Create("/w", "p", "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if err := os.Chmod(s.Path, 0); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(s.Path)
+		var se *Error
+		if !errors.As(err, &se) || se.Kind != KindAccess || se.Path != s.Path {
+			t.Errorf("Open of an unreadable file = %v", err)
+		}
 	}
 }
