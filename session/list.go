@@ -624,9 +624,17 @@ func (s *Store) Resolve(ref, cwd string) (string, error) {
 	for i, c := range cands {
 		ids[i], _, _ = strings.Cut(c, " ")
 	}
+	listed := strings.Join(cands[:min(len(cands), maxListedCandidates)], ", ")
+	if more := len(cands) - maxListedCandidates; more > 0 {
+		listed += fmt.Sprintf(" … and %d more", more)
+	}
 	return "", &Error{Kind: KindAmbiguous, Candidates: ids,
-		Msg: fmt.Sprintf("session reference %s is ambiguous: it matches %s", ref, strings.Join(cands, ", "))}
+		Msg: fmt.Sprintf("session reference %s is ambiguous: it matches %s", ref, listed)}
 }
+
+// maxListedCandidates is how many sessions an ambiguous reference's message
+// names (Error.Candidates has them all).
+const maxListedCandidates = 10
 
 // checkPath refuses the file at path when its first line is not a session
 // header, or when it cannot be read.

@@ -128,6 +128,20 @@ func TestResolveAndLatest(t *testing.T) {
 	if !errors.As(err, &se) || se.Kind != KindAmbiguous || len(se.Candidates) != 3 || !strings.Contains(se.Msg, a1.Header.ID+" (/a/b)") {
 		t.Errorf("ambiguous prefix: %v (%+v)", err, se)
 	}
+	// Many candidates: the message names the first ten, Candidates all.
+	many := testStore(t)
+	for range 13 {
+		s, err := many.Create("/m", "p", "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	_, err = many.Resolve(a1.Header.ID[:8], "/elsewhere")
+	if !errors.As(err, &se) || se.Kind != KindAmbiguous || len(se.Candidates) != 13 ||
+		strings.Count(se.Msg, " (/m)") != 10 || !strings.HasSuffix(se.Msg, " (/m) … and 3 more") || !strings.Contains(se.Msg, se.Candidates[9]) || strings.Contains(se.Msg, se.Candidates[10]) {
+		t.Errorf("ambiguous prefix of 13 sessions: %v (%d candidates)", err, len(se.Candidates))
+	}
 	// Ambiguous across directories but one of cwd's: that one, even with
 	// the encoding collision between /a/b and /a-b.
 	if got, err := st.Resolve(prefix, "/a-b"); err != nil || got != a2.Path {
