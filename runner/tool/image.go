@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"image"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
 	"io"
 	"io/fs"
+	"strconv"
 
 	"github.com/awlrun/awl/conv"
 )
@@ -55,11 +61,15 @@ func sniffImage(head []byte) string {
 
 // LoadImage reads an image file for `--image` and view_image. The format is
 // detected from the bytes, not the extension: PNG, JPEG, GIF or WebP. A file
-// over MaxImageBytes is refused before it is read. The attachment carries the
-// data in standard base64. Errors name path as given and say what is wrong,
-// e.g. "x.txt: not a PNG, JPEG, GIF or WebP image" or "big.png: 20.0 MB is
-// over the 3.75 MB image limit"; a missing file's error matches
-// fs.ErrNotExist.
+// over MaxImageBytes is refused before it is read. The image must be
+// well-formed enough for a provider to take it: its header decodes and it
+// has pixels (a file that is only a format's magic number would become
+// durable history that every later request of the session is refused for).
+// The attachment carries the data in standard base64. Errors name path as
+// given and say what is wrong, e.g. "x.txt: not a PNG, JPEG, GIF or WebP
+// image", "x.png: not a valid PNG image: the file ends inside its header" or
+// "big.png: 20.0 MB is over the 3.75 MB image limit"; a missing file's error
+// matches fs.ErrNotExist.
 func LoadImage(path string) (conv.Attachment, error) {
 	att, _, err := loadImage(path, path)
 	return att, err
@@ -94,12 +104,108 @@ func loadImage(path, file string) (conv.Attachment, int, error) {
 	if mime == "" {
 		return conv.Attachment{}, 0, fmt.Errorf("%s: not a PNG, JPEG, GIF or WebP image", path)
 	}
+	if err := checkImage(mime, data); err != nil {
+		return conv.Attachment{}, 0, fmt.Errorf("%s: not a valid %s image: %w", path, formatNames[mime], err)
+	}
 	att := conv.Attachment{Type: "image", MimeType: mime, Data: base64.StdEncoding.EncodeToString(data)}
 	return att, len(data), nil
 }
 
+var formatNames = map[string]string{MimePNG: "PNG", MimeJPEG: "JPEG", MimeGIF: "GIF", MimeWebP: "WebP"}
+
+// checkImage reports what makes data, sniffed as mime, an image a provider
+// would refuse: one its decoder cannot read the header of, or with no
+// pixels. Only the header is read (for WebP, the RIFF container and the
+// first chunk's header), not the pixels.
+func checkImage(mime string, data []byte) error {
+	var cfg image.Config
+	var err error
+	switch mime {
+	case MimePNG:
+		cfg, err = png.DecodeConfig(bytes.NewReader(data))
+	case MimeJPEG:
+		cfg, err = jpeg.DecodeConfig(bytes.NewReader(data))
+	case MimeGIF:
+		cfg, err = gif.DecodeConfig(bytes.NewReader(data))
+	case MimeWebP:
+		cfg, err = webpConfig(data)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("the file ends inside its header")
+	}
+	if err != nil {
+		return err
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return fmt.Errorf("it is %d×%d pixels", cfg.Width, cfg.Height)
+	}
+	return nil
+}
+
+// webpConfig checks a WebP file's RIFF container and first chunk, and
+// returns its dimensions. The standard library has no WebP decoder.
+func webpConfig(data []byte) (image.Config, error) {
+	var cfg image.Config
+	if len(data) < 20 {
+		return cfg, io.ErrUnexpectedEOF
+	}
+	// The RIFF size counts the bytes after it; a chunk of odd size is
+	// followed by a pad byte that some writers leave out of the count.
+	size := int64(binary.LittleEndian.Uint32(data[4:8]))
+	if n := int64(len(data)) - 8; size != n && !(size%2 == 1 && size+1 == n) {
+		return cfg, fmt.Errorf("its RIFF size says %d bytes, the file has %d after the RIFF header", size, n)
+	}
+	fourcc := string(data[12:16])
+	chunk := int64(binary.LittleEndian.Uint32(data[16:20]))
+	body := data[20:]
+	if chunk > int64(len(body)) {
+		return cfg, fmt.Errorf("its %q chunk says %d bytes, the file has %d", fourcc, chunk, len(body))
+	}
+	body = body[:chunk]
+	switch fourcc {
+	case "VP8L": // lossless: signature 0x2f, then 14-bit width-1 and height-1
+		if len(body) < 5 || body[0] != 0x2f {
+			return cfg, errors.New("its VP8L chunk has no lossless signature")
+		}
+		bits := binary.LittleEndian.Uint32(body[1:5])
+		if bits>>29 != 0 {
+			return cfg, errors.New("its VP8L chunk has an unknown version")
+		}
+		cfg.Width, cfg.Height = int(bits&0x3fff)+1, int(bits>>14&0x3fff)+1
+	case "VP8 ": // lossy: a key frame's tag, start code, 14-bit width and height
+		if len(body) < 10 || body[0]&1 != 0 || !bytes.Equal(body[3:6], []byte{0x9d, 0x01, 0x2a}) {
+			return cfg, errors.New("its VP8 chunk does not start with a key frame")
+		}
+		cfg.Width = int(binary.LittleEndian.Uint16(body[6:8]) & 0x3fff)
+		cfg.Height = int(binary.LittleEndian.Uint16(body[8:10]) & 0x3fff)
+	case "VP8X": // extended: flags, reserved, 24-bit canvas width-1 and height-1
+		if len(body) < 10 {
+			return cfg, errors.New("its VP8X chunk is too short")
+		}
+		u24 := func(b []byte) int { return int(b[0]) | int(b[1])<<8 | int(b[2])<<16 }
+		cfg.Width, cfg.Height = u24(body[4:7])+1, u24(body[7:10])+1
+	default:
+		return cfg, fmt.Errorf("its first chunk is %q, not VP8, VP8L or VP8X", fourcc)
+	}
+	return cfg, nil
+}
+
 func overLimit(path string, size int64) error {
-	return fmt.Errorf("%s: %s is over the %s image limit", path, megabytes(size), megabytes(MaxImageBytes))
+	have, limit := megabytes(size), megabytes(MaxImageBytes)
+	if have == limit {
+		// Rounded, the two look the same: say it in bytes.
+		return fmt.Errorf("%s: %s bytes is over the %s-byte image limit", path, thousands(size), thousands(MaxImageBytes))
+	}
+	return fmt.Errorf("%s: %s is over the %s image limit", path, have, limit)
+}
+
+// thousands formats n with commas between groups of three digits.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // megabytes formats n bytes in MB of 2^20 bytes: "20.0 MB", "3.75 MB".

@@ -4,6 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"image"
+	"image/color"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,12 +18,28 @@ import (
 	"testing"
 )
 
-// Minimal file starts for each format: enough for detection.
+// Small real images of each format (WebP: a 1×1 lossless file).
 var imageHeads = map[string]string{
-	MimePNG:  "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00",
-	MimeJPEG: "\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00",
-	MimeGIF:  "GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!",
-	MimeWebP: "RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00/\x00\x00\x00\x10",
+	MimePNG:  encodeImage(func(w io.Writer, m image.Image) error { return png.Encode(w, m) }),
+	MimeJPEG: encodeImage(func(w io.Writer, m image.Image) error { return jpeg.Encode(w, m, nil) }),
+	MimeGIF:  encodeImage(func(w io.Writer, m image.Image) error { return gif.Encode(w, m, nil) }),
+	MimeWebP: webpLossless,
+}
+
+const (
+	webpLossless = "RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00\x2f\x00\x00\x00\x10\x07\x10\x11\x11\x88\x88\xfe\x07\x00"
+	webpLossy    = "RIFF\x24\x00\x00\x00WEBPVP8 \x18\x00\x00\x00\x30\x01\x00\x9d\x01\x2a\x01\x00\x01\x00\x03\x00\x34\x25\xa4\x00\x03\x70\x00\xfe\xfb\x94\x00\x00"
+)
+
+// encodeImage returns a 3×2 image as enc writes it.
+func encodeImage(enc func(io.Writer, image.Image) error) string {
+	m := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	m.Set(1, 1, color.RGBA{R: 255, A: 255})
+	var b bytes.Buffer
+	if err := enc(&b, m); err != nil {
+		panic(err)
+	}
+	return b.String()
 }
 
 func TestLoadImage(t *testing.T) {
@@ -37,12 +59,55 @@ func TestLoadImage(t *testing.T) {
 			t.Errorf("%s: got %+v", mime, att)
 		}
 	}
-	gif87 := filepath.Join(dir, "old.gif")
-	if err := os.WriteFile(gif87, []byte("GIF87a\x01\x00"), 0o644); err != nil {
-		t.Fatal(err)
+	for name, data := range map[string]string{
+		"old.gif": "GIF87a\x01\x00\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;",
+		// Lossy; and extended, with the canvas size (1×1 here).
+		"lossy.webp": webpLossy,
+		"ext.webp":   "RIFF\x16\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+		// An odd-sized chunk whose pad byte the RIFF size leaves out.
+		"nopad.webp": "RIFF\x19\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00\x2f\x00\x00\x00\x10\x07\x10\x11\x11\x88\x88\xfe\x07\x00",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadImage(p); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
-	if att, err := LoadImage(gif87); err != nil || att.MimeType != MimeGIF {
-		t.Errorf("GIF87a: %+v, %v", att, err)
+}
+
+// A file that only starts like an image is refused: stored in the session
+// log it would make the provider refuse every later request.
+func TestLoadImageMalformed(t *testing.T) {
+	dir := t.TempDir()
+	pngData := imageHeads[MimePNG]
+	zeroWidth := []byte(pngData)
+	zeroWidth[16], zeroWidth[17], zeroWidth[18], zeroWidth[19] = 0, 0, 0, 0 // IHDR width; the CRC no longer matches either
+	for name, c := range map[string]struct{ data, want string }{
+		"magic.png":      {"\x89PNG\r\n\x1a\n", "not a valid PNG image: the file ends inside its header"},
+		"cut.png":        {pngData[:20], "not a valid PNG image: the file ends inside its header"},
+		"zero.png":       {string(zeroWidth), "not a valid PNG image: png: invalid format: "},
+		"magic.jpg":      {"\xff\xd8\xff", "not a valid JPEG image: "},
+		"magic.gif":      {"GIF89a", "not a valid GIF image: gif: reading header: unexpected EOF"},
+		"zero.gif":       {"GIF89a\x00\x00\x00\x00\x00\x00\x00", "not a valid GIF image: it is 0×0 pixels"},
+		"magic.webp":     {"RIFF\x00\x00\x00\x00WEBP", "not a valid WebP image: the file ends inside its header"},
+		"size.webp":      {"RIFF\x00\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00\x2f\x00\x00\x00\x10\x07\x10\x11\x11\x88\x88\xfe\x07\x00", "not a valid WebP image: its RIFF size says 0 bytes, the file has 26 after the RIFF header"},
+		"chunk.webp":     {"RIFF\x0c\x00\x00\x00WEBPVP8L\x40\x00\x00\x00", "not a valid WebP image: its \"VP8L\" chunk says 64 bytes, the file has 0"},
+		"fourcc.webp":    {"RIFF\x0e\x00\x00\x00WEBPICCP\x02\x00\x00\x00ab", `not a valid WebP image: its first chunk is "ICCP", not VP8, VP8L or VP8X`},
+		"vp8l.webp":      {"RIFF\x12\x00\x00\x00WEBPVP8L\x05\x00\x00\x00\x00\x00\x00\x00\x00\x00", "not a valid WebP image: its VP8L chunk has no lossless signature"},
+		"vp8.webp":       {"RIFF\x16\x00\x00\x00WEBPVP8 \x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", "not a valid WebP image: its VP8 chunk does not start with a key frame"},
+		"vp8zero.webp":   {"RIFF\x16\x00\x00\x00WEBPVP8 \x0a\x00\x00\x00\x30\x01\x00\x9d\x01\x2a\x00\x00\x00\x00", "not a valid WebP image: it is 0×0 pixels"},
+		"vp8xshort.webp": {"RIFF\x0e\x00\x00\x00WEBPVP8X\x02\x00\x00\x00ab", "not a valid WebP image: its VP8X chunk is too short"},
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(c.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadImage(p)
+		if err == nil || !strings.HasPrefix(err.Error(), p+": "+c.want) {
+			t.Errorf("LoadImage(%s) = %v, want %q", name, err, c.want)
+		}
 	}
 }
 
@@ -76,10 +141,12 @@ func TestLoadImageErrors(t *testing.T) {
 		want string
 	}{
 		{big, big + ": 20.0 MB is over the 3.75 MB image limit"},
-		{justOver, justOver + ": 3.75 MB is over the 3.75 MB image limit"},
+		{justOver, justOver + ": 3,932,161 bytes is over the 3,932,160-byte image limit"},
+		{write("over4k.png", append([]byte(imageHeads[MimePNG]), make([]byte, MaxImageBytes+6000-len(imageHeads[MimePNG]))...)), "over4k.png: 3.76 MB is over the 3.75 MB image limit"},
 		{write("x.txt", []byte("just text\n")), "x.txt: not a PNG, JPEG, GIF or WebP image"},
 		{write("fake.png", []byte("PNG but not really")), "fake.png: not a PNG, JPEG, GIF or WebP image"},
 		{write("riff.webp", []byte("RIFF\x00\x00\x00\x00WAVE")), "riff.webp: not a PNG, JPEG, GIF or WebP image"},
+		{write("magic.png", []byte("\x89PNG\r\n\x1a\n")), "magic.png: not a valid PNG image: the file ends inside its header"},
 		{write("empty.png", nil), "empty.png: not a PNG, JPEG, GIF or WebP image"},
 		{dir, dir + ": is a directory, not an image"},
 		{filepath.Join(dir, "nope.png"), filepath.Join(dir, "nope.png") + ": no such file or directory"},
@@ -107,6 +174,7 @@ func TestViewImage(t *testing.T) {
 		"anim.gif":  imageHeads[MimeGIF],
 		"pic.webp":  imageHeads[MimeWebP],
 		"notes.txt": "hello",
+		"magic.png": "\x89PNG\r\n\x1a\n",
 	})
 	for name, mime := range map[string]string{"shot.png": MimePNG, "photo.jpg": MimeJPEG, "anim.gif": MimeGIF, "pic.webp": MimeWebP} {
 		res := call(t, Env{Dir: dir}, "view_image", args(t, map[string]any{"path": name}))
@@ -124,11 +192,20 @@ func TestViewImage(t *testing.T) {
 	for input, wantText := range map[string]string{
 		`{"path":"notes.txt"}`: "view_image: notes.txt: not a PNG, JPEG, GIF or WebP image",
 		`{"path":"gone.png"}`:  "view_image: gone.png: no such file or directory",
+		`{"path":"magic.png"}`: "view_image: magic.png: not a valid PNG image: the file ends inside its header",
 		`{"path":""}`:          "view_image: path is empty",
 	} {
 		res := call(t, Env{Dir: dir}, "view_image", input)
 		if !res.IsError || res.Content != wantText || res.Attachments != nil {
 			t.Errorf("view_image %s = %+v, want error %q", input, res, wantText)
+		}
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", MaxImageBytes: "3,932,160", 1234567890: "1,234,567,890"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
