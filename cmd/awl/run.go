@@ -48,8 +48,8 @@ type runCmd struct {
 	Output string `name:"output" short:"o" enum:"text,json,ndjson" default:"text" help:"text (final answer), json (one result object) or ndjson (events as they happen)."`
 	Stream bool   `name:"stream" help:"With ndjson, also emit text and thinking deltas."`
 
-	Resume   string `name:"resume" short:"r" help:"Continue a session: an id, a unique prefix or a path to a .jsonl file. Bare --resume means the latest in this directory." placeholder:"REF"`
-	Continue bool   `name:"continue" short:"c" help:"Continue the most recent session of this directory."`
+	Resume   string `name:"resume" short:"r" help:"Continue a session: an id, a unique prefix or a path to a .jsonl file. Bare --resume means the session of this directory used last." placeholder:"REF"`
+	Continue bool   `name:"continue" short:"c" help:"Continue the session of this directory used last (latest modification)."`
 
 	Image []string `name:"image" sep:"none" help:"Attach an image (PNG, JPEG, GIF, WebP; repeatable)." placeholder:"FILE"`
 
