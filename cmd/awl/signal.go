@@ -17,7 +17,12 @@ func (e SignalError) Signal() os.Signal { return e.Sig }
 
 // signalContext returns a context cancelled, with a SignalError cause, on the
 // first SIGINT or SIGTERM.
+//
+// It also ignores SIGPIPE: a consumer that closes stdout early (`| head -1`)
+// must not kill a run halfway through a tool call; writes to the closed pipe
+// fail instead, events stop, and the run finishes its session.
 func signalContext(parent context.Context) (context.Context, func()) {
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
