@@ -129,10 +129,25 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // dashes (an id or a prefix of one, at least 4 characters), or a .jsonl path.
 var refLike = regexp.MustCompile(`^[0-9a-fA-F][0-9a-fA-F-]{3,35}$`)
 
-// rewriteResume makes the optional value of --resume explicit. `--resume`
-// takes the next argument as its reference only when that argument looks
-// like one (see refLike); otherwise it means the most recent session of the
-// working directory, like -c/--continue. `--resume=REF` is always explicit.
+// textFlags are the flags whose value is free text or a path: their next
+// argument is always the value, even when it starts with "-" (a prompt that
+// is a Markdown list, an --append-system of "-be terse"), which kong would
+// otherwise take for a flag.
+var textFlags = map[string]string{
+	"-p": "--prompt", "--prompt": "--prompt",
+	"-f": "--prompt-file", "--prompt-file": "--prompt-file",
+	"--system": "--system", "--append-system": "--append-system",
+	"--model": "--model", "--base-url": "--base-url",
+	"--image": "--image", "--replay": "--replay",
+	"-C": "--cd", "--cd": "--cd",
+}
+
+// rewriteResume normalises arguments before kong sees them. It makes the
+// optional value of --resume explicit: `--resume` takes the next argument as
+// its reference only when that argument looks like one (see looksLikeRef);
+// otherwise it means the session of the working directory used last, like
+// -c/--continue. `--resume=REF` is always explicit. And it joins each text
+// flag with its value (see textFlags).
 func rewriteResume(args []string) []string {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
@@ -151,6 +166,9 @@ func rewriteResume(args []string) []string {
 			}
 		case a == "--resume=":
 			out = append(out, "--continue")
+		case textFlags[a] != "" && i+1 < len(args) && strings.HasPrefix(args[i+1], "-") && args[i+1] != "-":
+			out = append(out, textFlags[a]+"="+args[i+1])
+			i++
 		default:
 			out = append(out, a)
 		}
