@@ -35,16 +35,16 @@ type respSummary struct {
 
 // respItem is every input item awl sends; field order fixes key order.
 type respItem struct {
-	Type             string         `json:"type,omitempty"`
-	Role             string         `json:"role,omitempty"`
-	Content          any            `json:"content,omitempty"`
-	ID               string         `json:"id,omitempty"`
-	Summary          []*respSummary `json:"summary,omitempty"`
-	EncryptedContent string         `json:"encrypted_content,omitempty"`
-	CallID           string         `json:"call_id,omitempty"`
-	Name             string         `json:"name,omitempty"`
-	Arguments        *string        `json:"arguments,omitempty"`
-	Output           any            `json:"output,omitempty"`
+	Type             string          `json:"type,omitempty"`
+	Role             string          `json:"role,omitempty"`
+	Content          any             `json:"content,omitempty"`
+	ID               string          `json:"id,omitempty"`
+	Summary          *[]*respSummary `json:"summary,omitempty"` // always sent on reasoning items, [] when empty
+	EncryptedContent string          `json:"encrypted_content,omitempty"`
+	CallID           string          `json:"call_id,omitempty"`
+	Name             string          `json:"name,omitempty"`
+	Arguments        *string         `json:"arguments,omitempty"`
+	Output           any             `json:"output,omitempty"`
 }
 
 type respTool struct {
@@ -128,11 +128,12 @@ func responsesItems(m conv.Message) []*respItem {
 				if !same || b.ItemID == "" {
 					continue
 				}
-				it := &respItem{Type: "reasoning", ID: b.ItemID, Summary: []*respSummary{}, EncryptedContent: b.Signature}
+				// The API requires summary on a reasoning item, even empty.
+				summary := []*respSummary{}
 				if b.Thinking != "" {
-					it.Summary = append(it.Summary, &respSummary{Type: "summary_text", Text: b.Thinking})
+					summary = append(summary, &respSummary{Type: "summary_text", Text: b.Thinking})
 				}
-				out = append(out, it)
+				out = append(out, &respItem{Type: "reasoning", ID: b.ItemID, Summary: &summary, EncryptedContent: b.Signature})
 			case conv.BlockToolUse:
 				args := b.Input
 				if strings.TrimSpace(args) == "" {

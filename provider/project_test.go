@@ -62,7 +62,7 @@ func features(provider string) map[string]Request {
 	if provider == NameOpenAIChat {
 		other = NameAnthropic
 	}
-	return map[string]Request{
+	fs := map[string]Request{
 		"plain": {Model: "model-x", Messages: []conv.Message{sys("You are terse."), user(conv.TextBlock("hello"))}},
 		"tools": {Model: "model-x", Tools: testTools, Messages: []conv.Message{
 			sys("You are terse."),
@@ -107,6 +107,16 @@ func features(provider string) map[string]Request {
 			user(conv.TextBlock("two")),
 		}},
 	}
+	if provider == NameOpenAI {
+		// A reasoning item without a summary (the default when
+		// --reasoning is not set) still carries summary: [].
+		fs["reasoning-empty-summary"] = Request{Model: "gpt-5", Tools: testTools, Messages: []conv.Message{
+			user(conv.TextBlock("read a.txt")),
+			assistant(provider, conv.Block{Type: conv.BlockThinking, Signature: "gAAAAABenc", ItemID: "rs_456"}, toolUse("call_1", "read", `{"path":"a.txt"}`)),
+			user(toolResult("call_1", "contents of a", false)),
+		}}
+	}
+	return fs
 }
 
 func encodeFor(t *testing.T, provider string, req Request) []byte {
