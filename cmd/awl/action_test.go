@@ -171,6 +171,18 @@ func TestActionYAML(t *testing.T) {
 			}
 		}
 	}
+	// A value is joined to its flag in one word, --flag=value: as two
+	// words, a value that starts with "-" (a Markdown list prompt) could be
+	// taken for a flag.
+	word := regexp.MustCompile(`"[^"]*"|\S+`)
+	for _, g := range groups {
+		words := word.FindAllString(g[1], -1)
+		for i := 1; i < len(words); i++ {
+			if strings.HasPrefix(strings.Trim(words[i-1], `"`), "--") && strings.HasPrefix(strings.Trim(words[i], `"`), "$") {
+				t.Errorf("the run step passes %s %s: want one word, \"%s=%s\"", words[i-1], words[i], strings.Trim(words[i-1], `"`), strings.Trim(words[i], `"`))
+			}
+		}
+	}
 	if !strings.Contains(run.Run, `awl" "${args[@]}"`) {
 		t.Errorf("the run step does not run awl with args")
 	}
@@ -334,6 +346,42 @@ func TestActionRunStep(t *testing.T) {
 		t.Errorf("tools offered %v, want read and ls (the tools input)", req.Tools)
 	}
 
+	// Every value reaches awl as it is: a YAML bullet list or a value that
+	// starts with "-" is not taken for a flag, and quotes, $() and
+	// backticks are not run by the shell.
+	prompt := "- fix the bug\n- run tests\nthen say \"done\" or 'ok': $(touch pwned) `touch pwned` $HOME \\n"
+	srv.Enqueue(providertest.Text("anthropic", "Fixed."))
+	outDash := actionRun(t, a, work, env, map[string]string{"prompt": prompt, "append-system": "-be terse", "model": "claude-test"})
+	if outDash["exit_code"] != "0" || outDash["result"] != "Fixed." {
+		t.Fatalf("outputs %v, want exit_code 0 with a prompt and append-system that start with -", outDash)
+	}
+	var dashReq struct {
+		System []struct {
+			Text string `json:"text"`
+		} `json:"system"`
+		Messages []struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(srv.Requests()[1].Body, &dashReq); err != nil {
+		t.Fatal(err)
+	}
+	if m := dashReq.Messages; len(m) == 0 || len(m[len(m)-1].Content) == 0 || m[len(m)-1].Content[len(m[len(m)-1].Content)-1].Text != prompt {
+		t.Errorf("the provider got messages %+v, want the prompt %q verbatim last", m, prompt)
+	}
+	appended := false
+	for _, b := range dashReq.System {
+		appended = appended || strings.TrimSpace(b.Text) == "-be terse"
+	}
+	if !appended {
+		t.Errorf("system blocks %+v, want one that is the append-system input", dashReq.System)
+	}
+	if _, err := os.Stat(filepath.Join(work, "pwned")); err == nil {
+		t.Errorf("the prompt ran a command")
+	}
+
 	// The resume input continues the session from its path.
 	srv.Enqueue(providertest.Text("anthropic", "Second."))
 	out2 := actionRun(t, a, work, env, map[string]string{"prompt": "and now?", "resume": out["session_path"]})
@@ -347,8 +395,8 @@ func TestActionRunStep(t *testing.T) {
 	if out3["exit_code"] != "6" || out3["reason"] != "max_turns" || out3["result"] != "" {
 		t.Errorf("outputs %v, want exit_code 6, reason max_turns, no result", out3)
 	}
-	if n := len(srv.Requests()); n != 3 {
-		t.Errorf("the provider got %d requests, want 3", n)
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("the provider got %d requests, want 4", n)
 	}
 
 	// Replay of the example, in a copy of its workspace, with no key.
@@ -367,7 +415,7 @@ func TestActionRunStep(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "SUMMARY.md")); err != nil {
 		t.Errorf("the replay did not write SUMMARY.md: %v", err)
 	}
-	if n := len(srv.Requests()); n != 3 {
+	if n := len(srv.Requests()); n != 4 {
 		t.Errorf("the replay reached the provider (%d requests)", n)
 	}
 }
