@@ -157,6 +157,14 @@ func TestActionYAML(t *testing.T) {
 		}
 	}
 
+	// A resumed session keeps its id, and so the default artifact name: a
+	// second upload in the same workflow run must replace the first.
+	for _, s := range a.Runs.Steps {
+		if strings.HasPrefix(s.Uses, "actions/upload-artifact@") && s.With["overwrite"] != "true" {
+			t.Errorf("step %q: want overwrite: true, or a resumed session's second upload fails", s.Name)
+		}
+	}
+
 	run := a.step(t, "run")
 	known := runFlags()
 	// awl's arguments are built in one bash array, args.
