@@ -73,8 +73,12 @@ type respRequest struct {
 
 // reasoningModel reports whether model is an OpenAI reasoning model, whose
 // reasoning items must come back encrypted to be replayed with store false.
-// Other models reject the include.
+// Other models reject the include, gpt-5-chat* among them ("Encrypted
+// content is not supported with this model").
 func reasoningModel(model string) bool {
+	if strings.HasPrefix(model, "gpt-5-chat") || strings.Contains(model, "/gpt-5-chat") {
+		return false
+	}
 	for _, p := range []string{"gpt-5", "o1", "o3", "o4", "codex"} {
 		if strings.HasPrefix(model, p) || strings.Contains(model, "/"+p) {
 			return true
@@ -125,7 +129,10 @@ func responsesItems(m conv.Message) []*respItem {
 					out = append(out, &respItem{Role: "assistant", Content: b.Text})
 				}
 			case conv.BlockThinking:
-				if !same || b.ItemID == "" {
+				// With store false the server keeps nothing: a
+				// reasoning item without its encrypted content can't
+				// be resolved and is left out.
+				if !same || b.ItemID == "" || b.Signature == "" {
 					continue
 				}
 				// The API requires summary on a reasoning item, even empty.

@@ -218,3 +218,35 @@ func TestAnthropicCacheBreakpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesReasoningWithoutEncryptedContent checks that a reasoning
+// item the server can't resolve (no encrypted content, store false) is
+// not sent back, and one with it is.
+func TestResponsesReasoningWithoutEncryptedContent(t *testing.T) {
+	req := Request{Model: "gpt-5", Messages: []conv.Message{
+		user(conv.TextBlock("read a.txt")),
+		assistant(NameOpenAI, conv.Block{Type: conv.BlockThinking, Thinking: "plain", ItemID: "rs_plain"}, toolUse("call_1", "read", `{"path":"a.txt"}`)),
+		user(toolResult("call_1", "contents of a", false)),
+		assistant(NameOpenAI, conv.Block{Type: conv.BlockThinking, Signature: "gAAAAABenc", ItemID: "rs_enc"}, toolUse("call_2", "read", `{"path":"a.txt"}`)),
+		user(toolResult("call_2", "contents of a", false)),
+	}}
+	body := encodeFor(t, NameOpenAI, req)
+	var ids []string
+	for _, it := range gjson.GetBytes(body, `input.#(type=="reasoning")#.id`).Array() {
+		ids = append(ids, it.String())
+	}
+	if strings.Join(ids, ",") != "rs_enc" {
+		t.Errorf("reasoning items sent: %v, want [rs_enc]\n%s", ids, body)
+	}
+}
+
+func TestReasoningModel(t *testing.T) {
+	for model, want := range map[string]bool{
+		"gpt-5": true, "gpt-5-mini": true, "gpt-5.1-codex": true, "o3": true, "o4-mini": true, "openai/gpt-5": true,
+		"gpt-5-chat-latest": false, "gpt-5-chat": false, "openai/gpt-5-chat": false, "gpt-4.1": false, "gpt-4o": false,
+	} {
+		if got := reasoningModel(model); got != want {
+			t.Errorf("reasoningModel(%q) = %v, want %v", model, got, want)
+		}
+	}
+}
