@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 	"unicode"
@@ -183,7 +184,7 @@ func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
 			return err
 		}
 		_, err = a.stdout.Write(append(b, '\n'))
-		return err
+		return quietPipe(err)
 	}
 	if len(keep) == 0 {
 		if scope != "" {
@@ -216,7 +217,17 @@ func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
 		}
 		fmt.Fprintln(tw, strings.TrimRight(strings.Join(row, "\t"), "\t "))
 	}
-	return tw.Flush()
+	return quietPipe(tw.Flush())
+}
+
+// quietPipe returns nil for a broken pipe on stdout: the reader has seen
+// all it wants (`awl sessions | head -1`), which is a successful end, not an
+// error to print. awl ignores SIGPIPE, so such writes fail with EPIPE.
+func quietPipe(err error) error {
+	if errors.Is(err, syscall.EPIPE) {
+		return nil
+	}
+	return err
 }
 
 // minShortID is the shortest prefix the listing shows.
@@ -337,7 +348,7 @@ func (c *sessionsPathCmd) Run(a *app, store *session.Store) error {
 		return err
 	}
 	_, err = fmt.Fprintln(a.stdout, p)
-	return err
+	return quietPipe(err)
 }
 
 // sessionsShowCmd shows one session.
@@ -368,11 +379,11 @@ func (c *sessionsShowCmd) Run(a *app, store *session.Store) error {
 			w.Write(e.Line)
 			w.WriteByte('\n')
 		}
-		return w.Flush()
+		return quietPipe(w.Flush())
 	}
 	v := viewer{w: w, full: c.Full}
 	v.session(s)
-	return w.Flush()
+	return quietPipe(w.Flush())
 }
 
 // headerLine returns the first line of the file at path, as stored.
