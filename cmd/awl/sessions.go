@@ -413,6 +413,9 @@ type viewer struct {
 	w     *bufio.Writer
 	full  bool
 	tools map[string]string // tool-use id → tool name
+	// provider and model are those of the conversation so far, to show
+	// where a resumed run switched them.
+	provider, model string
 }
 
 func (v *viewer) session(s *session.Session) {
@@ -427,13 +430,29 @@ func (v *viewer) session(s *session.Session) {
 		fmt.Fprintln(v.w, "note     the last line is incomplete (a writer may be appending it)")
 	}
 	v.tools = map[string]string{}
+	v.provider, v.model = h.Provider, h.Model
 	for _, e := range s.ActivePath() {
 		if e.Type != session.TypeMessage || e.Message == nil {
 			fmt.Fprintf(v.w, "\n· %s %s\n", displayLine(e.Type, 40), displayLine(string(e.Fields), 200))
 			continue
 		}
+		v.switched(&e)
 		v.message(&e)
 	}
+}
+
+// switched prints a line when the user message e was sent with another
+// provider or model than the conversation before it (a run resumed with
+// --provider or --model).
+func (v *viewer) switched(e *session.Entry) {
+	if e.Message.Role != conv.RoleUser || (e.Provider == "" && e.Model == "") {
+		return
+	}
+	if e.Provider == v.provider && e.Model == v.model {
+		return
+	}
+	v.provider, v.model = e.Provider, e.Model
+	fmt.Fprintf(v.w, "\n── now %s / %s ──\n", displayLine(e.Provider, 40), displayLine(e.Model, 60))
 }
 
 func (v *viewer) section(title string) {
@@ -479,6 +498,11 @@ func (v *viewer) message(e *session.Entry) {
 			switch {
 			case b.Redacted != "":
 				fmt.Fprintln(v.w, "[thinking: redacted]")
+			case strings.TrimSpace(b.Thinking) == "" && b.Signature != "":
+				// OpenAI's encrypted reasoning without a summary: say it is
+				// there rather than print an empty [thinking] line.
+				fmt.Fprintf(v.w, "[thinking: not shown (encrypted, %d bytes)]\n", len(b.Signature))
+			case strings.TrimSpace(b.Thinking) == "":
 			case v.full:
 				fmt.Fprintf(v.w, "[thinking]\n%s\n", safeText(b.Thinking))
 			default:

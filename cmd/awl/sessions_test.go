@@ -175,6 +175,8 @@ func TestViewerBlocks(t *testing.T) {
 	m := &conv.Message{Role: conv.RoleAssistant, Model: "m1", StopReason: conv.StopToolUse, Content: []conv.Block{
 		{Type: conv.BlockThinking, Thinking: strings.Repeat("think ", 100)},
 		{Type: conv.BlockThinking, Redacted: "opaque"},
+		{Type: conv.BlockThinking, Signature: "gAAAAABencrypted", ItemID: "rs_1"},
+		{Type: conv.BlockThinking},
 		conv.TextBlock("Hello \x1b[31mred\x1b[0m"),
 		{Type: conv.BlockToolUse, ID: "t1", Name: "bash", Input: `{"command":"ls"}`},
 	}}
@@ -194,7 +196,7 @@ func TestViewerBlocks(t *testing.T) {
 	for _, want := range []string{
 		"── assistant · m1 · toolUse ──\n",
 		"[thinking] think think",
-		"…\n[thinking: redacted]\n",
+		"…\n[thinking: redacted]\n[thinking: not shown (encrypted, 16 bytes)]\nHello",
 		"Hello [31mred[0m\n",
 		`→ bash {"command":"ls"}  [t1]` + "\n",
 		"── tool result · bash · t1 · error ──\na\nb\n",
@@ -209,6 +211,49 @@ func TestViewerBlocks(t *testing.T) {
 	}
 	if full := render(true); !strings.Contains(full, "[thinking]\n"+strings.Repeat("think ", 100)) {
 		t.Errorf("--full cut the thinking:\n%s", full)
+	}
+}
+
+// TestViewerSwitch checks that show marks where a resumed run changed the
+// provider or model, and only there.
+func TestViewerSwitch(t *testing.T) {
+	store := &session.Store{Dir: filepath.Join(t.TempDir(), "sessions")}
+	s, err := store.Create("/w", "anthropic", "claude-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := func(prov, model, text string) {
+		t.Helper()
+		if _, err := s.Append(session.Entry{Provider: prov, Model: model, Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(text)}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append(session.Entry{Message: &conv.Message{Role: conv.RoleAssistant, Provider: prov, Model: model, Content: []conv.Block{conv.TextBlock("ok")}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user("anthropic", "claude-a", "one")
+	user("anthropic", "claude-a", "two")
+	user("openai", "gpt-b", "three")
+	user("openai", "gpt-b", "four")
+	user("anthropic", "claude-a", "five")
+	s.Close()
+	loaded, err := session.Load(s.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	w := bufio.NewWriter(&b)
+	v := viewer{w: w}
+	v.session(loaded)
+	w.Flush()
+	got := b.String()
+	if n := strings.Count(got, "── now "); n != 2 {
+		t.Errorf("%d switch lines, want 2:\n%s", n, got)
+	}
+	for _, want := range []string{"ok\n\n── now openai / gpt-b ──\n\n── user ──\nthree\n", "ok\n\n── now anthropic / claude-a ──\n\n── user ──\nfive\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("view lacks %q:\n%s", want, got)
+		}
 	}
 }
 
