@@ -46,10 +46,11 @@ type chatToolCall struct {
 }
 
 type chatMessage struct {
-	Role       string          `json:"role"`
-	Content    any             `json:"content"`
-	ToolCalls  []*chatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string          `json:"tool_call_id,omitempty"`
+	Role             string          `json:"role"`
+	Content          any             `json:"content"`
+	ReasoningContent string          `json:"reasoning_content,omitempty"`
+	ToolCalls        []*chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string          `json:"tool_call_id,omitempty"`
 }
 
 type chatToolDef struct {
@@ -86,8 +87,15 @@ func chatImage(mime, data string) *chatPart {
 // dataURL is an inline image as both OpenAI APIs take it.
 func dataURL(mime, data string) string { return "data:" + mime + ";base64," + data }
 
+// reasoningContentID marks, as its ItemID, a thinking block that arrived as
+// reasoning_content: the field it goes back in. Thinking that arrived as
+// reasoning is not sent back (Groq and Cerebras reject reasoning_content).
+const reasoningContentID = "reasoning_content"
+
 // encode projects req onto Chat Completions. System messages stay in place
-// with role system. Thinking is never sent back. Tool results become tool
+// with role system. Thinking that came as reasoning_content from this API
+// goes back as reasoning_content on its assistant message (DeepSeek-style
+// thinking models require it in a tool loop). Tool results become tool
 // messages; tool messages take text only, so images attached to tool
 // results follow the turn's tool messages in one user message that names
 // each tool call before its images.
@@ -117,7 +125,11 @@ func chatMessages(m conv.Message) []*chatMessage {
 		if t := joinText(m.Content, ""); t != "" {
 			am.Content = t
 		}
+		same := m.Provider == NameOpenAIChat
 		for _, b := range m.Content {
+			if same && b.Type == conv.BlockThinking && b.ItemID == reasoningContentID {
+				am.ReasoningContent += b.Thinking
+			}
 			if b.Type == conv.BlockToolUse {
 				args := b.Input
 				if strings.TrimSpace(args) == "" {
@@ -319,9 +331,9 @@ func (d *chatDecoder) content(m gjson.Result) {
 		return true
 	})
 	if reasoningContent.Type == gjson.String && reasoningContent.Str != "" {
-		d.appendThinking(reasoningContent.Str)
+		d.appendThinking(reasoningContent.Str, reasoningContentID)
 	} else if reasoning.Type == gjson.String && reasoning.Str != "" {
-		d.appendThinking(reasoning.Str)
+		d.appendThinking(reasoning.Str, "")
 	}
 	if text.Type == gjson.String && text.Str != "" {
 		d.appendText(text.Str)
@@ -352,9 +364,9 @@ func (d *chatDecoder) open(b conv.Block) int {
 	return i
 }
 
-func (d *chatDecoder) appendThinking(t string) {
+func (d *chatDecoder) appendThinking(t, field string) {
 	if d.think < 0 || d.think != len(d.msg.Content)-1 {
-		d.think = d.open(conv.Block{Type: conv.BlockThinking})
+		d.think = d.open(conv.Block{Type: conv.BlockThinking, ItemID: field})
 		d.sb[d.think] = &strings.Builder{}
 	}
 	d.sb[d.think].WriteString(t)

@@ -52,6 +52,9 @@ func thinkingFor(provider string) conv.Block {
 		return conv.Block{Type: conv.BlockThinking, Thinking: "Let me read the file.", Signature: "EqQBCkYIBxgCKkA-sig"}
 	case NameOpenAI:
 		return conv.Block{Type: conv.BlockThinking, Thinking: "**Reading**\n\nLet me read the file.", Signature: "gAAAAABenc", ItemID: "rs_123"}
+	case NameOpenAIChat:
+		// As it arrived in reasoning_content (DeepSeek, Kimi, llama.cpp).
+		return conv.Block{Type: conv.BlockThinking, Thinking: "Let me read the file.", ItemID: reasoningContentID}
 	}
 	return conv.Block{Type: conv.BlockThinking, Thinking: "Let me read the file."}
 }
@@ -248,5 +251,35 @@ func TestReasoningModel(t *testing.T) {
 		if got := reasoningModel(model); got != want {
 			t.Errorf("reasoningModel(%q) = %v, want %v", model, got, want)
 		}
+	}
+}
+
+// TestChatReasoningContentBack checks which thinking goes back as
+// reasoning_content: only what this API returned as reasoning_content.
+func TestChatReasoningContentBack(t *testing.T) {
+	rc := func(s string) conv.Block {
+		return conv.Block{Type: conv.BlockThinking, Thinking: s, ItemID: reasoningContentID}
+	}
+	req := Request{Model: "deepseek-chat", Messages: []conv.Message{
+		user(conv.TextBlock("go")),
+		assistant(NameOpenAIChat, rc("one "), conv.TextBlock("Reading."), rc("two"), toolUse("call_1", "read", `{}`)),
+		user(toolResult("call_1", "a", false)),
+		// From reasoning (Groq, Ollama, OpenRouter): not sent back.
+		assistant(NameOpenAIChat, conv.Block{Type: conv.BlockThinking, Thinking: "groq"}, toolUse("call_2", "read", `{}`)),
+		user(toolResult("call_2", "a", false)),
+		// From another provider: not sent back.
+		assistant(NameAnthropic, rc("elsewhere"), toolUse("call_3", "read", `{}`)),
+		user(toolResult("call_3", "a", false)),
+	}}
+	body := encodeFor(t, NameOpenAIChat, req)
+	var got []string
+	for _, m := range gjson.GetBytes(body, `messages.#(role=="assistant")#`).Array() {
+		got = append(got, m.Get("reasoning_content").String())
+	}
+	if want := "one two,,"; strings.Join(got, ",") != want {
+		t.Errorf("reasoning_content per assistant message = %q, want %q\n%s", strings.Join(got, ","), want, body)
+	}
+	if n := strings.Count(string(body), "reasoning_content"); n != 1 {
+		t.Errorf("reasoning_content %d times, want 1: %s", n, body)
 	}
 }
