@@ -20,6 +20,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/prompt"
@@ -40,9 +42,24 @@ type age time.Duration
 
 var dayPrefix = regexp.MustCompile(`^(\d+)d`)
 
-// UnmarshalText parses a Go duration, optionally led by a number of days.
-func (d *age) UnmarshalText(b []byte) error {
-	v, err := parseAge(string(b))
+// negativeNumber is what a negative duration looks like: kong would take
+// `--since -5m` for a flag named 5m.
+var negativeNumber = regexp.MustCompile(`^-[0-9.]`)
+
+// Decode parses a Go duration, optionally led by a number of days. It takes
+// a negative value given as its own argument too (--since -5m), so that it
+// is refused with the same words as --since=-5m.
+func (d *age) Decode(ctx *kong.DecodeContext) error {
+	var t kong.Token
+	if negativeNumber.MatchString(ctx.Scan.Peek().String()) {
+		t = ctx.Scan.Pop()
+	} else {
+		var err error
+		if t, err = ctx.Scan.PopValue("duration"); err != nil {
+			return err
+		}
+	}
+	v, err := parseAge(t.String())
 	if err != nil {
 		return err
 	}
@@ -51,6 +68,9 @@ func (d *age) UnmarshalText(b []byte) error {
 }
 
 func parseAge(s string) (time.Duration, error) {
+	if strings.HasPrefix(s, "-") {
+		return 0, fmt.Errorf("invalid duration %q: must not be negative (use e.g. 30d, 24h, 90m)", s)
+	}
 	var days time.Duration
 	rest := s
 	if m := dayPrefix.FindStringSubmatch(s); m != nil {
@@ -71,7 +91,7 @@ func parseAge(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("invalid duration %q (use e.g. 30d, 24h, 90m)", s)
 	}
 	if d < 0 {
-		return 0, fmt.Errorf("invalid duration %q: negative", s)
+		return 0, fmt.Errorf("invalid duration %q: must not be negative (use e.g. 30d, 24h, 90m)", s)
 	}
 	return days + d, nil
 }
@@ -81,7 +101,7 @@ type sessionsListCmd struct {
 	JSON  bool `name:"json" help:"Print a JSON array, one object per session."`
 	All   bool `name:"all" short:"a" help:"List the sessions of every directory."`
 	Limit int  `name:"limit" short:"n" help:"Keep only the newest N sessions." placeholder:"N"`
-	Since *age `name:"since" help:"Keep only sessions modified within this long (30d, 24h, 90m)." placeholder:"DURATION"`
+	Since *age `name:"since" help:"Keep only sessions modified within this long, more than 0 (30d, 24h, 90m)." placeholder:"DURATION"`
 }
 
 // sessionJSON is one object of `awl sessions --json`.
@@ -137,6 +157,11 @@ func listStore(store *session.Store) *session.Store {
 func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
 	if c.Limit < 0 {
 		return runner.Usagef("--limit must not be negative")
+	}
+	if c.Since != nil && *c.Since == 0 {
+		// Nothing is modified within no time at all: an empty list would
+		// look like a bug, and "no filter" is leaving the flag out.
+		return runner.Usagef("--since must be a positive duration (e.g. 30d, 24h, 90m)")
 	}
 	scope, err := listScope(c.All)
 	if err != nil {
