@@ -2,6 +2,8 @@ package provider
 
 import (
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"net/http"
 	"strings"
 
@@ -190,9 +192,9 @@ func anthropicMessage(m conv.Message) *anthMessage {
 				am.Content = append(am.Content, &anthBlock{Type: "thinking", Thinking: &th, Signature: b.Signature})
 			}
 		case conv.BlockToolUse:
-			am.Content = append(am.Content, &anthBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: jsonObject(b.Input)})
+			am.Content = append(am.Content, &anthBlock{Type: "tool_use", ID: anthToolID(b.ID), Name: b.Name, Input: jsonObject(b.Input)})
 		case conv.BlockToolResult:
-			tr := &anthBlock{Type: "tool_result", ToolUseID: b.ToolUseID, IsError: b.IsError}
+			tr := &anthBlock{Type: "tool_result", ToolUseID: anthToolID(b.ToolUseID), IsError: b.IsError}
 			if len(b.Attachments) == 0 {
 				tr.Content = b.Content
 			} else {
@@ -456,3 +458,31 @@ func (d *anthropicDecoder) whole(body []byte) error {
 }
 
 func (d *anthropicDecoder) message() conv.Message { return d.msg }
+
+// anthToolID returns id when it matches Anthropic's ^[a-zA-Z0-9_-]+$, else
+// a valid id derived from it alone: invalid bytes become '_', then '_' and
+// 8 hex digits of a hash of id follow, so distinct ids stay distinct and
+// every request maps an id the same way. Ids from other providers (Kimi's
+// "functions.bash:0") need it when a session moves to Anthropic.
+func anthToolID(id string) string {
+	valid := id != ""
+	for i := 0; i < len(id) && valid; i++ {
+		valid = anthIDByte(id[i])
+	}
+	if valid {
+		return id
+	}
+	b := []byte(id)
+	for i, c := range b {
+		if !anthIDByte(c) {
+			b[i] = '_'
+		}
+	}
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return fmt.Sprintf("%s_%08x", b, h.Sum32())
+}
+
+func anthIDByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -117,6 +118,17 @@ func features(provider string) map[string]Request {
 			user(conv.TextBlock("read a.txt")),
 			assistant(provider, conv.Block{Type: conv.BlockThinking, Signature: "gAAAAABenc", ItemID: "rs_456"}, toolUse("call_1", "read", `{"path":"a.txt"}`)),
 			user(toolResult("call_1", "contents of a", false)),
+		}}
+	}
+	if provider == NameAnthropic {
+		// Tool ids from another provider that Anthropic's pattern
+		// ^[a-zA-Z0-9_-]+$ refuses (Kimi via openai-chat).
+		fs["foreign-tool-ids"] = Request{Model: "model-x", Tools: testTools, Messages: []conv.Message{
+			user(conv.TextBlock("read both")),
+			assistant(NameOpenAIChat, toolUse("functions.read:0", "read", `{"path":"a.txt"}`), toolUse("functions.read:1", "read", `{"path":"b.txt"}`)),
+			user(toolResult("functions.read:0", "contents of a", false), toolResult("functions.read:1", "contents of b", false)),
+			assistant(provider, toolUse("toolu_01A-b_c", "read", `{"path":"c.txt"}`)),
+			user(toolResult("toolu_01A-b_c", "contents of c", false)),
 		}}
 	}
 	return fs
@@ -281,5 +293,26 @@ func TestChatReasoningContentBack(t *testing.T) {
 	}
 	if n := strings.Count(string(body), "reasoning_content"); n != 1 {
 		t.Errorf("reasoning_content %d times, want 1: %s", n, body)
+	}
+}
+
+func TestAnthToolID(t *testing.T) {
+	valid := regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+	seen := map[string]string{}
+	for _, id := range []string{"functions.bash:0", "functions.bash:1", "functions_bash_0", "functions:bash.0", "", "call 1", "é", "toolu_01XyZ-9"} {
+		got := anthToolID(id)
+		if !valid.MatchString(got) {
+			t.Errorf("anthToolID(%q) = %q, not a valid id", id, got)
+		}
+		if again := anthToolID(id); again != got {
+			t.Errorf("anthToolID(%q) not deterministic: %q, %q", id, got, again)
+		}
+		if valid.MatchString(id) && got != id {
+			t.Errorf("valid id %q changed to %q", id, got)
+		}
+		if prev, ok := seen[got]; ok {
+			t.Errorf("%q and %q both map to %q", prev, id, got)
+		}
+		seen[got] = id
 	}
 }
