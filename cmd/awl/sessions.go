@@ -33,8 +33,8 @@ type sessionsCmd struct {
 	List  sessionsListCmd  `cmd:"" default:"withargs" help:"List the sessions of this directory, oldest first (the default: awl sessions [--json] [--all] [--limit N] [--since 24h])."`
 	Show  sessionsShowCmd  `cmd:"" help:"Show a session's conversation; --json prints its entries as stored."`
 	Path  sessionsPathCmd  `cmd:"" help:"Print a session file's path."`
-	Rm    sessionsRmCmd    `cmd:"" help:"Remove sessions (never one in use)."`
-	Prune sessionsPruneCmd `cmd:"" help:"Remove sessions not modified for a while (never one in use)."`
+	Rm    sessionsRmCmd    `cmd:"" help:"Remove sessions (never one in use: naming one is exit 3)."`
+	Prune sessionsPruneCmd `cmd:"" help:"Remove sessions not modified for a while; one in use is skipped, said on stderr, and is no failure (exit 0)."`
 }
 
 // age is a duration flag that also takes days: 30d, 1d12h, 24h, 90m.
@@ -672,14 +672,15 @@ func (c *sessionsRmCmd) Run(a *app, store *session.Store) error {
 			paths = append(paths, p)
 		}
 	}
-	return removeAll(a, paths, false, errs)
+	return removeAll(a, paths, false, false, errs)
 }
 
 // removeAll removes paths (with dryRun, only prints them), printing each
 // removed path on stdout. Refusals and failures are reported on stderr as
 // they happen, after the earlier ones in errs; a *session.Error sums them
-// up, for exit code 3.
-func removeAll(a *app, paths []string, dryRun bool, errs []error) error {
+// up, for exit code 3. With skipInUse, a session in use is reported as
+// skipped and is no failure: prune meets one whenever a run is active.
+func removeAll(a *app, paths []string, dryRun, skipInUse bool, errs []error) error {
 	removed := 0
 	for _, p := range paths {
 		if dryRun {
@@ -687,6 +688,10 @@ func removeAll(a *app, paths []string, dryRun bool, errs []error) error {
 			continue
 		}
 		if err := session.Remove(p); err != nil {
+			if skipInUse && isKind(err, session.KindLocked) {
+				fmt.Fprintf(a.stderr, "awl: skipped: %v\n", err)
+				continue
+			}
 			if isKind(err, session.KindLocked) {
 				fmt.Fprintf(a.stderr, "awl: not removed: %v\n", err)
 			} else {
@@ -750,5 +755,5 @@ func (c *sessionsPruneCmd) Run(a *app, store *session.Store) error {
 			paths = append(paths, in.Path)
 		}
 	}
-	return removeAll(a, paths, c.DryRun, nil)
+	return removeAll(a, paths, c.DryRun, true, nil)
 }
