@@ -276,7 +276,7 @@ func (d *anthropicDecoder) event(_, data []byte) (bool, error) {
 // anthropicStreamError classifies an error event sent inside a 200 stream.
 func anthropicStreamError(e gjson.Result) *wireError {
 	typ := e.Get("type").String()
-	we := &wireError{msg: strings.Clone(e.Get("message").String()), kind: KindRequest}
+	we := &wireError{msg: strings.Clone(e.Get("message").String()), kind: KindRequest, inStream: true, code: strings.Clone(typ)}
 	if we.msg == "" {
 		we.msg = typ
 	}

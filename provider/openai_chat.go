@@ -242,7 +242,7 @@ func trimSpace(b []byte) []byte {
 // {"error":{message, type, code, status_code?}} or OpenRouter's numeric
 // code. A 429 or 5xx status, or a server/overload type, is retried.
 func chatStreamError(e gjson.Result) *wireError {
-	we := &wireError{kind: KindRequest}
+	we := &wireError{kind: KindRequest, inStream: true}
 	if e.Type == gjson.String {
 		we.msg = strings.Clone(e.Str)
 		return we
@@ -253,6 +253,7 @@ func chatStreamError(e gjson.Result) *wireError {
 		status = c.Int()
 	}
 	code := e.Get("code").String() + " " + e.Get("type").String()
+	we.code = strings.Clone(strings.TrimSpace(code))
 	switch {
 	case status == 429 || status >= 500:
 		we.retry = true

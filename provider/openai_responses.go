@@ -265,8 +265,12 @@ func (d *responsesDecoder) event(_, data []byte) (bool, error) {
 
 // responsesFailure classifies response.failed and error events.
 func responsesFailure(e gjson.Result) *wireError {
-	we := &wireError{kind: KindRequest, msg: strings.Clone(e.Get("message").String())}
+	we := &wireError{kind: KindRequest, msg: strings.Clone(e.Get("message").String()), inStream: true}
 	code := strings.Clone(e.Get("code").String())
+	we.code = code
+	if code == "" {
+		we.code = strings.Clone(e.Get("type").String())
+	}
 	if we.msg == "" {
 		we.msg = code
 	}

@@ -32,6 +32,22 @@ type wireError struct {
 	status int
 	msg    string
 	header http.Header
+	// inStream marks a failure the server reported inside a 200 response
+	// (an error event), with its code or type; a retry event names both,
+	// having no HTTP status to show.
+	inStream bool
+	code     string
+}
+
+// eventText is the error text of a retry event for we.
+func (we *wireError) eventText(text string) string {
+	if !we.inStream {
+		return text
+	}
+	if we.code != "" && we.code != text {
+		text = we.code + ": " + text
+	}
+	return text + " (in stream)"
 }
 
 func (e *wireError) Error() string { return e.msg }
@@ -63,7 +79,7 @@ func (c *client) retry(ctx context.Context, body []byte, emit func(Event)) (conv
 			return conv.Message{}, &Error{Kind: kind, Provider: c.name, Status: we.status, Message: text, Attempts: n + 1}
 		}
 		wait := retryWait(n, we.header)
-		emit(Event{Kind: EventRetry, Attempt: n + 1, Status: we.status, Wait: wait, Err: text})
+		emit(Event{Kind: EventRetry, Attempt: n + 1, Status: we.status, Wait: wait, Err: we.eventText(text)})
 		if err := c.opts.Sleep(ctx, wait); err != nil {
 			if ctx.Err() != nil {
 				return conv.Message{}, ctx.Err()

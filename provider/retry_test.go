@@ -273,12 +273,15 @@ func TestInStreamErrors(t *testing.T) {
 	cases := []struct {
 		name, provider, body string
 		retried              bool
+		retryErr             string // the retry event's text: no HTTP status, so it says what failed
 	}{
-		{"anthropic overloaded", NameAnthropic, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n", true},
-		{"anthropic invalid", NameAnthropic, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}\n\n", false},
-		{"responses failed server", NameOpenAI, "data: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"boom\"}}}\n\n", true},
-		{"responses error event", NameOpenAI, "data: {\"type\":\"error\",\"code\":\"invalid_prompt\",\"message\":\"no\"}\n\n", false},
-		{"chat 500 in stream", NameOpenAIChat, "data: {\"error\":{\"message\":\"upstream\",\"code\":502}}\n\n", true},
+		{"anthropic overloaded", NameAnthropic, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n", true, "overloaded_error: Overloaded (in stream)"},
+		{"anthropic invalid", NameAnthropic, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}\n\n", false, ""},
+		{"responses failed server", NameOpenAI, "data: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"boom\"}}}\n\n", true, "server_error: boom (in stream)"},
+		{"responses failed rate limit", NameOpenAI, "data: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"rate_limit_exceeded\",\"message\":\"slow down\"}}}\n\n", true, "rate_limit_exceeded: slow down (in stream)"},
+		{"responses error event nested", NameOpenAI, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"server_error\",\"code\":\"server_error\",\"message\":\"oops\"}}\n\n", true, "server_error: oops (in stream)"},
+		{"responses error event", NameOpenAI, "data: {\"type\":\"error\",\"code\":\"invalid_prompt\",\"message\":\"no\"}\n\n", false, ""},
+		{"chat 500 in stream", NameOpenAIChat, "data: {\"error\":{\"message\":\"upstream\",\"code\":502}}\n\n", true, "502: upstream (in stream)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -290,6 +293,9 @@ func TestInStreamErrors(t *testing.T) {
 			if c.retried {
 				if err != nil || msg.Text() != "ok" || len(rec.retries()) != 1 {
 					t.Fatalf("got %q, %v, %+v", msg.Text(), err, rec.retries())
+				}
+				if r := rec.retries()[0]; r.Err != c.retryErr || r.Status != 0 {
+					t.Errorf("retry event Err %q status %d, want %q", r.Err, r.Status, c.retryErr)
 				}
 				return
 			}
