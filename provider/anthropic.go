@@ -115,7 +115,12 @@ func toolSchema(s json.RawMessage) json.RawMessage {
 // block of the latest message, so each request reads the previous one's
 // prefix from the cache.
 func (anthropicWire) encode(req Request) ([]byte, error) {
-	out := anthRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: true, Messages: []*anthMessage{}}
+	return writeJSON(req, anthropicRequest(req))
+}
+
+// anthropicRequest is req as the Messages API's request body.
+func anthropicRequest(req Request) *anthRequest {
+	out := &anthRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: true, Messages: []*anthMessage{}}
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = anthropicMaxTokens(req.Model)
 	}
@@ -153,7 +158,7 @@ func (anthropicWire) encode(req Request) ([]byte, error) {
 	if n := len(out.Tools); n > 0 {
 		out.Tools[n-1].Cache = ephemeral
 	}
-	return marshal(out)
+	return out
 }
 
 // anthropicMessage lowers one message, or returns nil when nothing in it
@@ -485,4 +490,78 @@ func anthToolID(id string) string {
 
 func anthIDByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// appendJSON methods write the wire structs as encoding/json would, field
+// by field in tag order, omitempty included (jsonw.go).
+
+func (c *anthCache) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("type", c.Type)
+	w.end()
+}
+
+func (s *anthSource) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("type", s.Type)
+	w.strField("media_type", s.MediaType)
+	w.strField("data", s.Data)
+	w.end()
+}
+
+func (b *anthBlock) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("type", b.Type)
+	w.optPtrStr("text", b.Text)
+	w.optPtrStr("thinking", b.Thinking)
+	w.optStr("signature", b.Signature)
+	w.optStr("data", b.Data)
+	optObjField(w, "source", b.Source)
+	w.optStr("id", b.ID)
+	w.optStr("name", b.Name)
+	if len(b.Input) > 0 {
+		w.rawField("input", b.Input)
+	}
+	w.optStr("tool_use_id", b.ToolUseID)
+	w.optAnyField("content", b.Content)
+	if b.IsError {
+		w.boolField("is_error", true)
+	}
+	optObjField(w, "cache_control", b.Cache)
+	w.end()
+}
+
+func (m *anthMessage) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("role", m.Role)
+	sliceField(w, "content", m.Content, (*anthBlock).appendJSON)
+	w.end()
+}
+
+func (t *anthTool) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("name", t.Name)
+	w.optStr("description", t.Description)
+	w.rawField("input_schema", t.InputSchema)
+	optObjField(w, "cache_control", t.Cache)
+	w.end()
+}
+
+func (t *anthThinking) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("type", t.Type)
+	w.intField("budget_tokens", t.BudgetTokens)
+	w.end()
+}
+
+func (r *anthRequest) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("model", r.Model)
+	w.intField("max_tokens", r.MaxTokens)
+	optSliceField(w, "system", r.System, (*anthBlock).appendJSON)
+	sliceField(w, "messages", r.Messages, (*anthMessage).appendJSON)
+	optSliceField(w, "tools", r.Tools, (*anthTool).appendJSON)
+	optObjField(w, "thinking", r.Thinking)
+	w.boolField("stream", r.Stream)
+	w.end()
 }

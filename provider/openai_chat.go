@@ -100,7 +100,12 @@ const reasoningContentID = "reasoning_content"
 // results follow the turn's tool messages in one user message that names
 // each tool call before its images.
 func (chatWire) encode(req Request) ([]byte, error) {
-	out := chatRequest{
+	return writeJSON(req, chatCompletionsRequest(req))
+}
+
+// chatCompletionsRequest is req as the Chat Completions request body.
+func chatCompletionsRequest(req Request) *chatRequest {
+	out := &chatRequest{
 		Model: req.Model, Messages: []*chatMessage{},
 		MaxCompletionTokens: req.MaxTokens, ReasoningEffort: req.Reasoning,
 		Stream: true, StreamOptions: &chatStreamOptions{IncludeUsage: true},
@@ -112,7 +117,7 @@ func (chatWire) encode(req Request) ([]byte, error) {
 		out.Tools = append(out.Tools, &chatTool{Type: "function",
 			Function: chatToolDef{Name: t.Name, Description: t.Description, Parameters: toolSchema(t.Schema)}})
 	}
-	return marshal(out)
+	return out
 }
 
 // chatMessages lowers one conversation message to one or more Chat messages.
@@ -495,3 +500,78 @@ func (d *chatDecoder) whole(body []byte) error {
 }
 
 func (d *chatDecoder) message() conv.Message { return d.msg }
+
+func (u *chatImageURL) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("url", u.URL)
+	w.end()
+}
+
+func (p *chatPart) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("type", p.Type)
+	w.optPtrStr("text", p.Text)
+	optObjField(w, "image_url", p.ImageURL)
+	w.end()
+}
+
+func (f *chatFunction) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("name", f.Name)
+	w.strField("arguments", f.Arguments)
+	w.end()
+}
+
+func (c *chatToolCall) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("id", c.ID)
+	w.strField("type", c.Type)
+	optObjField(w, "function", &c.Function)
+	w.end()
+}
+
+func (m *chatMessage) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("role", m.Role)
+	w.key("content")
+	w.any(m.Content)
+	w.optStr("reasoning_content", m.ReasoningContent)
+	optSliceField(w, "tool_calls", m.ToolCalls, (*chatToolCall).appendJSON)
+	w.optStr("tool_call_id", m.ToolCallID)
+	w.end()
+}
+
+func (d *chatToolDef) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("name", d.Name)
+	w.optStr("description", d.Description)
+	w.rawField("parameters", d.Parameters)
+	w.end()
+}
+
+func (t *chatTool) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("type", t.Type)
+	optObjField(w, "function", &t.Function)
+	w.end()
+}
+
+func (o *chatStreamOptions) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.boolField("include_usage", o.IncludeUsage)
+	w.end()
+}
+
+func (r *chatRequest) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("model", r.Model)
+	sliceField(w, "messages", r.Messages, (*chatMessage).appendJSON)
+	optSliceField(w, "tools", r.Tools, (*chatTool).appendJSON)
+	if r.MaxCompletionTokens != 0 {
+		w.intField("max_completion_tokens", r.MaxCompletionTokens)
+	}
+	w.optStr("reasoning_effort", r.ReasoningEffort)
+	w.boolField("stream", r.Stream)
+	optObjField(w, "stream_options", r.StreamOptions)
+	w.end()
+}

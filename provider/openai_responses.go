@@ -92,7 +92,12 @@ func reasoningModel(model string) bool {
 // with their encrypted content. System messages are developer messages in
 // place.
 func (responsesWire) encode(req Request) ([]byte, error) {
-	out := respRequest{Model: req.Model, Input: []*respItem{}, MaxOutputTokens: req.MaxTokens, Stream: true}
+	return writeJSON(req, responsesRequest(req))
+}
+
+// responsesRequest is req as the Responses API's request body.
+func responsesRequest(req Request) *respRequest {
+	out := &respRequest{Model: req.Model, Input: []*respItem{}, MaxOutputTokens: req.MaxTokens, Stream: true}
 	if req.Reasoning != "" {
 		out.Reasoning = &respReasoning{Effort: req.Reasoning, Summary: "auto"}
 	}
@@ -105,7 +110,7 @@ func (responsesWire) encode(req Request) ([]byte, error) {
 	for _, t := range req.Tools {
 		out.Tools = append(out.Tools, &respTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: toolSchema(t.Schema)})
 	}
-	return marshal(out)
+	return out
 }
 
 func inputText(s string) *respPart { return &respPart{Type: "input_text", Text: &s} }
@@ -437,3 +442,67 @@ func (d *responsesDecoder) whole(body []byte) error {
 }
 
 func (d *responsesDecoder) message() conv.Message { return d.msg }
+
+func (p *respPart) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("type", p.Type)
+	w.optPtrStr("text", p.Text)
+	w.optStr("image_url", p.ImageURL)
+	w.end()
+}
+
+func (s *respSummary) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("type", s.Type)
+	w.strField("text", s.Text)
+	w.end()
+}
+
+func (it *respItem) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.optStr("type", it.Type)
+	w.optStr("role", it.Role)
+	w.optAnyField("content", it.Content)
+	w.optStr("id", it.ID)
+	if it.Summary != nil {
+		sliceField(w, "summary", *it.Summary, (*respSummary).appendJSON)
+	}
+	w.optStr("encrypted_content", it.EncryptedContent)
+	w.optStr("call_id", it.CallID)
+	w.optStr("name", it.Name)
+	w.optPtrStr("arguments", it.Arguments)
+	w.optAnyField("output", it.Output)
+	w.end()
+}
+
+func (t *respTool) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("type", t.Type)
+	w.strField("name", t.Name)
+	w.optStr("description", t.Description)
+	w.rawField("parameters", t.Parameters)
+	w.boolField("strict", t.Strict)
+	w.end()
+}
+
+func (r *respReasoning) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("effort", r.Effort)
+	w.strField("summary", r.Summary)
+	w.end()
+}
+
+func (r *respRequest) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("model", r.Model)
+	sliceField(w, "input", r.Input, (*respItem).appendJSON)
+	optSliceField(w, "tools", r.Tools, (*respTool).appendJSON)
+	optObjField(w, "reasoning", r.Reasoning)
+	if r.MaxOutputTokens != 0 {
+		w.intField("max_output_tokens", r.MaxOutputTokens)
+	}
+	optSliceField(w, "include", r.Include, strElem)
+	w.boolField("store", r.Store)
+	w.boolField("stream", r.Stream)
+	w.end()
+}
