@@ -465,21 +465,29 @@ func (d *anthropicDecoder) whole(body []byte) error {
 func (d *anthropicDecoder) message() conv.Message { return d.msg }
 
 // anthToolID returns id when it matches Anthropic's ^[a-zA-Z0-9_-]+$, else
-// a valid id derived from it alone: invalid bytes become '_', then '_' and
-// 8 hex digits of a hash of id follow, so distinct ids stay distinct and
-// every request maps an id the same way. Ids from other providers (Kimi's
-// "functions.bash:0") need it when a session moves to Anthropic.
-func anthToolID(id string) string {
-	valid := id != ""
-	for i := 0; i < len(id) && valid; i++ {
-		valid = anthIDByte(id[i])
+// a valid id derived from it alone (fitToolID). Ids from other providers
+// (Kimi's "functions.bash:0") need it when a session moves to Anthropic.
+func anthToolID(id string) string { return fitToolID(id, 0, anthIDByte) }
+
+// fitToolID returns id when it is non-empty, at most maxLen bytes (0: no
+// limit) and every byte is ok (nil: any), else an id derived from it alone:
+// bytes that aren't ok become '_', the front is cut to leave room, then '_'
+// and 8 hex digits of a hash of id follow. So distinct ids stay distinct
+// and every request maps an id the same way, keeping the cached prefix.
+func fitToolID(id string, maxLen int, ok func(byte) bool) string {
+	fits := id != "" && (maxLen == 0 || len(id) <= maxLen)
+	for i := 0; i < len(id) && fits && ok != nil; i++ {
+		fits = ok(id[i])
 	}
-	if valid {
+	if fits {
 		return id
 	}
 	b := []byte(id)
+	if maxLen > 0 && len(b) > maxLen-9 {
+		b = b[:maxLen-9]
+	}
 	for i, c := range b {
-		if !anthIDByte(c) {
+		if ok != nil && !ok(c) {
 			b[i] = '_'
 		}
 	}

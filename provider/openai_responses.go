@@ -151,7 +151,7 @@ func responsesItems(m conv.Message) []*respItem {
 				if strings.TrimSpace(args) == "" {
 					args = "{}"
 				}
-				out = append(out, &respItem{Type: "function_call", CallID: b.ID, Name: b.Name, Arguments: &args})
+				out = append(out, &respItem{Type: "function_call", CallID: respCallID(b.ID), Name: b.Name, Arguments: &args})
 			}
 		}
 		return out
@@ -172,7 +172,7 @@ func responsesItems(m conv.Message) []*respItem {
 			parts = append(parts, inputImage(b.MimeType, b.Data))
 		case conv.BlockToolResult:
 			flush()
-			it := &respItem{Type: "function_call_output", CallID: b.ToolUseID, Output: b.Content}
+			it := &respItem{Type: "function_call_output", CallID: respCallID(b.ToolUseID), Output: b.Content}
 			if len(b.Attachments) > 0 {
 				var ps []*respPart
 				if b.Content != "" {
@@ -188,6 +188,16 @@ func responsesItems(m conv.Message) []*respItem {
 	}
 	flush()
 	return out
+}
+
+// respCallID is id as a call_id the API accepts: at most 64 bytes. Longer
+// ids (another server's, or the Codex backend's own) are shortened the same
+// way in every request (fitToolID).
+func respCallID(id string) string {
+	if id == "" {
+		return id
+	}
+	return fitToolID(id, 64, nil)
 }
 
 // respBlock is an output item being assembled.

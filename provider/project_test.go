@@ -316,3 +316,28 @@ func TestAnthToolID(t *testing.T) {
 		seen[got] = id
 	}
 }
+
+// TestResponsesLongCallID checks that a call_id over the API's 64 bytes is
+// shortened, the same on the call and its output, and that others aren't.
+func TestResponsesLongCallID(t *testing.T) {
+	long := "chatcmpl-tool-" + strings.Repeat("0123456789", 6)
+	req := Request{Model: "gpt-5", Messages: []conv.Message{
+		user(conv.TextBlock("read")),
+		assistant(NameOpenAIChat, toolUse(long, "read", `{}`), toolUse(long+"x", "read", `{}`), toolUse("call_1", "read", `{}`)),
+		user(toolResult(long, "a", false), toolResult(long+"x", "b", false), toolResult("call_1", "c", false)),
+	}}
+	body := encodeFor(t, NameOpenAI, req)
+	calls := gjson.GetBytes(body, `input.#(type=="function_call")#.call_id`).Array()
+	outs := gjson.GetBytes(body, `input.#(type=="function_call_output")#.call_id`).Array()
+	if len(calls) != 3 || len(outs) != 3 {
+		t.Fatalf("calls %v outputs %v", calls, outs)
+	}
+	for i := range calls {
+		if c := calls[i].String(); len(c) > 64 || c != outs[i].String() {
+			t.Errorf("call %d: call_id %q, output call_id %q", i, c, outs[i].String())
+		}
+	}
+	if calls[0].String() == calls[1].String() || calls[2].String() != "call_1" {
+		t.Errorf("call_ids %v", calls)
+	}
+}
