@@ -59,7 +59,9 @@ type Block struct {
 	// block is a redacted thinking block and Thinking is empty.
 	Redacted string
 	// ItemID is the provider's own id of the reasoning item (OpenAI
-	// Responses `rs_…`), needed to send it back.
+	// Responses `rs_…`), needed to send it back; for Chat Completions it is
+	// "reasoning_content" when the thinking arrived in that field, which
+	// such servers (DeepSeek) need back in a tool loop.
 	ItemID string
 
 	ID    string

@@ -362,11 +362,11 @@ func (r *run) onProviderEvent(ev provider.Event) {
 	case provider.EventRetry:
 		em.Emit(RetryEvent{Base: em.Stamp("retry", id), Attempt: ev.Attempt, Status: ev.Status, WaitMS: ev.Wait.Milliseconds(), Error: ev.Err})
 		if r.cfg.Notes != nil {
-			status := "network error"
+			what := ev.Err
 			if ev.Status != 0 {
-				status = fmt.Sprintf("HTTP %d", ev.Status)
+				what = fmt.Sprintf("HTTP %d: %s", ev.Status, ev.Err)
 			}
-			fmt.Fprintf(r.cfg.Notes, "awl: model request failed (%s: %s); retry %d in %s\n", status, ev.Err, ev.Attempt, ev.Wait.Round(time.Millisecond))
+			fmt.Fprintf(r.cfg.Notes, "awl: model request failed (%s); retry %d in %s\n", what, ev.Attempt, ev.Wait.Round(time.Millisecond))
 		}
 	case provider.EventTextDelta:
 		if r.cfg.Stream {
