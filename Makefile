@@ -4,8 +4,10 @@ FUZZTIME ?= 10s
 
 .PHONY: build test check bench fuzz demo clean
 
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/awl
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/awl
 
 test:
 	$(GO) test -race ./...
