@@ -134,6 +134,9 @@ type run struct {
 func (r *run) do(ctx context.Context) error {
 	cfg := r.cfg
 	if strings.Trim(cfg.Prompt, " \t\r\n\x00") == "" && len(cfg.Images) == 0 && len(cfg.Script) == 0 {
+		if cfg.Resume != nil {
+			cfg.Resume.Close()
+		}
 		return Usagef("no prompt: give one as arguments, with -p/--prompt, -f/--prompt-file, or on stdin")
 	}
 	var err error
