@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -143,7 +145,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if c.Stdin && c.NoStdin {
 		return res, runner.Config{}, runner.Usagef("--stdin and --no-stdin exclude each other")
 	}
-	replay := firstNonEmpty(c.Provider, a.getenv("AWL_PROVIDER")) == runner.ReplayName
+	replay := cmp.Or(c.Provider, a.getenv("AWL_PROVIDER")) == runner.ReplayName
 	if replay && (c.Resume != "" || c.Continue) {
 		return res, runner.Config{}, runner.Usagef("--provider replay starts a new session from the recording; it cannot be combined with --resume or --continue")
 	}
@@ -291,10 +293,10 @@ func (c *runCmd) selectTools(cwd string, getenv func(string) string) (allowed []
 		return nil, known, nil
 	}
 	for _, t := range all {
-		if len(tools) > 0 && !contains(tools, t.Name()) {
+		if len(tools) > 0 && !slices.Contains(tools, t.Name()) {
 			continue
 		}
-		if contains(deny, t.Name()) {
+		if slices.Contains(deny, t.Name()) {
 			continue
 		}
 		allowed = append(allowed, t)
@@ -326,22 +328,13 @@ func cleanList(in []string) []string {
 	return out
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // buildProvider chooses the provider and model. Explicit settings (flags,
 // then AWL_PROVIDER/AWL_MODEL) win; a resumed session otherwise continues
 // with its active provider and model; a new one picks the provider whose API
 // key is set.
 func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider, activeModel string) (provider.Provider, string, []conv.Message, error) {
-	name := firstNonEmpty(c.Provider, a.getenv("AWL_PROVIDER"))
-	model := firstNonEmpty(c.Model, a.getenv("AWL_MODEL"))
+	name := cmp.Or(c.Provider, a.getenv("AWL_PROVIDER"))
+	model := cmp.Or(c.Model, a.getenv("AWL_MODEL"))
 	if name == "" && activeProvider != "" && activeProvider != "replay" {
 		name = activeProvider
 		if model == "" {
@@ -373,7 +366,7 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 	default:
 		return nil, "", nil, runner.Usagef(fmt.Sprintf("--provider: unknown provider %q (anthropic, openai, openai-chat, replay)", name))
 	}
-	baseURL := firstNonEmpty(c.BaseURL, a.getenv(urlVar))
+	baseURL := cmp.Or(c.BaseURL, a.getenv(urlVar))
 	key := a.getenv(keyVar)
 	// A compatible server on a custom base URL (Ollama, vLLM, llama.cpp)
 	// often needs no key.
@@ -388,15 +381,6 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 		return nil, "", nil, err
 	}
 	return p, model, nil, nil
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 // readPrompt assembles the prompt from arguments, -p, -f and stdin.
