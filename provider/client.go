@@ -14,64 +14,31 @@ import (
 	"github.com/awlrun/awl/conv"
 )
 
-// Provider names, as given to New and recorded in sessions.
-const (
-	NameAnthropic  = "anthropic"
-	NameOpenAI     = "openai"
-	NameOpenAIChat = "openai-chat"
-)
-
-// Names lists the provider names New accepts.
-func Names() []string { return []string{NameAnthropic, NameOpenAI, NameOpenAIChat} }
-
-// DefaultModel returns the model a provider uses when the request names none,
-// or "" for an unknown provider.
-func DefaultModel(name string) string {
-	switch name {
-	case NameAnthropic:
-		return "claude-sonnet-4-5"
-	case NameOpenAI, NameOpenAIChat:
-		return "gpt-5"
-	}
-	return ""
-}
-
-// DefaultBaseURL returns a provider's official base URL, or "" for an
-// unknown provider. Endpoint paths are appended to it: "/v1/messages" for
-// anthropic, "/responses" and "/chat/completions" for the OpenAI APIs.
-func DefaultBaseURL(name string) string {
-	switch name {
-	case NameAnthropic:
-		return "https://api.anthropic.com"
-	case NameOpenAI, NameOpenAIChat:
-		return "https://api.openai.com/v1"
-	}
-	return ""
-}
-
 // defaultIdleTimeout is used when Options.IdleTimeout is zero.
 const defaultIdleTimeout = 90 * time.Second
 
-// New returns the provider called name ("anthropic", "openai" for the
-// Responses API, "openai-chat" for Chat Completions and compatible servers).
+// New returns the provider called name: one of Names (see the registry).
 // An unknown name or a malformed base URL is a KindConfig *Error. A missing
 // API key is not an error here: local compatible servers need none.
 func New(name string, opts Options) (Provider, error) {
+	spec, ok := Lookup(name)
+	if !ok {
+		return nil, unknownProvider(name)
+	}
 	var w wire
-	switch name {
-	case NameAnthropic:
+	switch spec.Wire {
+	case WireAnthropic:
 		w = anthropicWire{}
-	case NameOpenAI:
+	case WireResponses:
 		w = responsesWire{}
-	case NameOpenAIChat:
-		w = chatWire{}
+	case WireChat:
+		w = chatWire{name: name}
 	default:
-		return nil, &Error{Kind: KindConfig, Provider: name,
-			Message: fmt.Sprintf("unknown provider %q (want one of %s)", name, strings.Join(Names(), ", "))}
+		return nil, &Error{Kind: KindConfig, Provider: name, Message: fmt.Sprintf("unknown wire API %q", spec.Wire)}
 	}
 	base := strings.TrimRight(opts.BaseURL, "/")
 	if base == "" {
-		base = DefaultBaseURL(name)
+		base = spec.BaseURL
 	}
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 		return nil, &Error{Kind: KindConfig, Provider: name,

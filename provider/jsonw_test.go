@@ -14,7 +14,7 @@ import (
 var wireBodies = map[string]func(Request) any{
 	NameAnthropic:  func(r Request) any { return anthropicRequest(r) },
 	NameOpenAI:     func(r Request) any { return responsesRequest(r) },
-	NameOpenAIChat: func(r Request) any { return chatCompletionsRequest(r) },
+	NameOpenAIChat: func(r Request) any { return chatCompletionsRequest(r, NameOpenAIChat) },
 }
 
 // awkward strings exercise every escape encoding/json makes.
@@ -48,7 +48,7 @@ func checkSame(t *testing.T, name string, req Request) {
 // TestWriterMatchesEncodingJSON compares every golden feature, and the
 // features with awkward text everywhere, with encoding/json's output.
 func TestWriterMatchesEncodingJSON(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range wireNames {
 		for feature, req := range features(name) {
 			t.Run(name+"/"+feature, func(t *testing.T) {
 				checkSame(t, name, req)

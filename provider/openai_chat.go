@@ -13,8 +13,10 @@ import (
 )
 
 // chatWire is the OpenAI Chat Completions API, also spoken by Ollama, vLLM,
-// llama.cpp, LM Studio, OpenRouter, LiteLLM and others.
-type chatWire struct{}
+// llama.cpp, LM Studio, OpenRouter, LiteLLM and others. name is the
+// provider speaking it: reasoning_content goes back only to the provider
+// that sent it.
+type chatWire struct{ name string }
 
 func (chatWire) path() string { return "/chat/completions" }
 
@@ -99,19 +101,20 @@ const reasoningContentID = "reasoning_content"
 // messages; tool messages take text only, so images attached to tool
 // results follow the turn's tool messages in one user message that names
 // each tool call before its images.
-func (chatWire) encode(req Request) ([]byte, error) {
-	return writeJSON(req, chatCompletionsRequest(req))
+func (w chatWire) encode(req Request) ([]byte, error) {
+	return writeJSON(req, chatCompletionsRequest(req, w.name))
 }
 
-// chatCompletionsRequest is req as the Chat Completions request body.
-func chatCompletionsRequest(req Request) *chatRequest {
+// chatCompletionsRequest is req as the Chat Completions request body for
+// the provider called self.
+func chatCompletionsRequest(req Request, self string) *chatRequest {
 	out := &chatRequest{
 		Model: req.Model, Messages: []*chatMessage{},
 		MaxCompletionTokens: req.MaxTokens, ReasoningEffort: req.Reasoning,
 		Stream: true, StreamOptions: &chatStreamOptions{IncludeUsage: true},
 	}
 	for _, m := range req.Messages {
-		out.Messages = append(out.Messages, chatMessages(m)...)
+		out.Messages = append(out.Messages, chatMessages(m, self)...)
 	}
 	for _, t := range req.Tools {
 		out.Tools = append(out.Tools, &chatTool{Type: "function",
@@ -120,8 +123,9 @@ func chatCompletionsRequest(req Request) *chatRequest {
 	return out
 }
 
-// chatMessages lowers one conversation message to one or more Chat messages.
-func chatMessages(m conv.Message) []*chatMessage {
+// chatMessages lowers one conversation message to one or more Chat messages
+// for the provider called self.
+func chatMessages(m conv.Message, self string) []*chatMessage {
 	switch m.Role {
 	case conv.RoleSystem:
 		return []*chatMessage{{Role: "system", Content: joinText(m.Content, "\n")}}
@@ -130,7 +134,7 @@ func chatMessages(m conv.Message) []*chatMessage {
 		if t := joinText(m.Content, ""); t != "" {
 			am.Content = t
 		}
-		same := m.Provider == NameOpenAIChat
+		same := m.Provider == self
 		for _, b := range m.Content {
 			if same && b.Type == conv.BlockThinking && b.ItemID == reasoningContentID {
 				am.ReasoningContent += b.Thinking

@@ -31,7 +31,7 @@ func bigConversation(provider string, rounds, resultSize int) Request {
 // BenchmarkProject encodes a 100 MB conversation (2,000 tool results of
 // 50 KB), as every turn of a resumed long session does.
 func BenchmarkProject(b *testing.B) {
-	for _, name := range Names() {
+	for _, name := range wireNames {
 		b.Run(name, func(b *testing.B) {
 			req := bigConversation(name, 2000, 50_000)
 			body, err := Project(name, req)

@@ -147,7 +147,7 @@ func encodeFor(t *testing.T, provider string, req Request) []byte {
 // provider. The golden files are indented for reading; the compact bytes
 // are what is sent.
 func TestRequestGolden(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range wireNames {
 		for feature, req := range features(name) {
 			t.Run(name+"/"+feature, func(t *testing.T) {
 				body := encodeFor(t, name, req)
@@ -197,7 +197,7 @@ func messageList(t *testing.T, provider string, body []byte) []string {
 // one's, byte for byte (so prompt caches hit), except for the last
 // message's Anthropic cache breakpoint.
 func TestRequestsExtendPrefix(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range wireNames {
 		for feature, req := range features(name) {
 			t.Run(name+"/"+feature, func(t *testing.T) {
 				var prev []string

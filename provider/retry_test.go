@@ -78,7 +78,7 @@ func jsonError(status int, msg string, h ...string) providertest.Response {
 }
 
 func TestRetryAfterHonoured(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range wireNames {
 		t.Run(name, func(t *testing.T) {
 			srv := providertest.New()
 			defer srv.Close()
@@ -192,7 +192,7 @@ func TestShouldRetryTrueOverridesStatus(t *testing.T) {
 }
 
 func TestStallRetried(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range wireNames {
 		t.Run(name, func(t *testing.T) {
 			srv := providertest.New()
 			defer srv.Close()
@@ -227,7 +227,7 @@ func TestStallBeforeHeaders(t *testing.T) {
 }
 
 func TestTruncatedStreamRetried(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range wireNames {
 		t.Run(name, func(t *testing.T) {
 			srv := providertest.New()
 			defer srv.Close()
@@ -332,7 +332,7 @@ func TestCancelReturnsPromptly(t *testing.T) {
 }
 
 func TestHeaders(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range wireNames {
 		t.Run(name, func(t *testing.T) {
 			srv := providertest.New()
 			defer srv.Close()
@@ -425,7 +425,7 @@ func TestRetryAfterParsing(t *testing.T) {
 func TestFakeStreams(t *testing.T) {
 	turn := providertest.Turn{Model: "m-1", Thinking: "hmm", Text: "Reading.", InputTokens: 12, OutputTokens: 5,
 		Calls: []providertest.Call{{ID: "c1", Name: "read", Input: `{"path":"a"}`}, {ID: "c2", Name: "ls", Input: ""}}}
-	for _, name := range Names() {
+	for _, name := range wireNames {
 		t.Run(name, func(t *testing.T) {
 			srv := providertest.New()
 			defer srv.Close()

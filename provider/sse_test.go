@@ -183,7 +183,7 @@ func longStream(provider string, n int) []byte {
 }
 
 func TestLongStream(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range wireNames {
 		msg, err := decodeAll(name, true, bytes.NewReader(longStream(name, 10000)))
 		if err != nil {
 			t.Fatal(err)
@@ -197,7 +197,7 @@ func TestLongStream(t *testing.T) {
 // BenchmarkDecode decodes a 10k-delta stream per provider, with an emit
 // callback that does nothing. Bytes/s is the stream's size.
 func BenchmarkDecode(b *testing.B) {
-	for _, name := range Names() {
+	for _, name := range wireNames {
 		data := longStream(name, 10000)
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))

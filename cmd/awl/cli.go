@@ -70,6 +70,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(exitPanic{c}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		providerHelpVars(),
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, "awl:", err)

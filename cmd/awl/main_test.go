@@ -48,6 +48,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("REPO", repo) // the repository root, for examples/ and scripts/
 			env.Setenv("ANTHROPIC_BASE_URL", srv.URL)
 			env.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+			// Presets point at the fake server too: a test never reaches a
+			// real provider.
+			env.Setenv("OPENROUTER_BASE_URL", srv.URL+"/v1")
+			env.Setenv("OLLAMA_BASE_URL", srv.URL+"/v1")
 			env.Setenv("ANTHROPIC_API_KEY", sentinelKey)
 			env.Setenv("SENTINEL", sentinelKey)
 			env.Setenv("AWL_SESSION_DIR", filepath.Join(env.WorkDir, "sessions"))

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/mattn/go-isatty"
 
 	"github.com/awlrun/awl/conv"
@@ -33,9 +34,9 @@ type runCmd struct {
 	System       string `name:"system" help:"Replace the default system prompt." placeholder:"TEXT"`
 	AppendSystem string `name:"append-system" help:"Add to the system prompt." placeholder:"TEXT"`
 
-	Provider   string `name:"provider" help:"anthropic, openai, openai-chat or replay (env AWL_PROVIDER)." placeholder:"NAME"`
-	Model      string `name:"model" help:"Model name (env AWL_MODEL)." placeholder:"NAME"`
-	BaseURL    string `name:"base-url" help:"API base URL (default from ANTHROPIC_BASE_URL or OPENAI_BASE_URL)." placeholder:"URL"`
+	Provider   string `name:"provider" help:"${provider_names} (env AWL_PROVIDER; default: the first of ${auto_key_vars} that is set)." placeholder:"NAME"`
+	Model      string `name:"model" help:"Model name (env AWL_MODEL; default per provider: ${default_models})." placeholder:"NAME"`
+	BaseURL    string `name:"base-url" help:"API base URL (default from ${base_url_vars}, per provider)." placeholder:"URL"`
 	MaxRetries int    `name:"max-retries" default:"4" help:"Retries of a failed model request."`
 	Reasoning  string `name:"reasoning" enum:",low,medium,high" default:"" placeholder:"EFFORT" help:"Thinking/reasoning effort: low, medium or high."`
 
@@ -347,40 +348,83 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 	if c.Replay != "" {
 		return nil, "", nil, runner.Usagef("--replay needs --provider replay")
 	}
+	from := "--provider"
+	if c.Provider == "" {
+		from = "AWL_PROVIDER"
+	}
 	if name == "" {
-		switch {
-		case a.getenv("ANTHROPIC_API_KEY") != "":
-			name = "anthropic"
-		case a.getenv("OPENAI_API_KEY") != "":
-			name = "openai"
-		default:
-			return nil, "", nil, &provider.Error{Kind: provider.KindConfig, Message: "no provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or choose one with --provider (env AWL_PROVIDER)"}
+		from = ""
+		for _, s := range provider.Specs() {
+			if s.Auto && providerKey(a, s) != "" {
+				name = s.Name
+				break
+			}
+		}
+		if name == "" {
+			return nil, "", nil, &provider.Error{Kind: provider.KindConfig, Message: "no provider configured: set " + orList(provider.AutoKeyVars()) + ", or choose one with --provider (env AWL_PROVIDER): " + providerNames()}
 		}
 	}
-	var keyVar, urlVar string
-	switch name {
-	case "anthropic":
-		keyVar, urlVar = "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
-	case "openai", "openai-chat":
-		keyVar, urlVar = "OPENAI_API_KEY", "OPENAI_BASE_URL"
-	default:
-		return nil, "", nil, runner.Usagef(fmt.Sprintf("--provider: unknown provider %q (anthropic, openai, openai-chat, replay)", name))
+	spec, ok := provider.Lookup(name)
+	if !ok {
+		if from == "" {
+			from = "provider"
+		}
+		return nil, "", nil, runner.Usagef(fmt.Sprintf("%s: unknown provider %q (%s)", from, name, providerNames()))
 	}
-	baseURL := cmp.Or(c.BaseURL, a.getenv(urlVar))
-	key := a.getenv(keyVar)
-	// A compatible server on a custom base URL (Ollama, vLLM, llama.cpp)
-	// often needs no key.
-	if key == "" && !(name == "openai-chat" && baseURL != "") {
-		return nil, "", nil, &provider.Error{Kind: provider.KindConfig, Provider: name, Message: keyVar + " is not set"}
+	baseURL := cmp.Or(c.BaseURL, a.getenv(spec.BaseURLVar))
+	key := providerKey(a, spec)
+	if key == "" && spec.KeyRequired && !(spec.KeylessWithBaseURL && baseURL != "") {
+		msg := spec.KeyVar + " is not set"
+		if spec.KeylessWithBaseURL {
+			msg += " (a compatible server at --base-url or " + spec.BaseURLVar + " may run without one)"
+		}
+		return nil, "", nil, &provider.Error{Kind: provider.KindConfig, Provider: name, Message: msg}
 	}
 	if model == "" {
-		model = provider.DefaultModel(name)
+		model = spec.DefaultModel
 	}
 	p, err := provider.New(name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: c.MaxRetries})
 	if err != nil {
 		return nil, "", nil, err
 	}
 	return p, model, nil, nil
+}
+
+// providerKey returns the API key of spec's provider, from its key
+// variable.
+func providerKey(a *app, spec provider.Spec) string {
+	return a.getenv(spec.KeyVar)
+}
+
+// providerNames lists what --provider accepts, for help and errors.
+func providerNames() string {
+	return strings.Join(append(provider.Names(), runner.ReplayName), ", ")
+}
+
+// orList joins items as "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// providerHelpVars are the kong variables the run flags' help interpolates,
+// all read from the provider registry.
+func providerHelpVars() kong.Vars {
+	var models, urls []string
+	for _, s := range provider.Specs() {
+		models = append(models, s.Name+": "+s.DefaultModel)
+		if !slices.Contains(urls, s.BaseURLVar) {
+			urls = append(urls, s.BaseURLVar)
+		}
+	}
+	return kong.Vars{
+		"provider_names": orList(append(provider.Names(), runner.ReplayName)),
+		"auto_key_vars":  orList(provider.AutoKeyVars()),
+		"default_models": strings.Join(models, "; "),
+		"base_url_vars":  orList(urls),
+	}
 }
 
 // readPrompt assembles the prompt from arguments, -p, -f and stdin.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/provider"
 )
 
 // Tool is one built-in tool. Run may be called concurrently from several
@@ -57,10 +58,10 @@ type Env struct {
 	Environ []string
 }
 
-// SecretVars are the variables that hold provider credentials. They are
-// never passed to bash: a model that ran `env` would otherwise copy an API
-// key into the session log.
-var SecretVars = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_AUTH_TOKEN"}
+// SecretVars are the variables that hold provider credentials, from the
+// provider registry. They are never passed to bash: a model that ran `env`
+// would otherwise copy an API key into the session log.
+var SecretVars = provider.SecretVars()
 
 // ScrubEnviron returns environ without SecretVars.
 func ScrubEnviron(environ []string) []string {

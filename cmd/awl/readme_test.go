@@ -1,0 +1,145 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+)
+
+// readmeRunTable returns the first column of the flag table under README's
+// "## `awl run`" heading, one string per row.
+func readmeRunTable(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i := strings.Index(text, "\n## `awl run`\n")
+	if i < 0 {
+		t.Fatal("README.md has no \"## `awl run`\" section")
+	}
+	section := text[i+1:]
+	if j := strings.Index(section[3:], "\n## "); j >= 0 {
+		section = section[:j+3]
+	}
+	var rows []string
+	inTable := false
+	for line := range strings.SplitSeq(section, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			if inTable {
+				break
+			}
+			continue
+		}
+		inTable = true
+		// A cell may hold an escaped pipe (`low\|medium`).
+		cells := strings.Split(strings.ReplaceAll(line, `\|`, "\x00"), "|")
+		if len(cells) < 3 || strings.HasPrefix(strings.TrimSpace(cells[1]), "---") || strings.TrimSpace(cells[1]) == "flag" {
+			continue
+		}
+		rows = append(rows, strings.ReplaceAll(cells[1], "\x00", "|"))
+	}
+	if len(rows) == 0 {
+		t.Fatal("README.md's `awl run` section has no flag table")
+	}
+	return rows
+}
+
+var (
+	codeSpan  = regexp.MustCompile("`[^`]*`")
+	flagToken = regexp.MustCompile(`(?:^|[\s/\[(])(--[a-z][a-z0-9-]*|-[a-zA-Z])\b`)
+)
+
+// readmeFlags returns every flag (long and short) the table's first column
+// names inside code spans, and the positional argument names it shows.
+func readmeFlags(rows []string) (flags map[string]bool, words string) {
+	flags = map[string]bool{}
+	var spans []string
+	for _, row := range rows {
+		for _, span := range codeSpan.FindAllString(row, -1) {
+			span = strings.Trim(span, "`")
+			spans = append(spans, span)
+			for _, m := range flagToken.FindAllStringSubmatch(span, -1) {
+				flags[m[1]] = true
+			}
+		}
+	}
+	return flags, strings.Join(spans, " ")
+}
+
+// TestReadmeFlagTable keeps README's `awl run` flag table and the kong
+// model of `awl run` (every flag its --help shows, inherited ones included)
+// in step, both ways.
+func TestReadmeFlagTable(t *testing.T) {
+	var grammar cli
+	parser, err := kong.New(&grammar, kong.Name("awl"), providerHelpVars())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run *kong.Node
+	for _, n := range parser.Model.Children {
+		if n.Name == "run" {
+			run = n
+		}
+	}
+	if run == nil {
+		t.Fatal("the kong model has no run command")
+	}
+	inREADME, words := readmeFlags(readmeRunTable(t))
+	inModel := map[string]bool{}
+	for _, group := range run.AllFlags(true) {
+		for _, f := range group {
+			if f.Name == "help" {
+				continue
+			}
+			long := "--" + f.Name
+			inModel[long] = true
+			if !inREADME[long] {
+				t.Errorf("README.md's `awl run` flag table lacks %s, which `awl run --help` shows (%s): add it to a row of the table", long, f.Help)
+			}
+			if f.Short != 0 {
+				short := "-" + string(f.Short)
+				inModel[short] = true
+				if !inREADME[short] {
+					t.Errorf("README.md's `awl run` flag table lacks the short form %s of %s: write it as `%s/%s` in its row", short, long, short, long)
+				}
+			}
+		}
+	}
+	for _, flag := range slices.Sorted(func(yield func(string) bool) {
+		for f := range inREADME {
+			if !yield(f) {
+				return
+			}
+		}
+	}) {
+		if !inModel[flag] {
+			t.Errorf("README.md's `awl run` flag table lists %s, which `awl run --help` does not show: remove it or add the flag", flag)
+		}
+	}
+	for _, arg := range run.Positional {
+		if !strings.Contains(words, strings.ToUpper(arg.Name)) {
+			t.Errorf("README.md's `awl run` flag table lacks the argument %s", strings.ToUpper(arg.Name))
+		}
+	}
+}
+
+// TestReadmeFlagsParse makes sure the table parser finds what it should,
+// so TestReadmeFlagTable cannot pass by reading nothing.
+func TestReadmeFlagsParse(t *testing.T) {
+	got, _ := readmeFlags([]string{" `-C/--cd DIR` ", " `--resume [REF]`, `-c/--continue` ", " `--reasoning low|medium` ", " no code --nope "})
+	want := []string{"--cd", "--continue", "--reasoning", "--resume", "-C", "-c"}
+	var keys []string
+	for k := range got {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if !slices.Equal(keys, want) {
+		t.Errorf("flags = %v, want %v", keys, want)
+	}
+}

@@ -1,0 +1,171 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Wire is a wire API: the request and stream format a provider speaks.
+type Wire string
+
+// The wire APIs awl speaks, one file each.
+const (
+	WireAnthropic Wire = "anthropic-messages"      // anthropic.go
+	WireResponses Wire = "openai-responses"        // openai_responses.go
+	WireChat      Wire = "openai-chat-completions" // openai_chat.go
+)
+
+// Spec is everything awl knows about one provider name: the wire API it
+// speaks and where its settings come from. The CLI, its help text and
+// errors, and the list of secret variables kept from tools are all derived
+// from the registry, so a provider added here is complete.
+type Spec struct {
+	// Name is the --provider value, recorded in sessions.
+	Name string
+	// Wire is the wire API.
+	Wire Wire
+	// KeyVar holds the API key; KeyFileVar names a file that holds it
+	// (for secrets mounted as files). Both may be shared by providers
+	// (openai and openai-chat).
+	KeyVar, KeyFileVar string
+	// BaseURLVar overrides BaseURL, the default base URL. Endpoint paths
+	// are appended to it ("/v1/messages"; "/responses",
+	// "/chat/completions", so OpenAI-style bases include the "/v1").
+	BaseURLVar, BaseURL string
+	// DefaultModel is the model used when none is chosen.
+	DefaultModel string
+	// KeyRequired: a run without a key fails before anything is read or
+	// sent. KeylessWithBaseURL relaxes that when a base URL is given (flag
+	// or BaseURLVar): a local compatible server often takes no key. A key
+	// that is set is always sent.
+	KeyRequired        bool
+	KeylessWithBaseURL bool
+	// Auto: with no provider chosen, the first Auto provider whose key is
+	// set is used.
+	Auto bool
+	// MoreSecretVars are other variables holding this provider's
+	// credentials; like KeyVar they are never passed to tools.
+	MoreSecretVars []string
+}
+
+// Provider names, as given to New and recorded in sessions.
+const (
+	NameAnthropic  = "anthropic"
+	NameOpenAI     = "openai"
+	NameOpenAIChat = "openai-chat"
+	NameOpenRouter = "openrouter"
+	NameOllama     = "ollama"
+)
+
+// registry is the one table of providers, in the order Auto is tried and
+// help lists them.
+var registry = []Spec{
+	{
+		Name: NameAnthropic, Wire: WireAnthropic,
+		KeyVar: "ANTHROPIC_API_KEY", KeyFileVar: "ANTHROPIC_API_KEY_FILE",
+		BaseURLVar: "ANTHROPIC_BASE_URL", BaseURL: "https://api.anthropic.com",
+		DefaultModel: "claude-sonnet-4-5", KeyRequired: true, Auto: true,
+		MoreSecretVars: []string{"ANTHROPIC_AUTH_TOKEN"},
+	},
+	{
+		Name: NameOpenAI, Wire: WireResponses,
+		KeyVar: "OPENAI_API_KEY", KeyFileVar: "OPENAI_API_KEY_FILE",
+		BaseURLVar: "OPENAI_BASE_URL", BaseURL: "https://api.openai.com/v1",
+		DefaultModel: "gpt-5", KeyRequired: true, Auto: true,
+	},
+	{
+		Name: NameOpenAIChat, Wire: WireChat,
+		KeyVar: "OPENAI_API_KEY", KeyFileVar: "OPENAI_API_KEY_FILE",
+		BaseURLVar: "OPENAI_BASE_URL", BaseURL: "https://api.openai.com/v1",
+		DefaultModel: "gpt-5", KeyRequired: true, KeylessWithBaseURL: true,
+	},
+	{
+		Name: NameOpenRouter, Wire: WireChat,
+		KeyVar: "OPENROUTER_API_KEY", KeyFileVar: "OPENROUTER_API_KEY_FILE",
+		BaseURLVar: "OPENROUTER_BASE_URL", BaseURL: "https://openrouter.ai/api/v1",
+		DefaultModel: "anthropic/claude-sonnet-4.5", KeyRequired: true, Auto: true,
+	},
+	{
+		Name: NameOllama, Wire: WireChat,
+		KeyVar: "OLLAMA_API_KEY", KeyFileVar: "OLLAMA_API_KEY_FILE",
+		BaseURLVar: "OLLAMA_BASE_URL", BaseURL: "http://localhost:11434/v1",
+		DefaultModel: "gpt-oss:20b",
+	},
+}
+
+// Specs returns the registry, in order. The slice is a copy.
+func Specs() []Spec {
+	out := make([]Spec, len(registry))
+	copy(out, registry)
+	for i := range out {
+		out[i].MoreSecretVars = append([]string(nil), out[i].MoreSecretVars...)
+	}
+	return out
+}
+
+// Lookup returns the spec of the provider called name.
+func Lookup(name string) (Spec, bool) {
+	for _, s := range registry {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// Names lists the provider names New accepts, in registry order.
+func Names() []string {
+	out := make([]string, len(registry))
+	for i, s := range registry {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// DefaultModel returns the model a provider uses when the request names none,
+// or "" for an unknown provider.
+func DefaultModel(name string) string {
+	s, _ := Lookup(name)
+	return s.DefaultModel
+}
+
+// DefaultBaseURL returns a provider's default base URL, or "" for an
+// unknown provider.
+func DefaultBaseURL(name string) string {
+	s, _ := Lookup(name)
+	return s.BaseURL
+}
+
+// SecretVars lists every variable that holds a provider credential, each
+// once, in registry order. Tools never see them.
+func SecretVars() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range registry {
+		for _, v := range append([]string{s.KeyVar}, s.MoreSecretVars...) {
+			if v != "" && !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// AutoKeyVars lists, in the order they are tried, the key variables that
+// choose a provider when none is named.
+func AutoKeyVars() []string {
+	var out []string
+	for _, s := range registry {
+		if s.Auto {
+			out = append(out, s.KeyVar)
+		}
+	}
+	return out
+}
+
+// unknownProvider is the error for a name the registry lacks.
+func unknownProvider(name string) *Error {
+	return &Error{Kind: KindConfig, Provider: name,
+		Message: fmt.Sprintf("unknown provider %q (want one of %s)", name, strings.Join(Names(), ", "))}
+}
