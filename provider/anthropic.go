@@ -358,7 +358,9 @@ func (d *anthropicDecoder) appendText(i int, t string, kind EventKind) {
 
 func (d *anthropicDecoder) delta(index int64, delta gjson.Result) {
 	i, ok := d.pos[index]
-	if !ok || i < 0 {
+	if !ok || i < 0 || d.text[i] == nil && d.input[i] == nil {
+		// Not started, not kept, or already stopped: finish dropped the
+		// builder, and a late delta must not reopen the block.
 		return
 	}
 	b := &d.msg.Content[i]

@@ -56,7 +56,7 @@ func New(name string, opts Options) (Provider, error) {
 	if opts.MaxRetries < 0 {
 		opts.MaxRetries = 0
 	}
-	return &client{name: name, url: base + w.path(), opts: opts, w: w}, nil
+	return &client{name: name, url: base + w.path(), opts: opts, w: w, maxEvent: maxEventBytes}, nil
 }
 
 // Project returns the request body that provider name would send for req:
@@ -117,6 +117,9 @@ type client struct {
 	url  string
 	opts Options
 	w    wire
+	// maxEvent bounds one SSE event's data and a non-streamed body
+	// (maxEventBytes; tests lower it).
+	maxEvent int
 }
 
 var _ Provider = (*client)(nil)
@@ -124,8 +127,16 @@ var _ Provider = (*client)(nil)
 // Name implements Provider.
 func (c *client) Name() string { return c.name }
 
-// Stream implements Provider.
-func (c *client) Stream(ctx context.Context, req Request, emit func(Event)) (conv.Message, error) {
+// Stream implements Provider. A panic while streaming (a decoder bug met
+// by an unforeseen stream) is returned as a provider error rather than
+// crashing the caller, which then ends its run as for any failed request.
+func (c *client) Stream(ctx context.Context, req Request, emit func(Event)) (msg conv.Message, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg, err = conv.Message{}, &Error{Kind: KindRequest, Provider: c.name,
+				Message: fmt.Sprintf("internal error while reading the response (please report it): %v", r)}
+		}
+	}()
 	if emit == nil {
 		emit = func(Event) {}
 	}
@@ -174,18 +185,24 @@ func (c *client) attempt(ctx context.Context, body []byte, emit func(Event)) (co
 	}
 
 	dec := c.w.decoder(c.name, emit)
+	if rd, ok := dec.(interface{ setRequest([]byte) }); ok {
+		rd.setRequest(body)
+	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt == "application/json" {
-		data, err := io.ReadAll(r)
+		data, err := io.ReadAll(io.LimitReader(r, int64(c.maxEvent)+1))
 		if err != nil {
 			return conv.Message{}, c.transportError(ctx, actx, "read response", err)
+		}
+		if len(data) > c.maxEvent {
+			return conv.Message{}, tooLarge("a JSON response body", c.maxEvent)
 		}
 		if err := dec.whole(data); err != nil {
 			return conv.Message{}, err
 		}
 		return dec.message(), nil
 	}
-	msg, err := decodeStream(r, dec)
+	msg, err := decodeStream(r, dec, c.maxEvent)
 	if err != nil {
 		var we *wireError
 		if !errors.As(err, &we) {
@@ -199,8 +216,9 @@ func (c *client) attempt(ctx context.Context, body []byte, emit func(Event)) (co
 // decodeStream feeds the SSE events read from r to dec until the terminal
 // event. A stream that ends before it is a retryable *wireError; a read
 // error is returned as is.
-func decodeStream(r io.Reader, dec decoder) (conv.Message, error) {
+func decodeStream(r io.Reader, dec decoder, maxEvent int) (conv.Message, error) {
 	sse := newSSEDecoder(r)
+	sse.maxEvent = maxEvent
 	for {
 		name, data, err := sse.Next()
 		if err != nil {

@@ -240,7 +240,7 @@ func decodeAll(provider string, sse bool, r io.Reader) (conv.Message, error) {
 		}
 		return dec.message(), nil
 	}
-	return decodeStream(r, dec)
+	return decodeStream(r, dec, maxEventBytes)
 }
 
 // decodeScribbled decodes like decodeStream but overwrites each event's

@@ -144,7 +144,7 @@ func chatMessages(m conv.Message, self string) []*chatMessage {
 				if strings.TrimSpace(args) == "" {
 					args = "{}"
 				}
-				am.ToolCalls = append(am.ToolCalls, &chatToolCall{ID: b.ID, Type: "function",
+				am.ToolCalls = append(am.ToolCalls, &chatToolCall{ID: chatToolID(b.ID), Type: "function",
 					Function: chatFunction{Name: b.Name, Arguments: args}})
 			}
 		}
@@ -159,9 +159,10 @@ func chatMessages(m conv.Message, self string) []*chatMessage {
 	for _, b := range m.Content {
 		switch b.Type {
 		case conv.BlockToolResult:
-			out = append(out, &chatMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: b.Content})
+			id := chatToolID(b.ToolUseID)
+			out = append(out, &chatMessage{Role: "tool", ToolCallID: id, Content: b.Content})
 			if len(b.Attachments) > 0 {
-				attach = append(attach, chatText("Attachments of tool call "+b.ToolUseID+":"))
+				attach = append(attach, chatText("Attachments of tool call "+id+":"))
 				for _, a := range b.Attachments {
 					attach = append(attach, chatImage(a.MimeType, a.Data))
 				}
@@ -184,6 +185,16 @@ func chatMessages(m conv.Message, self string) []*chatMessage {
 		out = append(out, &chatMessage{Role: "user", Content: ""})
 	}
 	return out
+}
+
+// chatToolID is id as OpenAI's Chat API accepts it: at most 40 bytes.
+// Longer ids (another provider's) are shortened the same way in every
+// request (fitToolID); compatible servers accept either.
+func chatToolID(id string) string {
+	if id == "" {
+		return id
+	}
+	return fitToolID(id, 40, nil)
 }
 
 // joinText concatenates the text blocks of content with sep.
@@ -219,7 +230,13 @@ type chatDecoder struct {
 	calls       map[int64]*chatCall
 	order       []*chatCall // calls in the order they began
 	lastCall    int64
+	// request is the request body this response answers, hashed into
+	// the ids of tool calls the server sent without one.
+	request []byte
 }
+
+// setRequest records the request body the response answers.
+func (d *chatDecoder) setRequest(body []byte) { d.request = body }
 
 func (chatWire) decoder(provider string, emit func(Event)) decoder {
 	return &chatDecoder{provider: provider, emit: emit,
@@ -455,12 +472,17 @@ func (d *chatDecoder) complete() {
 			b.Input = "{}"
 		}
 		if b.ID == "" {
-			// Compatible servers may omit ids; derive a stable one from
-			// the response id and the block, short enough for OpenAI's
-			// 40-character limit should the session move there.
-			h := fnv.New32a()
+			// Compatible servers may omit ids, and the response id too.
+			// Derive one from both and the request body: each request of
+			// a session extends the previous one by at least the answer
+			// to it, so ids stay unique within the session (another
+			// provider rejects duplicates once it moves there), and short
+			// enough for OpenAI's 40-character limit.
+			h := fnv.New64a()
 			h.Write([]byte(d.id))
-			b.ID = fmt.Sprintf("call_%08x_%d", h.Sum32(), call.block)
+			h.Write([]byte{0})
+			h.Write(d.request)
+			b.ID = fmt.Sprintf("call_%016x_%d", h.Sum64(), call.block)
 		}
 		d.emit(Event{Kind: EventToolCallEnd, Index: call.block, ToolID: b.ID, ToolName: b.Name})
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 )
 
 // sseMaxLine bounds one SSE line. Responses API terminal events echo the
@@ -11,8 +12,31 @@ import (
 // kilobytes, so the bound is generous; it only stops a runaway peer.
 const sseMaxLine = 32 << 20
 
+// maxEventBytes bounds the data of one SSE event (its data lines joined)
+// and a non-streamed response body: a server that never ends an event
+// would otherwise grow awl's memory without bound while the idle timer,
+// fed by arriving bytes, never fires.
+const maxEventBytes = 64 << 20
+
 // errSSELineTooLong is returned when a single line exceeds sseMaxLine.
-var errSSELineTooLong = errors.New("sse: line too long")
+var errSSELineTooLong = &wireError{kind: KindRequest, msg: "the server sent an SSE line over the " + sizeText(sseMaxLine) + " limit"}
+
+// sizeText writes a byte count in MiB or KiB, or bytes when smaller.
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + " KiB"
+	}
+	return strconv.Itoa(n) + " bytes"
+}
+
+// tooLarge is the failure of a response part over its limit: a provider
+// error naming the limit, not retried (the same server would do it again).
+func tooLarge(what string, limit int) *wireError {
+	return &wireError{kind: KindRequest, msg: "the server sent " + what + " over the " + sizeText(limit) + " limit"}
+}
 
 // sseDecoder splits a text/event-stream into events. It owns one read buffer
 // and one data buffer, both reused, so decoding allocates only when a line or
@@ -34,11 +58,13 @@ type sseDecoder struct {
 	event   []byte
 	data    []byte
 	hasData bool
+	// maxEvent bounds len(data); tests lower it.
+	maxEvent int
 }
 
 // newSSEDecoder returns a decoder reading from r.
 func newSSEDecoder(r io.Reader) *sseDecoder {
-	return &sseDecoder{r: r, buf: make([]byte, 64<<10)}
+	return &sseDecoder{r: r, buf: make([]byte, 64<<10), maxEvent: maxEventBytes}
 }
 
 // Next returns the next event's name (possibly empty) and data. The slices
@@ -78,6 +104,13 @@ func (d *sseDecoder) Next() (event, data []byte, err error) {
 		}
 		switch string(name) { // no allocation: the compiler compares in place
 		case "data":
+			sep := 0
+			if d.hasData {
+				sep = 1
+			}
+			if len(d.data)+sep+len(value) > d.maxEvent {
+				return nil, nil, tooLarge("one SSE event", d.maxEvent)
+			}
 			if d.hasData {
 				d.data = append(d.data, '\n')
 			}

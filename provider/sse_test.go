@@ -105,7 +105,7 @@ func fuzzDecoder(t *testing.T, provider string, in []byte) {
 		t.Fatal(err)
 	}
 	w := p.(*client).w
-	msg, err := decodeStream(bytes.NewReader(in), w.decoder(provider, emit))
+	msg, err := decodeStream(bytes.NewReader(in), w.decoder(provider, emit), maxEventBytes)
 	if err == nil {
 		checkDecoded(t, msg)
 	}
@@ -205,7 +205,7 @@ func BenchmarkDecode(b *testing.B) {
 			p, _ := New(name, Options{})
 			w := p.(*client).w
 			for b.Loop() {
-				if _, err := decodeStream(bytes.NewReader(data), w.decoder(name, func(Event) {})); err != nil {
+				if _, err := decodeStream(bytes.NewReader(data), w.decoder(name, func(Event) {}), maxEventBytes); err != nil {
 					b.Fatal(err)
 				}
 			}
