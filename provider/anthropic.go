@@ -96,6 +96,7 @@ type anthRequest struct {
 	Messages  []*anthMessage `json:"messages"`
 	Tools     []*anthTool    `json:"tools,omitempty"`
 	Thinking  *anthThinking  `json:"thinking,omitempty"`
+	Output    *formatWrapper `json:"output_config,omitempty"`
 	Stream    bool           `json:"stream"`
 }
 
@@ -157,6 +158,9 @@ func anthropicRequest(req Request) *anthRequest {
 	}
 	if n := len(out.Tools); n > 0 {
 		out.Tools[n-1].Cache = ephemeral
+	}
+	if f := newSchemaFormat(req.OutputSchema, true, false, false); f != nil {
+		out.Output = &formatWrapper{Format: f}
 	}
 	return out
 }
@@ -572,6 +576,7 @@ func (r *anthRequest) appendJSON(w *jsonWriter) {
 	sliceField(w, "messages", r.Messages, (*anthMessage).appendJSON)
 	optSliceField(w, "tools", r.Tools, (*anthTool).appendJSON)
 	optObjField(w, "thinking", r.Thinking)
+	optObjField(w, "output_config", r.Output)
 	w.boolField("stream", r.Stream)
 	w.end()
 }

@@ -76,6 +76,7 @@ type chatRequest struct {
 	Tools               []*chatTool        `json:"tools,omitempty"`
 	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
 	ReasoningEffort     string             `json:"reasoning_effort,omitempty"`
+	ResponseFormat      *formatWrapper     `json:"response_format,omitempty"`
 	Stream              bool               `json:"stream"`
 	StreamOptions       *chatStreamOptions `json:"stream_options,omitempty"`
 }
@@ -119,6 +120,9 @@ func chatCompletionsRequest(req Request, self string) *chatRequest {
 	for _, t := range req.Tools {
 		out.Tools = append(out.Tools, &chatTool{Type: "function",
 			Function: chatToolDef{Name: t.Name, Description: t.Description, Parameters: toolSchema(t.Schema)}})
+	}
+	if f := newSchemaFormat(req.OutputSchema, false, true, true); f != nil {
+		out.ResponseFormat = &formatWrapper{Type: "json_schema", JSONSchema: f}
 	}
 	return out
 }
@@ -597,6 +601,7 @@ func (r *chatRequest) appendJSON(w *jsonWriter) {
 		w.intField("max_completion_tokens", r.MaxCompletionTokens)
 	}
 	w.optStr("reasoning_effort", r.ReasoningEffort)
+	optObjField(w, "response_format", r.ResponseFormat)
 	w.boolField("stream", r.Stream)
 	optObjField(w, "stream_options", r.StreamOptions)
 	w.end()

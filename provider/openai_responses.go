@@ -66,6 +66,7 @@ type respRequest struct {
 	Tools           []*respTool    `json:"tools,omitempty"`
 	Reasoning       *respReasoning `json:"reasoning,omitempty"`
 	MaxOutputTokens int            `json:"max_output_tokens,omitempty"`
+	Text            *formatWrapper `json:"text,omitempty"`
 	Include         []string       `json:"include,omitempty"`
 	Store           bool           `json:"store"`
 	Stream          bool           `json:"stream"`
@@ -109,6 +110,9 @@ func responsesRequest(req Request) *respRequest {
 	}
 	for _, t := range req.Tools {
 		out.Tools = append(out.Tools, &respTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: toolSchema(t.Schema)})
+	}
+	if f := newSchemaFormat(req.OutputSchema, true, true, true); f != nil {
+		out.Text = &formatWrapper{Format: f}
 	}
 	return out
 }
@@ -511,6 +515,7 @@ func (r *respRequest) appendJSON(w *jsonWriter) {
 	if r.MaxOutputTokens != 0 {
 		w.intField("max_output_tokens", r.MaxOutputTokens)
 	}
+	optObjField(w, "text", r.Text)
 	optSliceField(w, "include", r.Include, strElem)
 	w.boolField("store", r.Store)
 	w.boolField("stream", r.Stream)

@@ -111,6 +111,17 @@ func features(provider string) map[string]Request {
 			user(conv.TextBlock("two")),
 		}},
 	}
+	// --output-schema: a schema OpenAI's strict mode accepts as it is, and
+	// one it does not (an optional property, extra properties allowed).
+	// Tools stay offered.
+	toolTurn := []conv.Message{
+		sys("You are terse."),
+		user(conv.TextBlock("review a.txt")),
+		assistant(provider, toolUse("call_1", "read", `{"path":"a.txt"}`)),
+		user(toolResult("call_1", "contents of a", false)),
+	}
+	fs["output-schema-strict"] = Request{Model: "model-x", Tools: testTools, Messages: toolTurn, OutputSchema: json.RawMessage(strictVerdict)}
+	fs["output-schema-nonstrict"] = Request{Model: "model-x", Tools: testTools, Messages: toolTurn, OutputSchema: json.RawMessage(looseVerdict)}
 	if provider == NameOpenAI {
 		// A reasoning item without a summary (the default when
 		// --reasoning is not set) still carries summary: [].
@@ -133,6 +144,11 @@ func features(provider string) map[string]Request {
 	}
 	return fs
 }
+
+const (
+	strictVerdict = `{"type":"object","properties":{"verdict":{"enum":["approve","reject"]},"reasons":{"type":"array","items":{"type":"string"}}},"required":["verdict","reasons"],"additionalProperties":false}`
+	looseVerdict  = `{"type":"object","properties":{"verdict":{"enum":["approve","reject"]},"notes":{"type":"string"}},"required":["verdict"]}`
+)
 
 func encodeFor(t *testing.T, provider string, req Request) []byte {
 	t.Helper()

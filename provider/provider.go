@@ -46,6 +46,10 @@ type Request struct {
 	MaxTokens int
 	// Reasoning is the thinking/reasoning effort: "", "low", "medium", "high".
 	Reasoning string
+	// OutputSchema, when set, is a JSON Schema (compact JSON) that the
+	// final text answer must match, sent with the API's native structured
+	// output parameter. Tool calls keep working. See RejectsOutputSchema.
+	OutputSchema json.RawMessage
 }
 
 // EventKind discriminates an Event.

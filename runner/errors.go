@@ -21,6 +21,7 @@ const (
 	ExitConfig    = 4
 	ExitProvider  = 5
 	ExitLimit     = 6
+	ExitSchema    = 7 // --output-schema: the answer never validated
 	ExitTimeout   = 124
 	ExitInterrupt = 130
 	ExitTerm      = 143
@@ -83,6 +84,10 @@ func Classify(err error) (code int, reason string) {
 	var le *LimitError
 	if errors.As(err, &le) {
 		return ExitLimit, le.Reason
+	}
+	var ge *GateError
+	if errors.As(err, &ge) {
+		return ge.Spec.ExitCode, ge.Spec.Reason
 	}
 	var te *TimeoutError
 	if errors.As(err, &te) {

@@ -112,6 +112,18 @@ type ResultEvent struct {
 	DurationMS  int64    `json:"duration_ms"`
 	SessionPath string   `json:"session_path,omitempty"`
 	Error       string   `json:"error,omitempty"`
+	// Structured is the final answer as parsed JSON, with --output-schema.
+	Structured json.RawMessage `json:"structured,omitempty"`
+	// Problems is what a gate still rejected when the run ended on it.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// NoticeEvent tells the user something changed in how the run proceeds
+// (a server rejected native structured output, say). It changes nothing
+// the model sees.
+type NoticeEvent struct {
+	Base
+	Message string `json:"message"`
 }
 
 // Emitter writes events as NDJSON, one complete line per write. It is safe

@@ -54,6 +54,13 @@ type Config struct {
 	System, AppendSystem string
 	NoEnv, NoAgentsMD    bool
 
+	// OutputSchema is --output-schema; nil keeps the schema a resumed
+	// session recorded, unless DropOutputSchema (--output-schema none).
+	// SchemaRetries bounds the turns spent fixing an answer that fails it.
+	OutputSchema     *OutputSchema
+	DropOutputSchema bool
+	SchemaRetries    int
+
 	// StdinState is reported on the session event ("read", "empty",
 	// "timeout", "terminal", "off").
 	StdinState string
@@ -75,7 +82,11 @@ type Result struct {
 	Usage       conv.Usage
 	ToolCalls   int
 	Denied      []Denial
-	Err         error
+	// Structured is the final answer parsed as JSON when an output schema
+	// accepted it; Problems is what a gate still rejected (exit 7 or 8).
+	Structured json.RawMessage
+	Problems   []string
+	Err        error
 }
 
 // Run executes cfg to completion, emits the result event last, and returns
@@ -108,6 +119,8 @@ func EmitResult(em *Emitter, res Result, d time.Duration) {
 		Denied:      res.Denied,
 		DurationMS:  d.Milliseconds(),
 		SessionPath: res.SessionPath,
+		Structured:  res.Structured,
+		Problems:    res.Problems,
 	}
 	if ev.Denied == nil {
 		ev.Denied = []Denial{}
@@ -129,6 +142,11 @@ type run struct {
 	cfg  Config
 	sess *session.Session
 	res  Result
+
+	schema    *OutputSchema // in force for this run, nil for none
+	nativeOff bool          // the server rejected native structured output
+	gateList  []Gate
+	gateTries []int // rejections so far, per gate, for the current prompt
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -177,6 +195,9 @@ func (r *run) do(ctx context.Context) error {
 		if err := r.closeDanglingToolCalls(); err != nil {
 			return err
 		}
+	}
+	if err := r.setupGates(); err != nil {
+		return err
 	}
 	turns := cfg.Script
 	if len(turns) == 0 {
@@ -276,6 +297,7 @@ func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
 		System:       system,
 		AppendSystem: cfg.AppendSystem,
 		Tools:        toolNames,
+		OutputSchema: r.schemaText(),
 		NoEnv:        cfg.NoEnv,
 		NoAgentsMD:   cfg.NoAgentsMD,
 	})
@@ -311,6 +333,7 @@ func (r *run) loop(ctx context.Context) error {
 		specs[i] = provider.Tool{Name: t.Name(), Description: t.Description(), Schema: t.Schema()}
 		byName[t.Name()] = t
 	}
+	r.gateTries = make([]int, len(r.gateList))
 	for {
 		if cfg.MaxTurns > 0 && r.res.Turns >= cfg.MaxTurns {
 			return &LimitError{Reason: "max_turns", Msg: fmt.Sprintf("stopped after %d model request(s) (--max-turns %d)", r.res.Turns, cfg.MaxTurns)}
@@ -326,7 +349,7 @@ func (r *run) loop(ctx context.Context) error {
 			MaxTokens: cfg.MaxOutputTokens,
 			Reasoning: cfg.Reasoning,
 		}
-		msg, err := cfg.Provider.Stream(ctx, req, r.onProviderEvent)
+		msg, err := r.stream(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -346,7 +369,10 @@ func (r *run) loop(ctx context.Context) error {
 		case msg.StopReason == conv.StopError:
 			return &provider.Error{Kind: provider.KindRequest, Provider: cfg.Provider.Name(), Message: "the model ended its response with an error"}
 		case len(uses) == 0:
-			return nil
+			if again, err := r.gates(ctx, msg); !again {
+				return err
+			}
+			continue
 		}
 		results := r.runTools(ctx, uses, byName)
 		if err := r.appendUser(results); err != nil {

@@ -51,6 +51,10 @@ type runCmd struct {
 	Output string `name:"output" short:"o" enum:"text,json,ndjson" default:"text" help:"text (final answer), json (one result object) or ndjson (events as they happen)."`
 	Stream bool   `name:"stream" help:"With ndjson, also emit text and thinking deltas."`
 
+	OutputSchema      string `name:"output-schema" help:"The final answer must be JSON valid against this JSON Schema file (exit 7 when it never is); - reads it from stdin; none drops a resumed session's schema." placeholder:"FILE"`
+	SchemaRetries     int    `name:"schema-retries" default:"2" help:"Turns the model gets to fix an answer that fails --output-schema." placeholder:"N"`
+	OutputLastMessage string `name:"output-last-message" help:"Also write the final answer (text, or the JSON value) to FILE." placeholder:"FILE"`
+
 	Resume   string `name:"resume" short:"r" help:"Continue a session: an id, a unique prefix or a path to a .jsonl file. Bare --resume means the session of this directory used last." placeholder:"REF"`
 	Continue bool   `name:"continue" short:"c" help:"Continue the session of this directory used last (latest modification)."`
 
@@ -106,8 +110,12 @@ func (c *runCmd) report(a *app, res runner.Result) {
 	if res.Err != nil {
 		fmt.Fprintln(a.stderr, "awl:", res.Err)
 	}
+	c.writeLastMessage(a, res)
 	if c.Output == "text" && res.Err == nil {
 		text := res.Text
+		if res.Structured != nil {
+			text = string(res.Structured)
+		}
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
@@ -124,7 +132,10 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if c.Dir != "" {
 		// Paths given on the command line are the caller's: resolve them
 		// before moving to DIR.
-		files := append([]*string{&c.PromptFile}, pathPtrs(c.Image)...)
+		files := append([]*string{&c.PromptFile, &c.OutputLastMessage}, pathPtrs(c.Image)...)
+		if c.OutputSchema != "none" {
+			files = append(files, &c.OutputSchema)
+		}
 		for _, ref := range []*string{&c.Resume, &c.Replay} {
 			if looksLikePath(*ref) {
 				files = append(files, ref)
@@ -151,6 +162,10 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		return res, runner.Config{}, runner.Usagef("--provider replay starts a new session from the recording; it cannot be combined with --resume or --continue")
 	}
 	if err := c.validate(); err != nil {
+		return res, runner.Config{}, err
+	}
+	schema, err := c.loadSchema(ctx, a)
+	if err != nil {
 		return res, runner.Config{}, err
 	}
 	text, stdinState, err := c.readPrompt(ctx, a, replay)
@@ -218,28 +233,31 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		fmt.Fprintf(a.stderr, "awl: nothing arrived on stdin within %s; going on without it (--stdin waits, --no-stdin skips)\n", c.StdinTimeout)
 	}
 	return res, runner.Config{
-		Store:           store,
-		Cwd:             cwd,
-		Resume:          resumed,
-		Prompt:          text,
-		Images:          images,
-		Script:          script,
-		Provider:        prov,
-		Model:           model,
-		Tools:           tools,
-		Known:           known,
-		MaxTurns:        c.MaxTurns,
-		MaxOutputTokens: c.MaxOutputTokens,
-		Reasoning:       c.Reasoning,
-		Stream:          c.Stream,
-		System:          c.System,
-		AppendSystem:    c.AppendSystem,
-		NoEnv:           c.NoEnvContext,
-		NoAgentsMD:      c.NoAgentsMD,
-		StdinState:      stdinState,
-		Events:          em,
-		Notes:           a.stderr,
-		Getenv:          a.getenv,
+		Store:            store,
+		Cwd:              cwd,
+		Resume:           resumed,
+		Prompt:           text,
+		Images:           images,
+		Script:           script,
+		Provider:         prov,
+		Model:            model,
+		Tools:            tools,
+		Known:            known,
+		MaxTurns:         c.MaxTurns,
+		MaxOutputTokens:  c.MaxOutputTokens,
+		Reasoning:        c.Reasoning,
+		Stream:           c.Stream,
+		System:           c.System,
+		AppendSystem:     c.AppendSystem,
+		NoEnv:            c.NoEnvContext,
+		NoAgentsMD:       c.NoAgentsMD,
+		OutputSchema:     schema,
+		DropOutputSchema: c.OutputSchema == "none",
+		SchemaRetries:    c.SchemaRetries,
+		StdinState:       stdinState,
+		Events:           em,
+		Notes:            a.stderr,
+		Getenv:           a.getenv,
 	}, nil
 }
 
@@ -255,6 +273,7 @@ func (c *runCmd) validate() error {
 		{"--max-retries", c.MaxRetries < 0},
 		{"--timeout", c.Timeout < 0},
 		{"--stdin-timeout", c.StdinTimeout < 0},
+		{"--schema-retries", c.SchemaRetries < 0},
 	} {
 		if f.bad {
 			return runner.Usagef(f.name + " must not be negative")

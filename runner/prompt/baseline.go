@@ -30,6 +30,9 @@ type Baseline struct {
 	AppendSystem string `json:"appendSystem,omitempty"`
 	// ToolPolicy is the digest of the sorted tool names joined by "\n".
 	ToolPolicy string `json:"toolPolicy,omitempty"`
+	// OutputSchema is the --output-schema shown, in full (compact JSON):
+	// a resumed run keeps validating against it. Absent means none.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// AgentsMD are the instruction files shown, in prompt order; empty when
 	// AGENTS.md is off.
 	AgentsMD []SourceDigest `json:"agentsMd,omitempty"`
@@ -52,6 +55,9 @@ func (s State) Baseline() Baseline {
 		System:       digestText(s.System),
 		AppendSystem: digestText(s.AppendSystem),
 		ToolPolicy:   digestTools(normTools(s.Tools)),
+	}
+	if s.OutputSchema != "" {
+		b.OutputSchema = json.RawMessage(s.OutputSchema)
 	}
 	if s.NoEnv {
 		b.Off = append(b.Off, offEnv)

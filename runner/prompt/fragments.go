@@ -42,6 +42,7 @@ func registry() []fragment {
 		systemPrompt{},
 		appendSystem{},
 		toolPolicy{},
+		outputSchema{},
 		environmentContext{},
 		agentsMDRemoved{},
 		agentsMD{},
@@ -145,6 +146,38 @@ func (toolPolicy) build(cur State, base *Baseline) []fragment {
 		return nil
 	}
 	return []fragment{toolPolicy{tools: tools}}
+}
+
+// outputSchema is --output-schema: the JSON Schema the final answer must
+// validate against, shown in full. Dropping it (--output-schema none) is a
+// notice that it no longer applies.
+type outputSchema struct{ instruction }
+
+func (outputSchema) role() conv.Role               { return conv.RoleSystem }
+func (outputSchema) markers() (open, close string) { return "", "" }
+
+func (f outputSchema) render() string {
+	if f.text == "" {
+		return "The output schema given earlier no longer applies: give your final answer as plain text."
+	}
+	lead := ""
+	if f.replaces {
+		lead = "The output schema has changed; the new one replaces the earlier one.\n\n"
+	}
+	return lead + "When you have finished, give your final answer as one JSON value that validates against the JSON Schema below, " +
+		"with nothing before or after it and no Markdown code fence. You may call tools before the final answer.\n\n" +
+		"<output_schema>\n" + f.text + "\n</output_schema>"
+}
+
+func (outputSchema) build(cur State, base *Baseline) []fragment {
+	var shown string
+	if base != nil {
+		shown = digestText(string(base.OutputSchema))
+	}
+	if i, ok := change(cur.OutputSchema, shown); ok {
+		return []fragment{outputSchema{i}}
+	}
+	return nil
 }
 
 // normTools returns names sorted, without duplicates or empty names.

@@ -28,6 +28,7 @@ type Options struct {
 	System       string
 	AppendSystem string
 	Tools        []string
+	OutputSchema string
 	NoEnv        bool
 	NoAgentsMD   bool
 }
@@ -64,6 +65,7 @@ func Gather(o Options) (State, error) {
 		System:       o.System,
 		AppendSystem: o.AppendSystem,
 		Tools:        append([]string(nil), o.Tools...),
+		OutputSchema: o.OutputSchema,
 		NoEnv:        o.NoEnv,
 		NoAgentsMD:   o.NoAgentsMD,
 	}

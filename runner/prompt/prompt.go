@@ -28,6 +28,8 @@ type State struct {
 	// Tools are the names of the allowed tools (the tool policy). Their
 	// order does not matter: the policy is rendered sorted.
 	Tools []string
+	// OutputSchema is the --output-schema as compact JSON; "" means none.
+	OutputSchema string
 	// AgentsMD are the instruction files in order: the user-level file
 	// first, then the repository root down to the working directory.
 	AgentsMD []Source

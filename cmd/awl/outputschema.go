@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/awlrun/awl/runner"
+)
+
+// loadSchema reads and compiles --output-schema before anything is sent.
+// "-" reads the schema from stdin, which then cannot also carry the
+// prompt; "none" is no schema (and drops a resumed session's).
+func (c *runCmd) loadSchema(ctx context.Context, a *app) (*runner.OutputSchema, error) {
+	var data []byte
+	switch c.OutputSchema {
+	case "", "none":
+		return nil, nil
+	case "-":
+		if c.NoStdin || c.Stdin || c.PromptFile == "-" || strings.TrimSpace(strings.Join(c.Args, " ")+c.Prompt+c.PromptFile) == "" {
+			return nil, runner.Usagef("--output-schema - reads the schema from stdin, so the prompt must come from arguments, -p or -f FILE (and not --stdin or --no-stdin)")
+		}
+		s, _, err := readStdin(ctx, a.stdin, 0)
+		if err != nil {
+			return nil, err
+		}
+		data = []byte(s)
+		c.NoStdin = true // stdin is spent: the prompt comes from elsewhere
+	default:
+		var err error
+		data, err = os.ReadFile(c.OutputSchema)
+		if err != nil {
+			return nil, runner.Usagef(fmt.Sprintf("--output-schema: %v", err))
+		}
+	}
+	s, err := runner.CompileOutputSchema(data)
+	if err != nil {
+		return nil, runner.Usagef(fmt.Sprintf("--output-schema %s: %v", c.OutputSchema, err))
+	}
+	return s, nil
+}
+
+// writeLastMessage writes the final answer of a successful run to
+// --output-last-message: the JSON value with a schema, the text otherwise,
+// ending in a newline. It replaces the file whole (a temporary file
+// renamed into place), so a reader never sees half of it.
+func (c *runCmd) writeLastMessage(a *app, res runner.Result) {
+	if c.OutputLastMessage == "" || res.Err != nil {
+		return
+	}
+	text := res.Text
+	if res.Structured != nil {
+		text = string(res.Structured)
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	if err := writeFileAtomic(c.OutputLastMessage, []byte(text)); err != nil {
+		fmt.Fprintln(a.stderr, "awl: --output-last-message:", err)
+	}
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}

@@ -1,0 +1,246 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/session"
+)
+
+// ReasonSchema is the result reason of a run whose final answer never
+// matched --output-schema (exit 7).
+const ReasonSchema = "schema_invalid"
+
+// DefaultSchemaRetries is --schema-retries' default.
+const DefaultSchemaRetries = 2
+
+// OutputSchema is a compiled JSON Schema (draft 2020-12 unless it says
+// otherwise) that the final answer must validate against.
+type OutputSchema struct {
+	// Raw is the schema as compact JSON, key order kept: what the session
+	// records and the request carries.
+	Raw json.RawMessage
+	sch *jsonschema.Schema
+}
+
+// schemaURL names the schema inside the compiler; nothing is loaded from it.
+const schemaURL = "awl:///output-schema.json"
+
+// CompileOutputSchema parses and compiles a JSON Schema. The error says what
+// is wrong with it. A schema is one self-contained document: a $ref to
+// another file or URL is refused, never fetched.
+func CompileOutputSchema(data []byte) (*OutputSchema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	switch doc.(type) {
+	case map[string]any, bool:
+	default:
+		return nil, errors.New("a schema is a JSON object (or true/false)")
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, err
+	}
+	sch, err := c.Compile(schemaURL)
+	var se *jsonschema.SchemaValidationError
+	var ve *jsonschema.ValidationError
+	switch {
+	case errors.As(err, &se) && errors.As(se.Err, &ve):
+		return nil, errors.New("not a valid JSON Schema: " + strings.Join(validationProblems(ve), "; "))
+	case err != nil:
+		return nil, errors.New(strings.ReplaceAll(err.Error(), schemaURL, "schema"))
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	return &OutputSchema{Raw: buf.Bytes(), sch: sch}, nil
+}
+
+// noLoader refuses every external reference.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external $ref %q: a schema must be self-contained", url)
+}
+
+// Validate parses answer as one JSON value (a single ```json fence around
+// it is tolerated) and validates it. It returns the value as compact JSON,
+// or the problems found, one line each.
+func (s *OutputSchema) Validate(answer string) (json.RawMessage, []string) {
+	text := unfence(strings.TrimSpace(answer))
+	if text == "" {
+		return nil, []string{"the answer is empty; it must be one JSON value"}
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+	if err != nil {
+		return nil, []string{"the answer is not one JSON value: " + err.Error()}
+	}
+	if err := s.sch.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return nil, []string{err.Error()}
+		}
+		return nil, validationProblems(ve)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(text)); err != nil {
+		return nil, []string{"the answer is not one JSON value: " + err.Error()}
+	}
+	return buf.Bytes(), nil
+}
+
+// unfence strips one Markdown code fence that wraps the whole text.
+func unfence(t string) string {
+	if !strings.HasPrefix(t, "```") || !strings.HasSuffix(t, "```") || len(t) < 6 {
+		return t
+	}
+	body := t[3 : len(t)-3]
+	nl := strings.IndexByte(body, '\n')
+	if nl < 0 || strings.ContainsAny(body[:nl], " {[\"") {
+		return t
+	}
+	body = body[nl+1:]
+	if strings.Contains(body, "```") {
+		return t
+	}
+	return strings.TrimSpace(body)
+}
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// validationProblems flattens a validation error into "/location: what"
+// lines, one per most specific cause.
+func validationProblems(ve *jsonschema.ValidationError) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		// A leaf displays as "at '/loc': what".
+		msg := e.Error()
+		loc := ""
+		for _, tok := range e.InstanceLocation {
+			loc += "/" + pointerEscaper.Replace(tok)
+		}
+		if loc == "" {
+			loc = "/"
+		}
+		if rest, ok := strings.CutPrefix(msg, "at '"); ok {
+			if i := strings.Index(rest, "': "); i >= 0 {
+				msg = rest[i+3:]
+			}
+		}
+		line := loc + ": " + msg
+		if !seen[line] {
+			seen[line] = true
+			out = append(out, line)
+		}
+	}
+	walk(ve)
+	const maxProblems = 20
+	if len(out) > maxProblems {
+		out = append(out[:maxProblems], fmt.Sprintf("… and %d more", len(out)-maxProblems))
+	}
+	return out
+}
+
+// schemaGate is --output-schema as a gate.
+type schemaGate struct {
+	schema  *OutputSchema
+	retries int
+}
+
+func (g schemaGate) Spec() GateSpec {
+	return GateSpec{Name: "output-schema", Retries: g.retries, ExitCode: ExitSchema, Reason: ReasonSchema}
+}
+
+func (g schemaGate) Check(_ context.Context, msg conv.Message) Verdict {
+	v, problems := g.schema.Validate(msg.Text())
+	if problems == nil {
+		return Verdict{Pass: true, Value: v}
+	}
+	return Verdict{
+		Feedback: "Your answer did not match the output schema:\n" + bulletList(problems) +
+			"\nReply with only the corrected JSON value, with no other text.",
+		Problems: problems,
+	}
+}
+
+func bulletList(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("- " + l + "\n")
+	}
+	return b.String()
+}
+
+// setupGates decides which schema is in force (the flag's; else, on
+// resume, the one the session recorded, unless --output-schema none) and
+// builds the gates.
+func (r *run) setupGates() error {
+	r.schema = r.cfg.OutputSchema
+	if r.schema == nil && !r.cfg.DropOutputSchema {
+		base, err := prompt.LastBaseline(r.sess.ActivePath())
+		if err == nil && base != nil && len(base.OutputSchema) > 0 {
+			s, err := CompileOutputSchema(base.OutputSchema)
+			if err != nil {
+				return &session.Error{Path: r.sess.Path, Kind: session.KindCorrupt, Msg: r.sess.Path + ": the output schema recorded in the session does not compile: " + err.Error()}
+			}
+			r.schema = s
+		}
+	}
+	if r.schema != nil {
+		r.gateList = append(r.gateList, schemaGate{schema: r.schema, retries: max(r.cfg.SchemaRetries, 0)})
+	}
+	return nil
+}
+
+// schemaText is the schema in force as the context fragment shows it.
+func (r *run) schemaText() string {
+	if r.schema == nil {
+		return ""
+	}
+	return string(r.schema.Raw)
+}
+
+// stream sends req. With a schema in force it asks for the API's native
+// structured output, until a server rejects that parameter: then, once
+// and for the rest of the run, the schema instructions in the context and
+// the output-schema gate carry it alone.
+func (r *run) stream(ctx context.Context, req provider.Request) (conv.Message, error) {
+	if r.schema != nil && !r.nativeOff {
+		req.OutputSchema = r.schema.Raw
+	}
+	msg, err := r.cfg.Provider.Stream(ctx, req, r.onProviderEvent)
+	if err == nil || req.OutputSchema == nil || !provider.RejectsOutputSchema(err) {
+		return msg, err
+	}
+	r.nativeOff = true
+	note := fmt.Sprintf("the server rejected native structured output (%s); going on with the schema in the instructions and validating the answer", err)
+	em := r.cfg.Events
+	em.Emit(NoticeEvent{Base: em.Stamp("notice", r.res.SessionID), Message: note})
+	if r.cfg.Notes != nil {
+		fmt.Fprintln(r.cfg.Notes, "awl:", note)
+	}
+	req.OutputSchema = nil
+	return r.cfg.Provider.Stream(ctx, req, r.onProviderEvent)
+}
