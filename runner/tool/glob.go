@@ -8,32 +8,29 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
-// Glob limits.
-const (
-	// MaxGlobResults is how many paths glob lists.
-	MaxGlobResults = 1000
-	// maxGlobScan is how many matches glob collects before it stops
-	// counting.
-	maxGlobScan = 100_000
-)
+// MaxGlobResults is how many paths glob lists.
+const MaxGlobResults = 1000
 
 var globParams = params{
 	{name: "pattern", kind: kindString, required: true, desc: "The glob pattern, e.g. `**/*.go` or `src/*/testdata/*.json`. `*`, `?` and `[…]` match within one path segment; `**` matches any number of directories."},
 	{name: "path", kind: kindString, desc: "The directory to search from (default: the working directory)."},
+	{name: "include_ignored", kind: kindBoolean, desc: "Also list files that .gitignore, .git/info/exclude or .ignore exclude (default false)."},
 }
 
 type globTool struct{ env Env }
 
 const globDescription = "Find files whose path matches a glob pattern. `*`, `?` and `[…]` match within a path segment and `**` across directories. " +
-	"Paths are relative to the search directory, sorted, at most 1000; .git directories are skipped and only files are listed."
+	"Paths are relative to the search directory, sorted, at most 1000; only files are listed. " +
+	"Files that git ignores (.gitignore, .git/info/exclude) or an .ignore file excludes are skipped, and so are .git directories, " +
+	"unless the path or the pattern's leading directories name them; include_ignored lists them all."
 
 type globArgs struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path"`
+	Pattern        string `json:"pattern"`
+	Path           string `json:"path"`
+	IncludeIgnored bool   `json:"include_ignored"`
 }
 
 func (t globTool) run(ctx context.Context, in globArgs) Result {
@@ -46,7 +43,8 @@ func (t globTool) run(ctx context.Context, in globArgs) Result {
 		display = "."
 	}
 	root := t.env.resolve(display)
-	if strings.HasPrefix(in.Pattern, "/") {
+	abs := strings.HasPrefix(in.Pattern, "/")
+	if abs {
 		// An absolute pattern searches from / and lists absolute paths.
 		root, display = "/", "/"
 	}
@@ -56,24 +54,35 @@ func (t globTool) run(ctx context.Context, in globArgs) Result {
 
 	lit, rest := pat.literalPrefix()
 	prefix := path.Join(lit...)
-	var matches []string
-	more := false
+	if abs {
+		prefix = "/" + prefix
+	}
+	var b strings.Builder
+	shown, total := 0, 0
+	add := func(rel string) {
+		total++
+		if shown < MaxGlobResults {
+			shown++
+			b.WriteString(rel)
+			b.WriteByte('\n')
+		}
+	}
 	if len(rest) == 0 {
 		// No wildcard: the pattern names one path.
 		if st, err := os.Stat(filepath.Join(root, filepath.FromSlash(prefix))); err == nil && !st.IsDir() {
-			matches = append(matches, prefix)
+			add(prefix)
 		}
 	} else {
 		base := filepath.Join(root, filepath.FromSlash(prefix))
-		err := walkFiles(ctx, base, rest.mayMatchUnder, func(rel string) error {
-			if !rest.match(strings.Split(rel, "/")) {
-				return nil
+		join := func(rel string) string { return rel }
+		if prefix != "" {
+			join = func(rel string) string { return path.Join(prefix, rel) }
+		}
+		opts := walkOpts{includeIgnored: in.IncludeIgnored, descend: rest.mayMatchUnder}
+		err := walkFiles(ctx, base, opts, func(rel string, _ fs.DirEntry) error {
+			if rest.matchPath(rel) {
+				add(join(rel))
 			}
-			if len(matches) == maxGlobScan {
-				more = true
-				return errStop
-			}
-			matches = append(matches, path.Join(prefix, rel))
 			return nil
 		})
 		switch {
@@ -85,25 +94,11 @@ func (t globTool) run(ctx context.Context, in globArgs) Result {
 			return errorf("glob: %s", pathErr(path.Join(display, prefix), err))
 		}
 	}
-	if strings.HasPrefix(in.Pattern, "/") {
-		for i, m := range matches {
-			matches[i] = "/" + m
-		}
-	}
-	if len(matches) == 0 {
+	if total == 0 {
 		return Result{Content: fmt.Sprintf("no files match %s in %s", in.Pattern, display)}
 	}
-	slices.Sort(matches)
-	var b strings.Builder
-	for _, m := range matches[:min(len(matches), MaxGlobResults)] {
-		b.WriteString(m)
-		b.WriteByte('\n')
-	}
-	switch {
-	case more:
-		fmt.Fprintf(&b, "[showing %d of more than %d matches; narrow the pattern]\n", MaxGlobResults, maxGlobScan)
-	case len(matches) > MaxGlobResults:
-		fmt.Fprintf(&b, "[showing %d of %d matches; narrow the pattern]\n", MaxGlobResults, len(matches))
+	if total > shown {
+		fmt.Fprintf(&b, "[showing %d of %d matches; %d more not shown: narrow the pattern or the path]\n", shown, total, total-shown)
 	}
 	return Result{Content: b.String()}
 }

@@ -2,14 +2,17 @@ package tool
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
 )
 
 // Grep limits.
@@ -20,8 +23,6 @@ const (
 	maxGrepBytes = 64 << 10
 	// grepLineBytes is where a matching line is cut in the output.
 	grepLineBytes = 500
-	// grepScanBytes is how much of each line is searched.
-	grepScanBytes = 64 << 10
 )
 
 var grepParams = params{
@@ -29,18 +30,21 @@ var grepParams = params{
 	{name: "path", kind: kindString, desc: "The file or directory to search (default: the working directory)."},
 	{name: "glob", kind: kindString, desc: "Only search files matching this glob: against the file name (`*.go`), or against the path relative to the search directory when it has a `/` (`internal/**/*.go`)."},
 	{name: "ignore_case", kind: kindBoolean, desc: "Match without regard to case (default false)."},
+	{name: "include_ignored", kind: kindBoolean, desc: "Also search files that .gitignore, .git/info/exclude or .ignore exclude (default false)."},
 }
 
 type grepTool struct{ env Env }
 
 const grepDescription = "Search file contents with a Go (RE2) regular expression. Output lines are `path:line: text`, paths relative to the search directory, " +
-	"at most 500 matching lines. Binary files and .git directories are skipped."
+	"sorted by path, then line; at most 500 matching lines. Binary files and .git directories are skipped, and so are files that git ignores " +
+	"(.gitignore, .git/info/exclude) or an .ignore file excludes, unless path names them; include_ignored searches them all."
 
 type grepArgs struct {
-	Pattern    string `json:"pattern"`
-	Path       string `json:"path"`
-	Glob       string `json:"glob"`
-	IgnoreCase bool   `json:"ignore_case"`
+	Pattern        string `json:"pattern"`
+	Path           string `json:"path"`
+	Glob           string `json:"glob"`
+	IgnoreCase     bool   `json:"ignore_case"`
+	IncludeIgnored bool   `json:"include_ignored"`
 }
 
 func (t grepTool) run(ctx context.Context, in grepArgs) Result {
@@ -51,7 +55,7 @@ func (t grepTool) run(ctx context.Context, in grepArgs) Result {
 	if in.IgnoreCase {
 		expr = "(?i)" + expr
 	}
-	re, err := regexp.Compile(expr)
+	m, err := newLineMatcher(expr)
 	if err != nil {
 		return errorf("grep: bad regular expression: %v", err)
 	}
@@ -71,97 +75,203 @@ func (t grepTool) run(ctx context.Context, in grepArgs) Result {
 		return errorf("grep: %s", pathErr(display, err))
 	}
 
-	g := grepper{re: re}
+	var g grepOut
+	var skipped atomic.Int64
 	if !st.IsDir() {
 		// One file: name it as given; a binary file is an error here.
 		f, res, ok := openText(t.env, "grep", display)
 		if !ok {
 			return res
 		}
-		err = g.file(ctx, f, display)
+		var hits grepHits
+		err = newSearcher(m).search(ctx, f, hits.collect(display, nil))
 		f.Close()
+		g.merge(&hits)
 	} else {
-		var descend func([]string) bool
-		if filter != nil && strings.Contains(in.Glob, "/") {
-			descend = filter.mayMatchUnder
+		opts := walkOpts{includeIgnored: in.IncludeIgnored, skipped: &skipped}
+		var match func(rel string) bool
+		if filter != nil {
+			if strings.Contains(in.Glob, "/") {
+				opts.descend = filter.mayMatchUnder
+				match = filter.matchPath
+			} else {
+				match = func(rel string) bool { return filter.matchPath(path.Base(rel)) }
+			}
 		}
-		err = walkFiles(ctx, root, descend, func(rel string) error {
-			if filter != nil {
-				name := []string{path.Base(rel)}
-				if strings.Contains(in.Glob, "/") {
-					name = strings.Split(rel, "/")
-				}
-				if !filter.match(name) {
-					return nil
-				}
-			}
-			f, _, err := openRegular(filepath.Join(root, filepath.FromSlash(rel)))
-			if err != nil || f == nil {
-				return nil // unreadable files and non-files are skipped
-			}
-			defer f.Close()
-			return g.file(ctx, f, rel)
-		})
+		err = grepTree(ctx, root, opts, match, m, &g)
 	}
 	switch {
 	case ctx.Err() != nil:
 		return errorf("grep: stopped: %v", context.Cause(ctx))
-	case err != nil && !errors.Is(err, errStop):
+	case err != nil:
 		return errorf("grep: %s", pathErr(display, err))
 	}
 	if g.matches == 0 {
-		return Result{Content: fmt.Sprintf("no matches for %s in %s", in.Pattern, display)}
+		msg := fmt.Sprintf("no matches for %s in %s", in.Pattern, display)
+		if n := skipped.Load(); n > 0 {
+			msg += fmt.Sprintf(" (%s not searched: ignored; include_ignored: true searches them)", count(int(n), "file or directory", "files or directories"))
+		}
+		return Result{Content: msg}
 	}
-	if g.full {
-		fmt.Fprintf(&g.out, "[stopped after %d matching lines; narrow the pattern, path or glob]\n", g.matches)
+	if g.shown < g.matches {
+		fmt.Fprintf(&g.out, "[showing %d of %d matching lines in %s; %d more not shown: narrow the pattern, or the search with path or glob]\n",
+			g.shown, g.matches, count(g.files, "file"), g.matches-g.shown)
 	}
 	return Result{Content: g.out.String()}
 }
 
-// grepper collects matching lines across files.
-type grepper struct {
-	re      *regexp.Regexp
+// grepOut gathers the output in order: the first lines in full, then only
+// counts.
+type grepOut struct {
 	out     strings.Builder
-	matches int
-	full    bool
+	shown   int // lines in out
+	matches int // matching lines in all
+	files   int // files with a match
 }
 
-// file searches f, named name in the output, and returns errStop once the
-// output is full. Binary files are skipped.
-func (g *grepper) file(ctx context.Context, f *os.File, name string) error {
-	head := make([]byte, sniffBytes)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil
+// full reports whether out has room for no more lines.
+func (g *grepOut) full() bool { return g.shown == MaxGrepMatches || g.out.Len() >= maxGrepBytes }
+
+// merge adds one file's hits.
+func (g *grepOut) merge(h *grepHits) {
+	if h.count == 0 {
+		return
 	}
-	if looksBinary(head[:n]) {
-		return nil
+	g.files++
+	g.matches += h.count
+	from := 0
+	for _, end := range h.ends {
+		if g.full() {
+			break
+		}
+		g.out.Write(h.text[from:end])
+		from = end
+		g.shown++
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil
-	}
-	lr := newLineReader(f, grepScanBytes)
-	for lineNo := 1; ; lineNo++ {
-		if lineNo%1024 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+}
+
+// grepHits is what one file yields: its first matching lines, formatted,
+// and how many lines matched in all.
+type grepHits struct {
+	text  []byte
+	ends  []int // where each line in text ends
+	count int
+}
+
+// collect returns a visit function that formats matching lines of the file
+// named name into h while they could still be shown, and counts them all.
+// When full is not nil and reports true, lines are only counted.
+func (h *grepHits) collect(name string, full *atomic.Bool) func(int, []byte) {
+	return func(lineNo int, line []byte) {
+		h.count++
+		if len(h.ends) == MaxGrepMatches || len(h.text) >= maxGrepBytes || (full != nil && full.Load()) {
+			return
 		}
-		line, _, err := lr.next()
-		if err != nil {
-			return nil // io.EOF, or a read error that ends this file
-		}
-		if !g.re.Match(line) {
-			continue
-		}
-		if g.matches == MaxGrepMatches || g.out.Len() >= maxGrepBytes {
-			g.full = true
-			return errStop
-		}
-		g.matches++
-		text := line
-		cut := ""
+		text, cut := line, ""
 		if len(text) > grepLineBytes {
 			text, cut = trimPartialRune(text[:grepLineBytes]), " [… line cut]"
 		}
-		fmt.Fprintf(&g.out, "%s:%d: %s%s\n", name, lineNo, strings.ToValidUTF8(string(text), "\uFFFD"), cut)
+		h.text = append(h.text, name...)
+		h.text = append(h.text, ':')
+		h.text = strconv.AppendInt(h.text, int64(lineNo), 10)
+		h.text = append(h.text, ':', ' ')
+		if utf8.Valid(text) {
+			h.text = append(h.text, text...)
+		} else {
+			h.text = append(h.text, strings.ToValidUTF8(string(text), "\uFFFD")...)
+		}
+		h.text = append(h.text, cut...)
+		h.text = append(h.text, '\n')
+		h.ends = append(h.ends, len(h.text))
 	}
+}
+
+// grepSlot is one file of a tree search, searched by a worker and merged in
+// walk order.
+type grepSlot struct {
+	file string
+	rel  string
+	d    fs.DirEntry
+	hits grepHits
+	done chan struct{}
+}
+
+// grepTree searches the files under root in parallel and merges what they
+// yield into g in path order. match, when not nil, picks the files.
+func grepTree(ctx context.Context, root string, opts walkOpts, match func(string) bool, m *lineMatcher, g *grepOut) error {
+	workers := runtime.GOMAXPROCS(0)
+	inflight := 8 * workers
+	work := make(chan *grepSlot, inflight)
+	order := make(chan *grepSlot, inflight)
+	var full atomic.Bool
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			s := newSearcher(m)
+			for sl := range work {
+				sl.search(ctx, s, &full)
+				close(sl.done)
+			}
+		})
+	}
+	merged := make(chan struct{})
+	go func() {
+		defer close(merged)
+		for sl := range order {
+			<-sl.done
+			g.merge(&sl.hits)
+			sl.hits = grepHits{}
+			if g.full() {
+				full.Store(true)
+			}
+		}
+	}()
+	err := walkFiles(ctx, root, opts, func(rel string, d fs.DirEntry) error {
+		if match != nil && !match(rel) {
+			return nil
+		}
+		sl := &grepSlot{file: filepath.Join(root, filepath.FromSlash(rel)), rel: rel, d: d, done: make(chan struct{})}
+		order <- sl
+		work <- sl
+		return nil
+	})
+	close(work)
+	close(order)
+	wg.Wait()
+	<-merged
+	return err
+}
+
+// search searches the slot's file, if it is a readable regular file (or a
+// link to one) that is not binary.
+func (sl *grepSlot) search(ctx context.Context, s *searcher, full *atomic.Bool) {
+	if ctx.Err() != nil {
+		return
+	}
+	switch t := sl.d.Type(); {
+	case t&fs.ModeSymlink != 0:
+		st, err := os.Stat(sl.file)
+		if err != nil || !st.Mode().IsRegular() {
+			return
+		}
+	case !t.IsRegular():
+		return
+	}
+	f, err := os.Open(sl.file)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_ = s.search(ctx, f, sl.hits.collect(sl.rel, full))
+}
+
+// count says n things: "1 file", "3 files"; plural defaults to one+"s".
+func count(n int, one string, plural ...string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	if len(plural) > 0 {
+		return strconv.Itoa(n) + " " + plural[0]
+	}
+	return strconv.Itoa(n) + " " + one + "s"
 }

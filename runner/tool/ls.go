@@ -13,14 +13,18 @@ const MaxLsEntries = 1000
 
 var lsParams = params{
 	{name: "path", kind: kindString, desc: "The directory to list (default: the working directory)."},
+	{name: "include_ignored", kind: kindBoolean, desc: "Also list entries that .gitignore, .git/info/exclude or .ignore exclude, and .git (default false)."},
 }
 
 type lsTool struct{ env Env }
 
-const lsDescription = "List a directory's entries, sorted by name, hidden ones included; directories end in `/`. At most 1000 entries."
+const lsDescription = "List a directory's entries, sorted by name, hidden ones included; directories end in `/`. At most 1000 entries. " +
+	"Entries that git ignores (.gitignore, .git/info/exclude) or an .ignore file excludes are left out, and so is .git; " +
+	"the listing says how many, and include_ignored lists them."
 
 type lsArgs struct {
-	Path string `json:"path"`
+	Path           string `json:"path"`
+	IncludeIgnored bool   `json:"include_ignored"`
 }
 
 func (t lsTool) run(ctx context.Context, in lsArgs) Result {
@@ -36,13 +40,32 @@ func (t lsTool) run(ctx context.Context, in lsArgs) Result {
 	if err != nil && len(entries) == 0 {
 		return errorf("ls: %s", pathErr(display, err))
 	}
-	if len(entries) == 0 {
-		return Result{Content: fmt.Sprintf("%s is empty", display)}
+	hidden := 0
+	if !in.IncludeIgnored {
+		rules := rootIgnoreRules(dir)
+		var scratch []string
+		kept := entries[:0]
+		for _, e := range entries {
+			isDir := e.IsDir()
+			if (isDir && e.Name() == ".git") || rules.ignored([]string{e.Name()}, isDir, &scratch) {
+				hidden++
+				continue
+			}
+			kept = append(kept, e)
+		}
+		entries = kept
 	}
 	var b strings.Builder
+	if len(entries) == 0 {
+		fmt.Fprintf(&b, "%s is empty", display)
+		if hidden > 0 {
+			fmt.Fprintf(&b, " but for %s that are ignored; include_ignored: true lists them", count(hidden, "entry", "entries"))
+		}
+		return Result{Content: b.String()}
+	}
 	for i, e := range entries {
 		if i == MaxLsEntries {
-			fmt.Fprintf(&b, "[showing %d of %d entries; use glob to narrow]\n", MaxLsEntries, len(entries))
+			fmt.Fprintf(&b, "[showing %d of %d entries; %d more not shown: use glob to narrow]\n", MaxLsEntries, len(entries), len(entries)-MaxLsEntries)
 			break
 		}
 		if ctx.Err() != nil {
@@ -60,6 +83,9 @@ func (t lsTool) run(ctx context.Context, in lsArgs) Result {
 			b.WriteByte('/')
 		}
 		b.WriteByte('\n')
+	}
+	if hidden > 0 {
+		fmt.Fprintf(&b, "[%s not listed: ignored; include_ignored: true lists them]\n", count(hidden, "entry", "entries"))
 	}
 	return Result{Content: b.String()}
 }

@@ -46,6 +46,24 @@ func (p pattern) literalPrefix() (lit []string, rest pattern) {
 	return p[:i], p[i:]
 }
 
+// matchPath reports whether the slash-separated path rel matches p. The
+// common shapes (`*.go`, `**/*.go`) match without splitting rel.
+func (p pattern) matchPath(rel string) bool {
+	base := rel[strings.LastIndexByte(rel, '/')+1:]
+	switch {
+	case len(p) == 1 && p[0] != "**":
+		if len(base) != len(rel) {
+			return false
+		}
+		ok, _ := path.Match(p[0], base)
+		return ok
+	case len(p) == 2 && p[0] == "**" && p[1] != "**":
+		ok, _ := path.Match(p[1], base)
+		return ok
+	}
+	return p.match(strings.Split(rel, "/"))
+}
+
 // match reports whether the path split into name segments matches p.
 func (p pattern) match(name []string) bool {
 	// failed[i*(len(name)+1)+j] marks p[i:] known not to match name[j:],

@@ -65,7 +65,7 @@ func TestGlobCap(t *testing.T) {
 		files[fmt.Sprintf("d%d/f%04d.txt", i%7, i)] = ""
 	}
 	res := call(t, Env{Dir: tree(t, files)}, "glob", `{"pattern":"**/*.txt"}`)
-	want(t, res, false, "[showing 1000 of 1003 matches; narrow the pattern]")
+	want(t, res, false, "[showing 1000 of 1003 matches; 3 more not shown: narrow the pattern or the path]")
 	if n := strings.Count(res.Content, ".txt\n"); n != MaxGlobResults {
 		t.Errorf("listed %d paths, want %d", n, MaxGlobResults)
 	}
@@ -143,7 +143,7 @@ func TestGrepCapsAndCuts(t *testing.T) {
 		"long.txt": long + "needle\n",
 	})
 	res := call(t, Env{Dir: dir}, "grep", `{"pattern":"match","path":"many.txt"}`)
-	want(t, res, false, fmt.Sprintf("many.txt:%d: match\n[stopped after %d matching lines", MaxGrepMatches, MaxGrepMatches))
+	want(t, res, false, fmt.Sprintf("many.txt:%d: match\n[showing %d of %d matching lines in 1 file; 10 more not shown: narrow the pattern, or the search with path or glob]\n", MaxGrepMatches, MaxGrepMatches, MaxGrepMatches+10))
 	// A match past the displayed part of a line is still found.
 	res = call(t, Env{Dir: dir}, "grep", `{"pattern":"needle"}`)
 	want(t, res, false, "long.txt:1: "+long[:grepLineBytes]+" [… line cut]\n")

@@ -17,7 +17,7 @@ func call(t *testing.T, env Env, name, input string) Result {
 }
 
 // builtinNamed returns the built-in tool name in env.
-func builtinNamed(t *testing.T, env Env, name string) Tool {
+func builtinNamed(t testing.TB, env Env, name string) Tool {
 	t.Helper()
 	for _, tl := range Builtins(env) {
 		if tl.Name() == name {

@@ -4,50 +4,200 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // errStop ends a walk early without it being a failure.
 var errStop = errors.New("stop walking")
 
-// walkFiles calls fn for every entry under root that is not a directory, in
-// lexical order, with its slash-separated path relative to root. It skips
-// .git directories, directories it cannot read, and directories for which
-// descend (when not nil) returns false. fn returning errStop ends the walk
-// quietly. The walk stops when ctx is done and returns ctx's error.
-func walkFiles(ctx context.Context, root string, descend func(dir []string) bool, fn func(rel string) error) error {
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		if err != nil {
-			if p == root {
-				return err
+// walkOpts says what a walk skips.
+type walkOpts struct {
+	// includeIgnored walks into what .gitignore, .git/info/exclude and
+	// .ignore files exclude. .git directories are skipped either way.
+	includeIgnored bool
+	// descend, when not nil, says whether to walk into the directory with
+	// these walk-relative segments.
+	descend func(dir []string) bool
+	// skipped, when not nil, counts the ignored entries left out.
+	skipped *atomic.Int64
+}
+
+// walkFiles calls fn for every entry under root that is not a directory,
+// with its slash-separated path relative to root, in lexical order of those
+// paths (byte-wise, as `sort` with LC_ALL=C would list them). It skips .git
+// directories, directories it cannot read, ignored entries (unless
+// opts.includeIgnored) and directories opts.descend refuses. Root itself is
+// never checked against the ignore rules: a path the caller names explicitly
+// is walked. fn returning errStop ends the walk quietly. The walk stops when
+// ctx is done and returns ctx's error.
+//
+// Directories are read ahead in parallel, but fn is called from one
+// goroutine at a time, in order.
+func walkFiles(ctx context.Context, root string, opts walkOpts, fn func(rel string, e fs.DirEntry) error) error {
+	w := &walker{ctx: ctx, opts: opts, queue: make(chan *dirJob, 512)}
+	var rules *ignoreRules
+	if !opts.includeIgnored {
+		rules = rootIgnoreRules(root)
+	}
+	top := &dirJob{dir: root, rules: rules}
+	top.run(w)
+	if top.err != nil {
+		return top.err
+	}
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for j := range w.queue {
+				if !w.stopped.Load() {
+					j.run(w)
+				}
 			}
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		rel, relErr := filepath.Rel(root, p)
-		if relErr != nil {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if p == root {
-				return nil
-			}
-			if d.Name() == ".git" || (descend != nil && !descend(strings.Split(rel, "/"))) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		return fn(rel)
-	})
+		})
+	}
+	err := w.walk(top, fn)
+	w.stopped.Store(true)
+	close(w.queue)
+	wg.Wait()
 	if errors.Is(err, errStop) {
 		return nil
 	}
 	return err
+}
+
+type walker struct {
+	ctx     context.Context
+	opts    walkOpts
+	queue   chan *dirJob // directories to read ahead
+	stopped atomic.Bool
+}
+
+// dirJob is one directory of a walk, read by whichever goroutine gets to it
+// first.
+type dirJob struct {
+	dir   string   // path on disk
+	rel   []string // walk-relative segments
+	rules *ignoreRules
+
+	once    sync.Once
+	err     error
+	entries []walkEntry
+}
+
+// walkEntry is an entry of a directory that the walk keeps.
+type walkEntry struct {
+	d   fs.DirEntry
+	rel string  // slash-separated path relative to the walk's root
+	sub *dirJob // set for a directory to walk into
+}
+
+// run reads the directory (once) and decides which entries to keep.
+func (j *dirJob) run(w *walker) {
+	j.once.Do(func() { j.read(w) })
+}
+
+func (j *dirJob) read(w *walker) {
+	f, err := os.Open(j.dir)
+	if err != nil {
+		j.err = err
+		return
+	}
+	ds, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil && len(ds) == 0 {
+		j.err = err
+		return
+	}
+	// Sorting names with a "/" after each directory's gives the byte-wise
+	// order of the full paths the walk yields.
+	keys := make([]string, len(ds))
+	for i, d := range ds {
+		keys[i] = d.Name()
+		if d.IsDir() {
+			keys[i] += "/"
+		}
+	}
+	idx := make([]int, len(ds))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+
+	rules := j.rules
+	if rules != nil {
+		rules = rules.push(j.dir, len(j.rel), func(name string) bool {
+			return slices.ContainsFunc(ds, func(d fs.DirEntry) bool { return d.Name() == name })
+		})
+	}
+	prefix := strings.Join(j.rel, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	segs := make([]string, len(j.rel)+1)
+	copy(segs, j.rel)
+	var scratch []string
+	j.entries = make([]walkEntry, 0, len(ds))
+	for _, i := range idx {
+		d := ds[i]
+		name := d.Name()
+		isDir := d.IsDir()
+		if isDir && name == ".git" {
+			continue
+		}
+		segs[len(j.rel)] = name
+		if rules != nil && rules.ignored(segs, isDir, &scratch) {
+			if w.opts.skipped != nil {
+				w.opts.skipped.Add(1)
+			}
+			continue
+		}
+		e := walkEntry{d: d, rel: prefix + name}
+		if isDir {
+			if w.opts.descend != nil && !w.opts.descend(segs) {
+				continue
+			}
+			e.sub = &dirJob{dir: filepath.Join(j.dir, name), rel: slices.Clone(segs), rules: rules}
+		}
+		j.entries = append(j.entries, e)
+	}
+}
+
+// walk yields j's entries in order, descending into its directories after
+// queueing them to be read ahead.
+func (w *walker) walk(j *dirJob, fn func(rel string, e fs.DirEntry) error) error {
+	j.run(w)
+	if j.err != nil {
+		return nil // an unreadable directory below the root is skipped
+	}
+	for _, e := range j.entries {
+		if e.sub == nil {
+			continue
+		}
+		select {
+		case w.queue <- e.sub:
+		default: // the queue is full: this one is read when reached
+		}
+	}
+	for _, e := range j.entries {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		var err error
+		if e.sub != nil {
+			err = w.walk(e.sub, fn)
+		} else {
+			err = fn(e.rel, e.d)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	j.entries = nil
+	return nil
 }

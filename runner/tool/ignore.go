@@ -1,0 +1,287 @@
+package tool
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// The files that say what a walk skips. Inside a git repository, .gitignore
+// files and .git/info/exclude apply as git applies them; .ignore files apply
+// everywhere, as ripgrep reads them, and take precedence over the git ones.
+const (
+	gitignoreName = ".gitignore"
+	ignoreName    = ".ignore"
+)
+
+// maxIgnoreFileBytes caps how much of one ignore file is read.
+const maxIgnoreFileBytes = 1 << 20
+
+// ignorePattern is one line of an ignore file. The matching itself is
+// go-git's; what is added here makes a pattern match the entry it is asked
+// about and not merely one of its parents, since the walk never descends into
+// an ignored directory (and an explicitly named root is never checked).
+type ignorePattern struct {
+	p gitignore.Pattern
+	// anchored patterns have a slash before their end: they match the
+	// whole path relative to the ignore file's directory. The others match
+	// the entry's name alone.
+	anchored bool
+	// minSegs is the fewest path segments an anchored pattern matches;
+	// "a/**" matches below a but not a itself.
+	minSegs int
+}
+
+// parseIgnoreFile parses the text of an ignore file. Blank lines and
+// comments are skipped; `[!…]` is read as git reads it, a negated class.
+func parseIgnoreFile(data []byte) []ignorePattern {
+	var ps []ignorePattern
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), maxIgnoreFileBytes)
+	first := true
+	for sc.Scan() {
+		line := sc.Text()
+		if first {
+			line = strings.TrimPrefix(line, "\uFEFF")
+			first = false
+		}
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" || line[0] == '#' || strings.TrimSpace(line) == "" {
+			continue
+		}
+		line = strings.ReplaceAll(line, "[!", "[^")
+		body := strings.TrimPrefix(line, "!")
+		if !strings.HasSuffix(body, `\ `) {
+			body = strings.TrimRight(body, " ")
+		}
+		body = strings.TrimSuffix(body, "/")
+		if body == "" {
+			continue
+		}
+		ip := ignorePattern{p: gitignore.ParsePattern(line, nil)}
+		if strings.Contains(body, "/") {
+			ip.anchored = true
+			segs := strings.Split(strings.TrimPrefix(body, "/"), "/")
+			ip.minSegs = len(segs)
+			if segs[len(segs)-1] == "**" {
+				ip.minSegs++ // "**" at the end needs something under the directory
+			}
+			for _, s := range segs {
+				if s == "**" {
+					ip.minSegs-- // "**" may match no segment
+				}
+			}
+		}
+		ps = append(ps, ip)
+	}
+	return ps
+}
+
+// match says whether p decides about the entry at path (relative to the
+// ignore file's directory): gitignore.Exclude, gitignore.Include or
+// gitignore.NoMatch.
+func (p ignorePattern) match(path []string, isDir bool) gitignore.MatchResult {
+	if !p.anchored {
+		return p.p.Match(path[len(path)-1:], isDir)
+	}
+	if len(path) < p.minSegs {
+		return gitignore.NoMatch
+	}
+	r := p.p.Match(path, isDir)
+	if r == gitignore.NoMatch || len(path) == 1 {
+		return r
+	}
+	// go-git also matches everything below a matching directory; that
+	// directory was decided on its own.
+	if len(path)-1 >= p.minSegs && p.p.Match(path[:len(path)-1], true) != gitignore.NoMatch {
+		return gitignore.NoMatch
+	}
+	return r
+}
+
+// ignoreLevel holds the rules of one directory: its .ignore and .gitignore
+// files and, at a repository's top, .git/info/exclude.
+type ignoreLevel struct {
+	parent *ignoreLevel
+	// base is the walk root's path relative to this directory, for a
+	// directory at or above the walk root; skip is how many leading
+	// segments of a walk-relative path lead to a directory below the root.
+	base []string
+	skip int
+	// ign are the .ignore patterns, git the .gitignore ones with
+	// .git/info/exclude before them (later lines win).
+	ign, git []ignorePattern
+}
+
+// ignoreRules is the stack of levels that apply to a directory in a walk.
+// It is immutable once built, so walkers share it freely.
+type ignoreRules struct {
+	top    *ignoreLevel // deepest level with rules, or nil
+	inRepo bool         // inside a git repository: the git rules apply
+}
+
+// ignored reports whether the entry at rel (walk-relative segments) is
+// ignored. Any .ignore decision wins over any .gitignore one; within each
+// kind the deepest directory's last matching line decides, as in ripgrep.
+func (r *ignoreRules) ignored(rel []string, isDir bool, scratch *[]string) bool {
+	if r == nil || r.top == nil {
+		return false
+	}
+	for _, kind := range [2]bool{false, true} {
+		for l := r.top; l != nil; l = l.parent {
+			ps := l.ign
+			if kind {
+				if !r.inRepo {
+					break
+				}
+				ps = l.git
+			}
+			if len(ps) == 0 || len(rel) <= l.skip {
+				continue
+			}
+			path := rel[l.skip:]
+			if len(l.base) > 0 {
+				*scratch = append(append((*scratch)[:0], l.base...), rel...)
+				path = *scratch
+			}
+			for i := len(ps) - 1; i >= 0; i-- {
+				switch ps[i].match(path, isDir) {
+				case gitignore.Exclude:
+					return true
+				case gitignore.Include:
+					return false
+				}
+			}
+		}
+	}
+	return false
+}
+
+// push returns the rules for the directory at walk-relative depth skip,
+// whose entries are names: it reads the ignore files among them.
+func (r *ignoreRules) push(dir string, skip int, names func(string) bool) *ignoreRules {
+	var lvl ignoreLevel
+	inRepo := r.inRepo
+	if names(".git") {
+		inRepo = true
+		lvl.git = readExclude(filepath.Join(dir, ".git"))
+	}
+	if names(gitignoreName) {
+		lvl.git = append(lvl.git, readIgnore(filepath.Join(dir, gitignoreName))...)
+	}
+	if names(ignoreName) {
+		lvl.ign = readIgnore(filepath.Join(dir, ignoreName))
+	}
+	if len(lvl.git) == 0 && len(lvl.ign) == 0 {
+		if inRepo == r.inRepo {
+			return r
+		}
+		return &ignoreRules{top: r.top, inRepo: inRepo}
+	}
+	lvl.parent, lvl.skip = r.top, skip
+	return &ignoreRules{top: &lvl, inRepo: inRepo}
+}
+
+// rootIgnoreRules returns the rules for a walk rooted at root: those of the
+// directories above it (.gitignore up to the repository's top, .ignore up to
+// the file system's) and of root itself.
+func rootIgnoreRules(root string) *ignoreRules {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return &ignoreRules{}
+	}
+	// dirs[0] is root; each next one is its parent.
+	var dirs []string
+	for d := abs; ; {
+		dirs = append(dirs, d)
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	repoTop := -1
+	for i, d := range dirs {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			repoTop = i
+			break
+		}
+	}
+	rules := &ignoreRules{inRepo: repoTop >= 0}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		var lvl ignoreLevel
+		if i <= repoTop {
+			if i == repoTop {
+				lvl.git = readExclude(filepath.Join(dirs[i], ".git"))
+			}
+			lvl.git = append(lvl.git, readIgnore(filepath.Join(dirs[i], gitignoreName))...)
+		}
+		lvl.ign = readIgnore(filepath.Join(dirs[i], ignoreName))
+		if len(lvl.git) == 0 && len(lvl.ign) == 0 {
+			continue
+		}
+		if i > 0 {
+			rel, err := filepath.Rel(dirs[i], abs)
+			if err != nil {
+				continue
+			}
+			lvl.base = strings.Split(filepath.ToSlash(rel), "/")
+		}
+		lvl.parent = rules.top
+		rules.top = &lvl
+	}
+	return rules
+}
+
+// readIgnore reads an ignore file; a missing or unreadable one has no rules.
+func readIgnore(file string) []ignorePattern {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFileBytes))
+	if err != nil {
+		return nil
+	}
+	return parseIgnoreFile(data)
+}
+
+// readExclude reads info/exclude of the repository whose .git entry is
+// dotGit: a directory, or a file pointing at one (a worktree or submodule).
+func readExclude(dotGit string) []ignorePattern {
+	gitDir := dotGit
+	if st, err := os.Stat(dotGit); err != nil {
+		return nil
+	} else if !st.IsDir() {
+		data, err := os.ReadFile(dotGit)
+		if err != nil {
+			return nil
+		}
+		target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+		if !ok {
+			return nil
+		}
+		gitDir = strings.TrimSpace(target)
+		if !filepath.IsAbs(gitDir) {
+			gitDir = filepath.Join(filepath.Dir(dotGit), gitDir)
+		}
+		// A worktree keeps info/exclude in the common directory.
+		if common, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+			c := strings.TrimSpace(string(common))
+			if !filepath.IsAbs(c) {
+				c = filepath.Join(gitDir, c)
+			}
+			gitDir = c
+		}
+	}
+	return readIgnore(filepath.Join(gitDir, "info", "exclude"))
+}
