@@ -54,6 +54,11 @@ type Info struct {
 // Listing reads each file once without decoding its transcript: the header,
 // a count of the message lines, and a few lines at either end. A file that
 // cannot be read is listed with Err set.
+//
+// The header's cwd is checked before anything else: directories that encode
+// alike (/a-b and /a/b) share a sessions directory, so a file is listed for
+// cwd only when its header names cwd, whatever follows. A file whose header
+// cannot be read names no directory, and is listed only for "" (all).
 func (s *Store) List(cwd string) ([]Info, error) {
 	var dirs []string
 	if cwd != "" {
@@ -92,15 +97,15 @@ func (s *Store) List(cwd string) ([]Info, error) {
 				if i >= len(paths) {
 					return
 				}
-				infos[i] = sc.scan(paths[i])
+				infos[i] = sc.scan(paths[i], cwd)
 			}
 		}()
 	}
 	wg.Wait()
 	out := infos[:0]
 	for _, in := range infos {
-		if cwd != "" && in.Err == nil && filepath.Clean(in.Cwd) != cwd {
-			continue // another directory with the same encoding
+		if cwd != "" && (in.Cwd == "" || filepath.Clean(in.Cwd) != cwd) {
+			continue // another directory with the same encoding, or none
 		}
 		out = append(out, in)
 	}
@@ -187,7 +192,11 @@ var (
 // with }. Any other line is decoded, and one that does not decode as an
 // entry sets Err to "path:line: reason", as Open would say; a torn last
 // line, which Open would trim, is not an error.
-func (sc *infoScanner) scan(path string) Info {
+//
+// With scope set, a file whose header does not name scope is left at its
+// header: in.Cwd says which directory it belongs to ("" when the header
+// cannot be read), and List drops it.
+func (sc *infoScanner) scan(path, scope string) Info {
 	in := Info{Path: path, ID: SessionIDFromPath(path)}
 	f, err := os.Open(path)
 	if err != nil {
@@ -230,6 +239,15 @@ func (sc *infoScanner) scan(path string) Info {
 			err = parseHeader(path, line, &header, true)
 			headerOK = err == nil
 			in.IsSession = headerOK || isKind(err, KindNewer)
+			switch {
+			case headerOK:
+				in.Cwd = header.Cwd
+			case in.IsSession:
+				in.Cwd = gjson.GetBytes(line, "cwd").String()
+			}
+			if scope != "" && (in.Cwd == "" || filepath.Clean(in.Cwd) != scope) {
+				return errOtherDir
+			}
 			return err
 		}
 		if bad != nil {
@@ -345,6 +363,9 @@ func (sc *infoScanner) scan(path string) Info {
 	}
 	return in
 }
+
+// errOtherDir stops the scan of a file that belongs to another directory.
+var errOtherDir = errors.New("the session of another directory")
 
 // readLine returns the bytes of [start, end), valid until the next call.
 func (sc *infoScanner) readLine(f *os.File, start, end int64) ([]byte, error) {

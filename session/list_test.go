@@ -42,13 +42,18 @@ func TestList(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Close()
+	// It stays /a-b's when a line of it is corrupt.
+	f, _ = os.OpenFile(b.Path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("{\"type\":\"message\",\"message\":{\"role\":7}}\n{}\n")
+	f.Close()
 	c, err := st.Create("/other", "openai", "gpt-4o")
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustAppend(t, c, Entry{Provider: "openai", Model: "gpt-4o", Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{{Type: conv.BlockToolResult, Content: "x"}}}})
 	c.Close()
-	// A broken file in a's directory is listed with Err.
+	// A broken file in a's directory names no directory: it is listed
+	// only with all, with Err.
 	bad := filepath.Join(filepath.Dir(a.Path), "2026-04-25T17-40-15-000Z_00000000-0000-7000-8000-000000000000.jsonl")
 	writeFile(t, bad, []byte("not json\n"))
 	// Junk that is not a session is ignored.
@@ -59,17 +64,10 @@ func TestList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(infos) != 2 {
+	if len(infos) != 1 {
 		t.Fatalf("List(/a/b) = %d infos: %+v", len(infos), infos)
 	}
-	if infos[0].Path != bad || infos[0].Err == nil {
-		t.Errorf("first should be the broken file (oldest by name): %+v", infos[0])
-	}
-	var se *Error
-	if !errors.As(infos[0].Err, &se) || se.Kind != KindCorrupt || infos[0].IsSession {
-		t.Errorf("broken file error: %v", infos[0].Err)
-	}
-	got := infos[1]
+	got := infos[0]
 	fi, _ := os.Stat(a.Path)
 	want := Info{ID: a.Header.ID, Path: a.Path, Cwd: "/a/b", Created: a.Header.Timestamp, Modified: fi.ModTime(),
 		Messages: 5, Provider: "openai", Model: "gpt-5",
@@ -90,6 +88,16 @@ func TestList(t *testing.T) {
 	wantIDs := []string{"00000000-0000-7000-8000-000000000000", a.Header.ID, b.Header.ID, c.Header.ID}
 	if !reflect.DeepEqual(ids, wantIDs) {
 		t.Errorf("List(\"\") ids = %v, want %v", ids, wantIDs)
+	}
+	if all[0].Path != bad || all[0].Err == nil {
+		t.Errorf("first should be the broken file (oldest by name): %+v", all[0])
+	}
+	var se *Error
+	if !errors.As(all[0].Err, &se) || se.Kind != KindCorrupt || all[0].IsSession {
+		t.Errorf("broken file error: %v", all[0].Err)
+	}
+	if all[2].Cwd != "/a-b" || all[2].Err == nil {
+		t.Errorf("corrupt /a-b session: %+v", all[2])
 	}
 	if all[3].FirstPrompt != "" || all[3].Messages != 1 || all[2].Provider != "openai" || all[2].Model != "gpt-4o" {
 		t.Errorf("List(\"\"): %+v", all[2:])

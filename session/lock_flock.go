@@ -27,3 +27,11 @@ func lockFile(f *os.File) error {
 		return err
 	}
 }
+
+// linkCount is the number of names fi's file has; 0 once it is removed.
+func linkCount(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}

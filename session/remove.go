@@ -15,7 +15,14 @@ import (
 // KindNotSession and left as it was.
 // The file is unlinked while the lock is held, so no writer can take it
 // between the check and the removal.
-func Remove(path string) error {
+func Remove(path string) error { return remove(path, true) }
+
+// CheckRemove says what Remove would do, removing nothing: nil when it
+// would remove path, else the error it would return. It takes and releases
+// the same lock, so a session in use now is reported as such.
+func CheckRemove(path string) error { return remove(path, false) }
+
+func remove(path string, unlink bool) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return openError(path, err)
@@ -32,6 +39,9 @@ func Remove(path string) error {
 			err = notSessionError(path, err)
 		}
 		return err
+	}
+	if !unlink {
+		return nil
 	}
 	if err := os.Remove(path); err != nil {
 		return accessError(path, "cannot remove session file", err)

@@ -91,3 +91,45 @@ func TestRemoveRefusesNonSessions(t *testing.T) {
 		t.Errorf("Remove(a session with a corrupt line) = %v", err)
 	}
 }
+
+// TestOpenRacingRemove: when `awl sessions rm` unlinks a session between a
+// resume's open and its lock, the resume fails (exit 3) instead of writing
+// a turn into a file no name reaches; so it does when a new file has taken
+// the name meanwhile.
+func TestOpenRacingRemove(t *testing.T) {
+	st := testStore(t)
+	for _, replace := range []bool{false, true} {
+		s, err := st.Create("/w", "anthropic", "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := s.Path
+		s.Close()
+		data, _ := os.ReadFile(path)
+		testHookOpened = func(p string) {
+			if err := Remove(p); err != nil {
+				t.Errorf("Remove: %v", err)
+			}
+			if replace {
+				os.WriteFile(p, data, 0o600)
+			}
+		}
+		_, err = Open(path)
+		testHookOpened = nil
+		var se *Error
+		if !errors.As(err, &se) || se.Kind != KindNotFound || !strings.Contains(err.Error(), "was removed") {
+			t.Errorf("replace=%v: Open = %v, want a KindNotFound error saying the file was removed", replace, err)
+		}
+	}
+	// Without the race, Open works.
+	s, err := st.Create("/w", "anthropic", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(s.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}

@@ -198,6 +198,9 @@ func (s *Store) Open(path string) (*Session, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
+	if testHookOpened != nil {
+		testHookOpened(path)
+	}
 	if err := lockFile(f); err != nil {
 		if errors.Is(err, errLocked) {
 			pid := lockHolder(f)
@@ -207,6 +210,10 @@ func (s *Store) Open(path string) (*Session, error) {
 		f.Close()
 		return nil, fmt.Errorf("lock session %s: %w", path, err)
 	}
+	if err := stillNamed(path, f); err != nil {
+		f.Close()
+		return nil, err
+	}
 	sess, err := read(path, f, true, false)
 	if err != nil {
 		f.Close()
@@ -215,6 +222,26 @@ func (s *Store) Open(path string) (*Session, error) {
 	sess.Now, sess.Rand = s.Now, s.Rand
 	sess.f = f
 	return sess, nil
+}
+
+// testHookOpened, when set by a test, runs between opening a session file
+// and locking it: the window in which another process may remove it.
+var testHookOpened func(path string)
+
+// stillNamed checks, with f locked, that path still names f: `awl sessions
+// rm` may have unlinked it (and a new file may have taken its name) between
+// the open and the lock. Appending to an unlinked file would lose a turn
+// while saying the session can be resumed.
+func stillNamed(path string, f *os.File) error {
+	held, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat session %s: %w", path, err)
+	}
+	named, err := os.Stat(path)
+	if err == nil && os.SameFile(held, named) && linkCount(held) != 0 {
+		return nil
+	}
+	return &Error{Kind: KindNotFound, Path: path, Msg: "session file " + path + " was removed while it was being opened", Err: err}
 }
 
 // Load reads a session file without locking or modifying it. A torn last

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -92,6 +93,11 @@ func parseAge(s string) (time.Duration, error) {
 	}
 	if d < 0 {
 		return 0, fmt.Errorf("invalid duration %q: must not be negative (use e.g. 30d, 24h, 90m)", s)
+	}
+	if d > math.MaxInt64-days {
+		// The sum would wrap to a negative age, and prune would take
+		// every session for older than it.
+		return 0, fmt.Errorf("invalid duration %q: too large (at most about 290 years)", s)
 	}
 	return days + d, nil
 }
@@ -675,25 +681,26 @@ func (c *sessionsRmCmd) Run(a *app, store *session.Store) error {
 	return removeAll(a, paths, false, false, errs)
 }
 
-// removeAll removes paths (with dryRun, only prints them), printing each
-// removed path on stdout. Refusals and failures are reported on stderr as
+// removeAll removes paths, printing each removed path on stdout. With
+// dryRun it removes nothing and says exactly what it would do: each path
+// it would remove on stdout, each refusal on stderr. Refusals and failures are reported on stderr as
 // they happen, after the earlier ones in errs; a *session.Error sums them
 // up, for exit code 3. With skipInUse, a session in use is reported as
 // skipped and is no failure: prune meets one whenever a run is active.
 func removeAll(a *app, paths []string, dryRun, skipInUse bool, errs []error) error {
 	removed := 0
+	rm, skipped, notRemoved := session.Remove, "skipped", "not removed"
+	if dryRun {
+		rm, skipped, notRemoved = session.CheckRemove, "would skip", "would not remove"
+	}
 	for _, p := range paths {
-		if dryRun {
-			fmt.Fprintln(a.stdout, p)
-			continue
-		}
-		if err := session.Remove(p); err != nil {
+		if err := rm(p); err != nil {
 			if skipInUse && isKind(err, session.KindLocked) {
-				fmt.Fprintf(a.stderr, "awl: skipped: %v\n", err)
+				fmt.Fprintf(a.stderr, "awl: %s: %v\n", skipped, err)
 				continue
 			}
 			if isKind(err, session.KindLocked) {
-				fmt.Fprintf(a.stderr, "awl: not removed: %v\n", err)
+				fmt.Fprintf(a.stderr, "awl: %s: %v\n", notRemoved, err)
 			} else {
 				fmt.Fprintf(a.stderr, "awl: %v\n", err)
 			}
@@ -738,6 +745,11 @@ type sessionsPruneCmd struct {
 }
 
 func (c *sessionsPruneCmd) Run(a *app, store *session.Store) error {
+	if c.OlderThan == 0 {
+		// Every session is older than no time at all: almost surely a
+		// mistake (an empty variable), and never the way to remove one.
+		return runner.Usagef("--older-than must be a positive duration (e.g. 30d, 24h, 90m); to remove sessions by id, use awl sessions rm ID")
+	}
 	scope, err := listScope(c.All)
 	if err != nil {
 		return err
