@@ -16,9 +16,6 @@ import (
 	"github.com/awlrun/awl/session"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // app carries the streams and environment every command runs with.
 type app struct {
 	ctx    context.Context
@@ -33,7 +30,8 @@ type app struct {
 
 // cli is the kong grammar.
 type cli struct {
-	SessionDir string `name:"session-dir" help:"Sessions directory (default $AWL_SESSION_DIR, else $XDG_DATA_HOME/awl/sessions)." placeholder:"DIR"`
+	ShowVersion kong.VersionFlag `name:"version" help:"Print awl's version and exit."`
+	SessionDir  string           `name:"session-dir" help:"Sessions directory (default $AWL_SESSION_DIR, else $XDG_DATA_HOME/awl/sessions)." placeholder:"DIR"`
 
 	Run      runCmd      `cmd:"" help:"Run a prompt to completion: model turns and tool calls, every entry appended to the session."`
 	Sessions sessionsCmd `cmd:"" help:"List, show, locate and prune sessions."`
@@ -44,7 +42,7 @@ type cli struct {
 type versionCmd struct{}
 
 func (versionCmd) Run(a *app) error {
-	fmt.Fprintln(a.stdout, "awl", version)
+	fmt.Fprintln(a.stdout, currentStamp())
 	return nil
 }
 
@@ -71,6 +69,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		kong.Exit(func(c int) { panic(exitPanic{c}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		providerHelpVars(),
+		kong.Vars{"version": currentStamp().String()},
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, "awl:", err)
