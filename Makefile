@@ -2,12 +2,28 @@ GO ?= go
 BIN ?= bin/awl
 FUZZTIME ?= 10s
 
-.PHONY: build test check bench fuzz demo clean
+.PHONY: build test check bench fuzz demo clean release-snapshot
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 
+# build stamps what `awl --version` prints: the version (git describe), the
+# commit and the commit's date (not the build's, so a rebuild is identical).
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/awl
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)" -o $(BIN) ./cmd/awl
+
+# goreleaser is pinned in tools/go.mod, a module of its own so that its many
+# dependencies stay out of awl's go.mod and go.sum.
+GORELEASER = bin/goreleaser
+$(GORELEASER): tools/go.mod tools/go.sum
+	cd tools && $(GO) build -o ../$(GORELEASER) github.com/goreleaser/goreleaser/v2
+
+# release-snapshot builds every release target into dist/ as a tag would,
+# publishing nothing, then checks that the linux/amd64 binary runs.
+release-snapshot: $(GORELEASER)
+	$(GORELEASER) release --snapshot --clean
+	sh scripts/check-dist.sh dist
 
 test:
 	$(GO) test -race ./...
