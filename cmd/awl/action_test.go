@@ -59,6 +59,8 @@ var actionOnlyInputs = map[string]bool{
 	"upload-session":    true,
 	"artifact-name":     true,
 	"fail-on-error":     true,
+	"version":           true,
+	"install-only":      true,
 }
 
 func loadAction(t *testing.T) (actionFile, []byte) {
@@ -151,9 +153,20 @@ func TestActionYAML(t *testing.T) {
 			t.Errorf("step %q: shell %q, want bash (composite run steps need one)", s.Name, s.Shell)
 		}
 	}
-	for _, want := range []string{"actions/setup-go@", "actions/upload-artifact@"} {
+	for _, want := range []string{"actions/cache@", "actions/upload-artifact@"} {
 		if !strings.Contains(strings.Join(uses, " "), want) {
 			t.Errorf("no step uses %s (steps use %v)", want, uses)
+		}
+	}
+	// The action installs a binary and changes nothing else in the job: a
+	// setup-go step would leave its Go on PATH for the user's later steps.
+	if strings.Contains(strings.Join(uses, " "), "actions/setup-go@") {
+		t.Errorf("a step uses actions/setup-go; the action must not change the job's Go")
+	}
+	// With install-only, no step may fail for want of a run.
+	for _, s := range a.Runs.Steps {
+		if s.If != "" && strings.Contains(s.If, "fail-on-error") && !strings.Contains(s.If, "install-only") {
+			t.Errorf("step %q fails the job on exit_code even with install-only", s.Name)
 		}
 	}
 
