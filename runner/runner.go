@@ -65,6 +65,11 @@ type Config struct {
 	// "timeout", "terminal", "off").
 	StdinState string
 
+	// Start is when the run began, for the result's duration_ms: the
+	// process start, so the wait for stdin counts. Zero means when Run
+	// was called.
+	Start time.Time
+
 	Events *Emitter
 	// Notes receives one-line human diagnostics (retries), typically
 	// stderr; nil discards them.
@@ -92,7 +97,10 @@ type Result struct {
 // Run executes cfg to completion, emits the result event last, and returns
 // the result. A failure is in Result.Err; Classify maps it to an exit code.
 func Run(ctx context.Context, cfg Config) Result {
-	start := cfg.now()
+	start := cfg.Start
+	if start.IsZero() {
+		start = cfg.now()
+	}
 	r := &run{cfg: cfg}
 	err := r.do(ctx)
 	if err != nil && ctx.Err() != nil {

@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -23,6 +23,9 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	// start is when the process started: a run's duration_ms counts from
+	// it, the wait for stdin included.
+	start time.Time
 	// code is the exit code a command chose; errors returned from Run are
 	// classified instead.
 	code int
@@ -60,7 +63,12 @@ type exitPanic struct{ code int }
 
 // Main runs awl with args and the given streams and returns the exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
-	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	return mainAt(ctx, time.Now(), args, stdin, stdout, stderr)
+}
+
+// mainAt is Main for a process that started at start.
+func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, start: start}
 	var grammar cli
 	parser, err := kong.New(&grammar,
 		kong.Name("awl"),
@@ -87,7 +95,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			}
 		}
 	}()
-	kctx, err := parser.Parse(rewriteResume(args))
+	rewritten, err := rewriteResume(args)
+	var kctx *kong.Context
+	if err == nil {
+		kctx, err = parser.Parse(rewritten)
+	}
 	if err != nil {
 		parseFailure(a, args, err)
 		fmt.Fprintf(stderr, "awl: %v\n", err)
@@ -100,6 +112,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 				}
 			}
 			fmt.Fprintf(stderr, "run 'awl %s --help' for usage\n", strings.Join(words, " "))
+		} else if errors.Is(err, errEmptyResume) {
+			fmt.Fprintln(stderr, "run 'awl run --help' for usage")
 		} else {
 			fmt.Fprintln(stderr, "run 'awl --help' for usage")
 		}
@@ -125,10 +139,6 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	return a.code
 }
 
-// refLike matches what a session reference looks like: hex digits and
-// dashes (an id or a prefix of one, at least 4 characters), or a .jsonl path.
-var refLike = regexp.MustCompile(`^[0-9a-fA-F][0-9a-fA-F-]{3,35}$`)
-
 // textFlags are the flags whose value is free text or a path: their next
 // argument is always the value, even when it starts with "-" (a prompt that
 // is a Markdown list, an --append-system of "-be terse"), which kong would
@@ -142,13 +152,17 @@ var textFlags = map[string]string{
 	"-C": "--cd", "--cd": "--cd",
 }
 
+// errEmptyResume is the usage error for a --resume whose value is empty:
+// `--resume="$ID"` with $ID unset must not continue some other session.
+var errEmptyResume = errors.New("--resume: the session reference is empty (to continue the latest session, use -c)")
+
 // rewriteResume normalises arguments before kong sees them. It makes the
-// optional value of --resume explicit: `--resume` takes the next argument as
-// its reference only when that argument looks like one (see looksLikeRef);
-// otherwise it means the session of the working directory used last, like
-// -c/--continue. `--resume=REF` is always explicit. And it joins each text
-// flag with its value (see textFlags).
-func rewriteResume(args []string) []string {
+// optional value of --resume explicit: `--resume WORD` always takes WORD as
+// the session reference when WORD is not a flag; bare `--resume` (last, or
+// followed by a flag) means the latest session of the working directory,
+// like -c/--continue. An empty reference (`--resume=`, `--resume ""`) is an
+// error. And it joins each text flag with its value (see textFlags).
+func rewriteResume(args []string) ([]string, error) {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -158,14 +172,17 @@ func rewriteResume(args []string) []string {
 		}
 		switch {
 		case a == "--resume" || a == "-r":
-			if i+1 < len(args) && looksLikeRef(args[i+1]) {
+			switch {
+			case i+1 >= len(args) || (strings.HasPrefix(args[i+1], "-") && args[i+1] != "-"):
+				out = append(out, "--continue")
+			case args[i+1] == "":
+				return nil, errEmptyResume
+			default:
 				out = append(out, "--resume="+args[i+1])
 				i++
-			} else {
-				out = append(out, "--continue")
 			}
-		case a == "--resume=":
-			out = append(out, "--continue")
+		case a == "--resume=" || a == "-r=":
+			return nil, errEmptyResume
 		case textFlags[a] != "" && i+1 < len(args) && strings.HasPrefix(args[i+1], "-") && args[i+1] != "-":
 			out = append(out, textFlags[a]+"="+args[i+1])
 			i++
@@ -173,21 +190,7 @@ func rewriteResume(args []string) []string {
 			out = append(out, a)
 		}
 	}
-	return out
-}
-
-func looksLikeRef(s string) bool {
-	if refLike.MatchString(s) || strings.HasSuffix(s, ".jsonl") {
-		return true
-	}
-	// An existing file named with a directory (./run.log, artifacts/x) is
-	// a reference too; a prompt rarely is one.
-	if strings.ContainsRune(s, filepath.Separator) {
-		if fi, err := os.Stat(s); err == nil && fi.Mode().IsRegular() {
-			return true
-		}
-	}
-	return false
+	return out, nil
 }
 
 // parseFailure writes the result event (and the step summary) for an

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"awl": func() {
 			ctx, stop := signalContext(context.Background())
-			code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+			code := mainAt(ctx, processStart, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 			stop()
 			os.Exit(code)
 		},

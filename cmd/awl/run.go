@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -55,8 +56,8 @@ type runCmd struct {
 	SchemaRetries     int    `name:"schema-retries" default:"2" help:"Turns the model gets to fix an answer that fails --output-schema." placeholder:"N"`
 	OutputLastMessage string `name:"output-last-message" help:"Also write the final answer (text, or the JSON value) to FILE." placeholder:"FILE"`
 
-	Resume   string `name:"resume" short:"r" help:"Continue a session: an id, a unique prefix or a path to a .jsonl file. Bare --resume means the session of this directory used last." placeholder:"REF"`
-	Continue bool   `name:"continue" short:"c" help:"Continue the session of this directory used last (latest modification)."`
+	Resume   string `name:"resume" short:"r" help:"Continue a session: an id, a unique prefix or a path to a session file; the next word is always taken. Bare --resume (last, or before a flag) means the session of this directory used last, as -c." placeholder:"REF"`
+	Continue bool   `name:"continue" short:"c" help:"Continue the session of this directory used last (latest modification); start one if there is none."`
 
 	Image []string `name:"image" sep:"none" help:"Attach an image (PNG, JPEG, GIF, WebP; repeatable)." placeholder:"FILE"`
 
@@ -69,7 +70,6 @@ type runCmd struct {
 
 // Run runs a prompt.
 func (c *runCmd) Run(a *app, store *session.Store) error {
-	start := time.Now()
 	em := c.emitter(a)
 	// --timeout covers the whole run, reading stdin included.
 	ctx := a.ctx
@@ -81,15 +81,18 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 	res, cfg, err := c.prepare(ctx, a, store, em)
 	if err != nil {
 		res.Err = err
-		runner.EmitResult(em, res, time.Since(start))
+		runner.EmitResult(em, res, time.Since(a.start))
 		a.code, _ = runner.Classify(err)
-		c.report(a, res)
+		// A session that was refused (busy, corrupt, not found) is no
+		// session to continue with.
+		se := (*session.Error)(nil)
+		c.report(a, res, !errors.As(err, &se))
 		writeStepSummary(a, res, a.code)
 		return nil
 	}
 	res = runner.Run(ctx, cfg)
 	a.code, _ = runner.Classify(res.Err)
-	c.report(a, res)
+	c.report(a, res, true)
 	writeStepSummary(a, res, a.code)
 	return nil
 }
@@ -105,8 +108,9 @@ func (c *runCmd) emitter(a *app) *runner.Emitter {
 	return runner.NewEmitter(nil, nil)
 }
 
-// report prints the text-mode answer and the diagnostics on stderr.
-func (c *runCmd) report(a *app, res runner.Result) {
+// report prints the text-mode answer and the diagnostics on stderr; hint
+// adds how to continue the session.
+func (c *runCmd) report(a *app, res runner.Result, hint bool) {
 	if res.Err != nil {
 		fmt.Fprintln(a.stderr, "awl:", res.Err)
 	}
@@ -121,7 +125,7 @@ func (c *runCmd) report(a *app, res runner.Result) {
 		}
 		io.WriteString(a.stdout, text)
 	}
-	if res.SessionID != "" {
+	if hint && res.SessionID != "" {
 		fmt.Fprintf(a.stderr, "awl: session %s (continue with: awl run --resume %s \"…\")\n", res.SessionID, res.SessionID)
 	}
 }
@@ -164,14 +168,9 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err := c.validate(); err != nil {
 		return res, runner.Config{}, err
 	}
-	schema, err := c.loadSchema(ctx, a)
-	if err != nil {
-		return res, runner.Config{}, err
-	}
-	text, stdinState, err := c.readPrompt(ctx, a, replay)
-	if err != nil {
-		return res, runner.Config{}, err
-	}
+	// Everything that can be checked is checked before stdin is read: a
+	// job piping a long build into a misconfigured awl learns so at once,
+	// not when the build ends.
 	images := make([]conv.Attachment, 0, len(c.Image))
 	for _, p := range c.Image {
 		img, err := tool.LoadImage(p)
@@ -181,14 +180,22 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		images = append(images, img)
 	}
 
-	resumePath := ""
+	resumePath, fresh := "", false
 	switch {
 	case c.Resume != "" && c.Continue:
 		return res, runner.Config{}, runner.Usagef("--resume REF and --continue exclude each other")
 	case c.Resume != "":
 		resumePath, err = store.Resolve(c.Resume, cwd)
+		if se := (*session.Error)(nil); errors.As(err, &se) && se.Kind == session.KindNotFound {
+			err = &session.Error{Kind: se.Kind, Path: se.Path, Err: se.Err,
+				Msg: fmt.Sprintf("--resume %s: %s; to continue the latest session, use -c", c.Resume, se.Msg)}
+		}
 	case c.Continue:
 		resumePath, err = store.Latest(cwd)
+		if se := (*session.Error)(nil); errors.As(err, &se) && se.Kind == session.KindNotFound {
+			// Nothing to continue here yet: start the conversation.
+			resumePath, fresh, err = "", true, nil
+		}
 	}
 	if err != nil {
 		return res, runner.Config{}, err
@@ -219,18 +226,33 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err != nil {
 		return fail(err)
 	}
+	tools, known, err := c.selectTools(cwd, a.getenv)
+	if err != nil {
+		return fail(err)
+	}
+
+	// A schema file is checked here too; `--output-schema -` reads stdin,
+	// so it comes after every other check.
+	schema, err := c.loadSchema(ctx, a)
+	if err != nil {
+		return fail(err)
+	}
+
+	text, stdinState, err := c.readPrompt(ctx, a, replay)
+	if err != nil {
+		return fail(err)
+	}
 	if script != nil {
 		if err := checkReplayPrompt(text, script); err != nil {
 			return fail(err)
 		}
 		text, images = "", nil
 	}
-	tools, known, err := c.selectTools(cwd, a.getenv)
-	if err != nil {
-		return fail(err)
-	}
 	if stdinState == "timeout" {
 		fmt.Fprintf(a.stderr, "awl: nothing arrived on stdin within %s; going on without it (--stdin waits, --no-stdin skips)\n", c.StdinTimeout)
+	}
+	if fresh {
+		fmt.Fprintf(a.stderr, "awl: no session of %s to continue; starting a new one\n", cwd)
 	}
 	return res, runner.Config{
 		Store:            store,
@@ -255,6 +277,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		DropOutputSchema: c.OutputSchema == "none",
 		SchemaRetries:    c.SchemaRetries,
 		StdinState:       stdinState,
+		Start:            a.start,
 		Events:           em,
 		Notes:            a.stderr,
 		Getenv:           a.getenv,
