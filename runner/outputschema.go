@@ -211,6 +211,7 @@ func (r *run) setupGates() error {
 	if r.schema != nil {
 		r.gateList = append(r.gateList, schemaGate{schema: r.schema, retries: max(r.cfg.SchemaRetries, 0)})
 	}
+	r.gateList = append(r.gateList, r.cfg.Gates...)
 	return nil
 }
 

@@ -60,6 +60,9 @@ type Config struct {
 	OutputSchema     *OutputSchema
 	DropOutputSchema bool
 	SchemaRetries    int
+	// Gates judge each final answer after the output schema's gate, in
+	// order (gate.go).
+	Gates []Gate
 
 	// StdinState is reported on the session event ("read", "empty",
 	// "timeout", "terminal", "off").

@@ -326,24 +326,7 @@ func parseGithubOutput(t *testing.T, s string) map[string]string {
 // the outputs, a multi-line result, a resumed session, a limit's exit code,
 // and a replay of the example.
 func TestActionRunStep(t *testing.T) {
-	for _, tool := range []string{"bash", "jq", "od"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the action's run step needs %s", tool)
-		}
-	}
-	a, _ := loadAction(t)
-	srv := providertest.New()
-	defer srv.Close()
-	work := t.TempDir()
-	env := []string{
-		"ANTHROPIC_API_KEY=" + sentinelKey,
-		"ANTHROPIC_BASE_URL=" + srv.URL,
-		"OPENAI_API_KEY=",
-		"AWL_PROVIDER=",
-		"AWL_MODEL=",
-		"AWL_SESSION_DIR=" + filepath.Join(work, "sessions"),
-		"XDG_CONFIG_HOME=" + filepath.Join(work, "config"),
-	}
+	a, srv, work, env := actionRig(t)
 
 	answer := "Done.\nThe build passes.\nAWL_EOF line that is not the delimiter"
 	srv.Enqueue(providertest.Text("anthropic", answer))
@@ -511,4 +494,50 @@ func walkYAML(v any, visit func(map[string]any)) {
 			walkYAML(x, visit)
 		}
 	}
+}
+
+// TestActionStructuredOutput runs the run step with output-schema: the
+// structured output is the compact value, false included, and an answer
+// that never validates is exit_code 7 with no structured output.
+func TestActionStructuredOutput(t *testing.T) {
+	a, srv, work, env := actionRig(t)
+	if err := os.WriteFile(filepath.Join(work, "s.json"), []byte(`{"type":"boolean"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(providertest.Text("anthropic", " false\n"))
+	out := actionRun(t, a, work, env, map[string]string{"prompt": "is it broken?", "output-schema": "s.json"})
+	if out["exit_code"] != "0" || out["structured"] != "false" {
+		t.Fatalf("outputs %v, want exit_code 0 and structured false", out)
+	}
+	srv.Enqueue(providertest.Text("anthropic", "yes"))
+	out = actionRun(t, a, work, env, map[string]string{"prompt": "is it broken?", "output-schema": "s.json", "schema-retries": "0"})
+	if out["exit_code"] != "7" || out["reason"] != "schema_invalid" || out["structured"] != "" {
+		t.Fatalf("outputs %v, want exit_code 7, schema_invalid, no structured", out)
+	}
+}
+
+// actionRig skips without the tools the run step needs, and returns the
+// action, a fake provider, a work directory and the environment that points
+// awl at them.
+func actionRig(t *testing.T) (actionFile, *providertest.Server, string, []string) {
+	t.Helper()
+	for _, tool := range []string{"bash", "jq", "od"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the action's run step needs %s", tool)
+		}
+	}
+	a, _ := loadAction(t)
+	srv := providertest.New()
+	t.Cleanup(srv.Close)
+	work := t.TempDir()
+	env := []string{
+		"ANTHROPIC_API_KEY=" + sentinelKey,
+		"ANTHROPIC_BASE_URL=" + srv.URL,
+		"OPENAI_API_KEY=",
+		"AWL_PROVIDER=",
+		"AWL_MODEL=",
+		"AWL_SESSION_DIR=" + filepath.Join(work, "sessions"),
+		"XDG_CONFIG_HOME=" + filepath.Join(work, "config"),
+	}
+	return a, srv, work, env
 }

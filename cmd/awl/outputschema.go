@@ -7,18 +7,36 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/awlrun/awl/runner"
 )
+
+// schemaRef is --output-schema's value. Set tells an empty value (a script
+// passing an unset variable) from an absent flag.
+type schemaRef struct {
+	Set bool
+	Ref string
+}
+
+// Decode implements kong.MapperValue.
+func (s *schemaRef) Decode(ctx *kong.DecodeContext) error {
+	s.Set = true
+	return ctx.Scan.PopValueInto("file", &s.Ref)
+}
 
 // loadSchema reads and compiles --output-schema before anything is sent.
 // "-" reads the schema from stdin, which then cannot also carry the
 // prompt; "none" is no schema (and drops a resumed session's).
 func (c *runCmd) loadSchema(ctx context.Context, a *app) (*runner.OutputSchema, error) {
 	var data []byte
-	switch c.OutputSchema {
-	case "", "none":
+	ref := c.OutputSchema.Ref
+	switch {
+	case c.OutputSchema.Set && ref == "":
+		return nil, runner.Usagef("--output-schema: the value is empty (a schema file, - for stdin, or none)")
+	case ref == "", ref == "none":
 		return nil, nil
-	case "-":
+	case ref == "-":
 		if c.NoStdin || c.Stdin || c.PromptFile == "-" || strings.TrimSpace(strings.Join(c.Args, " ")+c.Prompt+c.PromptFile) == "" {
 			return nil, runner.Usagef("--output-schema - reads the schema from stdin, so the prompt must come from arguments, -p or -f FILE (and not --stdin or --no-stdin)")
 		}
@@ -30,14 +48,14 @@ func (c *runCmd) loadSchema(ctx context.Context, a *app) (*runner.OutputSchema, 
 		c.NoStdin = true // stdin is spent: the prompt comes from elsewhere
 	default:
 		var err error
-		data, err = os.ReadFile(c.OutputSchema)
+		data, err = os.ReadFile(ref)
 		if err != nil {
 			return nil, runner.Usagef(fmt.Sprintf("--output-schema: %v", err))
 		}
 	}
 	s, err := runner.CompileOutputSchema(data)
 	if err != nil {
-		return nil, runner.Usagef(fmt.Sprintf("--output-schema %s: %v", c.OutputSchema, err))
+		return nil, runner.Usagef(fmt.Sprintf("--output-schema %s: %v", ref, err))
 	}
 	return s, nil
 }

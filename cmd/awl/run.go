@@ -52,9 +52,9 @@ type runCmd struct {
 	Output string `name:"output" short:"o" enum:"text,json,ndjson" default:"text" help:"text (final answer), json (one result object) or ndjson (events as they happen)."`
 	Stream bool   `name:"stream" help:"With ndjson, also emit text and thinking deltas."`
 
-	OutputSchema      string `name:"output-schema" help:"The final answer must be JSON valid against this JSON Schema file (exit 7 when it never is); - reads it from stdin; none drops a resumed session's schema." placeholder:"FILE"`
-	SchemaRetries     int    `name:"schema-retries" default:"2" help:"Turns the model gets to fix an answer that fails --output-schema." placeholder:"N"`
-	OutputLastMessage string `name:"output-last-message" help:"Also write the final answer (text, or the JSON value) to FILE." placeholder:"FILE"`
+	OutputSchema      schemaRef `name:"output-schema" help:"The final answer must be JSON valid against this JSON Schema file (exit 7 when it never is); - reads it from stdin; none drops a resumed session's schema." placeholder:"FILE"`
+	SchemaRetries     int       `name:"schema-retries" default:"2" help:"Turns the model gets to fix an answer that fails --output-schema." placeholder:"N"`
+	OutputLastMessage string    `name:"output-last-message" help:"Also write the final answer (text, or the JSON value) to FILE." placeholder:"FILE"`
 
 	Resume   string `name:"resume" short:"r" help:"Continue a session: an id, a unique prefix or a path to a session file; the next word is always taken. Bare --resume (last, or before a flag) means the session of this directory used last, as -c." placeholder:"REF"`
 	Continue bool   `name:"continue" short:"c" help:"Continue the session of this directory used last (latest modification); start one if there is none."`
@@ -137,8 +137,8 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		// Paths given on the command line are the caller's: resolve them
 		// before moving to DIR.
 		files := append([]*string{&c.PromptFile, &c.OutputLastMessage}, pathPtrs(c.Image)...)
-		if c.OutputSchema != "none" {
-			files = append(files, &c.OutputSchema)
+		if c.OutputSchema.Ref != "none" {
+			files = append(files, &c.OutputSchema.Ref)
 		}
 		for _, ref := range []*string{&c.Resume, &c.Replay} {
 			if looksLikePath(*ref) {
@@ -274,7 +274,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		NoEnv:            c.NoEnvContext,
 		NoAgentsMD:       c.NoAgentsMD,
 		OutputSchema:     schema,
-		DropOutputSchema: c.OutputSchema == "none",
+		DropOutputSchema: c.OutputSchema.Ref == "none",
 		SchemaRetries:    c.SchemaRetries,
 		StdinState:       stdinState,
 		Start:            a.start,
