@@ -217,7 +217,10 @@ func TestSchemaFallbackAfter400(t *testing.T) {
 		param := map[string]string{"anthropic": "output_config.format", "openai": "text.format", "openai-chat": "response_format"}[api]
 		g.srv.Enqueue(providertest.Response{Status: 400, Body: []byte(`{"error":{"message":"Unsupported parameter: '` + param + `' is not supported here","type":"invalid_request_error"}}`)})
 		g.answer("nope", `{"verdict":"approve","reasons":[]}`)
-		res := g.run(withSchema(mustSchema(t, verdictSchema)))
+		res := g.run(func(c *runner.Config) {
+			c.OutputSchema = mustSchema(t, verdictSchema)
+			c.System = "Be brief." // the default prompt belongs to its own tests
+		})
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -241,7 +244,17 @@ func TestSchemaFallbackAfter400(t *testing.T) {
 			t.Fatal("no notice event")
 		}
 		if api == "openai-chat" {
-			checkRequestGolden(t, "openai-chat__fallback-after-400.json", reqs[1].Body, g.work)
+			// The built-in tools' definitions belong to their own tests:
+			// the golden file names them only.
+			var names []string
+			for _, n := range gjson.GetBytes(reqs[1].Body, "tools.#.function.name").Array() {
+				names = append(names, n.String())
+			}
+			body, err := sjson.SetBytes(reqs[1].Body, "tools", names)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRequestGolden(t, "openai-chat__fallback-after-400.json", body, g.work)
 		}
 	})
 }
