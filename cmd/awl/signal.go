@@ -5,6 +5,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/awlrun/awl/runner"
 )
 
 // SignalError is the cause of a context cancelled by SIGINT or SIGTERM.
@@ -15,8 +18,18 @@ func (e SignalError) Error() string { return "interrupted by " + e.Sig.String() 
 // Signal returns the signal, so runner.Classify can pick 130 or 143.
 func (e SignalError) Signal() os.Signal { return e.Sig }
 
+// signalGrace is how long a run has, after SIGINT or SIGTERM, to stop its
+// work, write its session and print its result before awl exits anyway: a
+// write to a stdout nobody reads (`awl run -o ndjson | sleep 60`) blocks for
+// good, and a CI runner that sends TERM before KILL would otherwise wait
+// out its whole grace period. The session is durable entry by entry, so it
+// stays valid; only the result event may be lost.
+const signalGrace = 1500 * time.Millisecond
+
 // signalContext returns a context cancelled, with a SignalError cause, on the
-// first SIGINT or SIGTERM.
+// first SIGINT or SIGTERM. If the process is still running signalGrace
+// later, or on a second signal, it exits at once with 130 (SIGINT) or 143
+// (SIGTERM), as the run would have.
 //
 // It also ignores SIGPIPE: a consumer that closes stdout early (`| head -1`)
 // must not kill a run halfway through a tool call; writes to the closed pipe
@@ -28,11 +41,22 @@ func signalContext(parent context.Context) (context.Context, func()) {
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
+		var s os.Signal
 		select {
-		case s := <-ch:
+		case s = <-ch:
 			cancel(SignalError{Sig: s})
 		case <-done:
+			return
 		}
+		t := time.NewTimer(signalGrace)
+		select {
+		case <-t.C:
+		case s = <-ch:
+		case <-done:
+			return
+		}
+		code, _ := runner.Classify(SignalError{Sig: s})
+		os.Exit(code)
 	}()
 	return ctx, func() {
 		signal.Stop(ch)
