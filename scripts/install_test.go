@@ -398,3 +398,48 @@ func goEnv(t testing.TB, name string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// BenchmarkActionInstall times the action's install, from the start of its
+// first step to `awl --version` (which the install step runs), with the
+// release served from a local server: uncached (download and verify) and
+// cached (actions/cache restored the directory).
+func BenchmarkActionInstall(b *testing.B) {
+	for _, tool := range []string{"bash", "curl", "tar", "sha256sum"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			b.Skipf("needs %s", tool)
+		}
+	}
+	root := b.TempDir()
+	release(b, root, []string{hostPlatform()}, "")
+	srv, _ := server(b, root)
+	for _, cached := range []bool{false, true} {
+		name := "uncached"
+		if cached {
+			name = "cached"
+		}
+		b.Run(name, func(b *testing.B) {
+			env, outputs, _ := actionEnv(b)
+			env = append(env, "AWL_BASE_URL="+srv.URL, "AWL_ACTION_REF="+relVersion)
+			if cached { // the first install fills the cache directory
+				if _, stderr, code := actionInstall(b, env, outputs, false); code != 0 {
+					b.Fatal(stderr)
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				_ = os.Truncate(outputs, 0)
+				if !cached {
+					dirs, _ := filepath.Glob(filepath.Join(filepath.Dir(outputs), "toolcache", "awl", "*"))
+					for _, d := range dirs {
+						_ = os.RemoveAll(d)
+					}
+				}
+				b.StartTimer()
+				if _, stderr, code := actionInstall(b, env, outputs, cached); code != 0 {
+					b.Fatal(stderr)
+				}
+			}
+		})
+	}
+}
