@@ -257,7 +257,7 @@ func (sl *grepSlot) search(ctx context.Context, s *searcher, full *atomic.Bool) 
 	case !t.IsRegular():
 		return
 	}
-	f, err := os.Open(sl.file)
+	f, err := openSearchFile(sl.file)
 	if err != nil {
 		return
 	}

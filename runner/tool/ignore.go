@@ -240,19 +240,28 @@ func rootIgnoreRules(root string) *ignoreRules {
 
 // readIgnore reads an ignore file; a missing or unreadable one has no rules.
 func readIgnore(file string) []ignorePattern {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFileBytes))
-	if err != nil {
+	data, ok := readSmallFile(file)
+	if !ok {
 		return nil
 	}
 	return parseIgnoreFile(data)
+}
+
+// readSmallFile reads up to maxIgnoreFileBytes of file if it is a regular
+// file (or a link to one). Anything else, a named pipe above all, is left
+// alone: a repository is untrusted input.
+func readSmallFile(file string) ([]byte, bool) {
+	st, err := os.Stat(file)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, false
+	}
+	f, err := openSearchFile(file)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFileBytes))
+	return data, err == nil
 }
 
 // readExclude reads info/exclude of the repository whose .git entry is
@@ -262,8 +271,8 @@ func readExclude(dotGit string) []ignorePattern {
 	if st, err := os.Stat(dotGit); err != nil {
 		return nil
 	} else if !st.IsDir() {
-		data, err := os.ReadFile(dotGit)
-		if err != nil {
+		data, ok := readSmallFile(dotGit)
+		if !ok {
 			return nil
 		}
 		target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
@@ -275,7 +284,7 @@ func readExclude(dotGit string) []ignorePattern {
 			gitDir = filepath.Join(filepath.Dir(dotGit), gitDir)
 		}
 		// A worktree keeps info/exclude in the common directory.
-		if common, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		if common, ok := readSmallFile(filepath.Join(gitDir, "commondir")); ok {
 			c := strings.TrimSpace(string(common))
 			if !filepath.IsAbs(c) {
 				c = filepath.Join(gitDir, c)

@@ -67,7 +67,15 @@ func gitRepo(t *testing.T, files map[string]string) string {
 	if err := os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte("local-only.txt\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runGit(t, dir, "add", "src/app.js", "keep.log", ".gitignore")
+	add := []string{"add"}
+	for _, f := range []string{"src/app.js", "keep.log", ".gitignore"} {
+		if _, ok := files[f]; ok {
+			add = append(add, f)
+		}
+	}
+	if len(add) > 1 {
+		runGit(t, dir, add...)
+	}
 	return dir
 }
 

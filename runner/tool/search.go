@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unicode/utf8"
 )
 
 // searchBufBytes is the fixed buffer a file is searched through: however
@@ -28,6 +29,9 @@ type lineMatcher struct {
 	// litOnly: the expression is lit and nothing else, so a line holding
 	// lit matches without running re.
 	litOnly bool
+	// fold is a literal every match contains, matched without regard to
+	// ASCII case, when there is no exact literal worth looking for.
+	fold *foldLit
 	// dfa finds matching lines when there is no literal worth looking for;
 	// each searcher runs a clone of it.
 	dfa *dfa
@@ -49,10 +53,17 @@ func newLineMatcher(expr string) (*lineMatcher, error) {
 		return m, nil
 	}
 	tree = tree.Simplify()
-	best := ""
-	for _, lit := range requiredLiterals(tree) {
-		if len(lit) > len(best) {
-			best = lit
+	best, bestFold := "", ""
+	for _, c := range requiredLiterals(tree) {
+		switch {
+		case !c.fold && len(c.text) > len(best):
+			best = c.text
+		case c.fold:
+			for _, p := range foldPieces(c.text) {
+				if len(p) > len(bestFold) {
+					bestFold = p
+				}
+			}
 		}
 	}
 	whole := tree
@@ -65,6 +76,10 @@ func newLineMatcher(expr string) (*lineMatcher, error) {
 		m.lit, m.litOnly = []byte(best), litOnly
 		return m, nil
 	}
+	if len(bestFold) >= minLiteral {
+		m.fold = newFoldLit(bestFold)
+		return m, nil
+	}
 	if d, err := newDFA(expr); err == nil {
 		m.dfa = d
 	}
@@ -74,14 +89,18 @@ func newLineMatcher(expr string) (*lineMatcher, error) {
 // litText is the text of a literal node.
 func litText(re *syntax.Regexp) string { return string(re.Rune) }
 
-// requiredLiterals lists literals that any match of re contains. Literals
-// matched without regard to case are left out: the automaton handles those.
-func requiredLiterals(re *syntax.Regexp) []string {
+// litCand is a literal that every match contains; fold marks one matched
+// without regard to case.
+type litCand struct {
+	text string
+	fold bool
+}
+
+// requiredLiterals lists literals that any match of re contains.
+func requiredLiterals(re *syntax.Regexp) []litCand {
 	switch re.Op {
 	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase == 0 {
-			return []string{litText(re)}
-		}
+		return []litCand{{litText(re), re.Flags&syntax.FoldCase != 0}}
 	case syntax.OpCapture, syntax.OpPlus:
 		return requiredLiterals(re.Sub[0])
 	case syntax.OpRepeat:
@@ -89,26 +108,154 @@ func requiredLiterals(re *syntax.Regexp) []string {
 			return requiredLiterals(re.Sub[0])
 		}
 	case syntax.OpConcat:
-		// Adjacent literals join into a longer one.
-		var out []string
-		run := ""
+		// Adjacent literals of the same kind join into a longer one.
+		var out []litCand
+		var run litCand
 		for _, sub := range re.Sub {
-			if sub.Op == syntax.OpLiteral && sub.Flags&syntax.FoldCase == 0 {
-				run += litText(sub)
+			if sub.Op == syntax.OpLiteral {
+				c := litCand{litText(sub), sub.Flags&syntax.FoldCase != 0}
+				if run.text == "" || run.fold == c.fold {
+					run.text += c.text
+					run.fold = c.fold
+					continue
+				}
+				out = append(out, run)
+				run = c
 				continue
 			}
-			if run != "" {
+			if run.text != "" {
 				out = append(out, run)
-				run = ""
+				run = litCand{}
 			}
 			out = append(out, requiredLiterals(sub)...)
 		}
-		if run != "" {
+		if run.text != "" {
 			out = append(out, run)
 		}
 		return out
 	}
 	return nil
+}
+
+// foldPieces splits a case-folded literal into the parts that ASCII case
+// folding finds exactly: k and s also fold to non-ASCII runes (K, ſ), and
+// non-ASCII letters have folds of other lengths, so they split it.
+func foldPieces(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(text); i++ {
+		if i < len(text) {
+			b := text[i]
+			if b < utf8.RuneSelf && b != 'k' && b != 'K' && b != 's' && b != 'S' {
+				continue
+			}
+		}
+		if i > start {
+			out = append(out, text[start:i])
+		}
+		start = i + 1
+	}
+	return out
+}
+
+// foldLit is an ASCII literal looked for without regard to case: one of its
+// bytes, the one likely rarest in source text, is found with IndexByte in
+// either case, and the literal is compared around it.
+type foldLit struct {
+	lit    []byte // lower case
+	off    int    // index of the byte looked for
+	lo, up byte
+}
+
+// byteCommonness orders bytes by how often they occur in source code, most
+// common first; bytes not listed count as rarer than all of them.
+const byteCommonness = " etaoinsrlcdhu.pm(),fg_y;=bw\"v:/k-x0123456789jqz"
+
+func newFoldLit(text string) *foldLit {
+	lit := []byte(strings.ToLower(text))
+	rank := func(b byte) int {
+		if i := strings.IndexByte(byteCommonness, b); i >= 0 {
+			return i
+		}
+		return len(byteCommonness)
+	}
+	off := 0
+	for i, b := range lit {
+		if rank(b) > rank(lit[off]) {
+			off = i
+		}
+	}
+	f := &foldLit{lit: lit, off: off, lo: lit[off], up: lit[off]}
+	if 'a' <= f.lo && f.lo <= 'z' {
+		f.up = f.lo - 'a' + 'A'
+	}
+	return f
+}
+
+// foldScan finds a foldLit in one buffer. It remembers where each case of
+// the byte it looks for occurs next, so that no byte is scanned twice
+// however the two cases interleave.
+type foldScan struct {
+	f              *foldLit
+	data           []byte
+	nextLo, nextUp int // next index of f.lo, f.up; -1 for none left
+	started        bool
+}
+
+func newFoldScan(f *foldLit, data []byte) *foldScan {
+	return &foldScan{f: f, data: data}
+}
+
+// next returns where the literal first starts at or after from, or -1.
+// Successive calls must not go backwards.
+func (s *foldScan) next(from int) int {
+	f := s.f
+	for q := from + f.off; q < len(s.data); {
+		if !s.started || (s.nextLo >= 0 && s.nextLo < q) {
+			s.nextLo = indexFrom(s.data, f.lo, q)
+		}
+		if f.up == f.lo {
+			s.nextUp = s.nextLo
+		} else if !s.started || (s.nextUp >= 0 && s.nextUp < q) {
+			s.nextUp = indexFrom(s.data, f.up, q)
+		}
+		s.started = true
+		i := s.nextLo
+		if i < 0 || (s.nextUp >= 0 && s.nextUp < i) {
+			i = s.nextUp
+		}
+		if i < 0 {
+			return -1
+		}
+		start := i - f.off
+		if start+len(f.lit) <= len(s.data) && asciiEqualFold(s.data[start:start+len(f.lit)], f.lit) {
+			return start
+		}
+		q = i + 1
+	}
+	return -1
+}
+
+// indexFrom is bytes.IndexByte from position from, as an absolute index.
+func indexFrom(data []byte, b byte, from int) int {
+	if i := bytes.IndexByte(data[from:], b); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+// asciiEqualFold reports whether b equals lower, which is in lower case,
+// with ASCII letters of b compared in lower case.
+func asciiEqualFold(b, lower []byte) bool {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // searcher searches files for a lineMatcher through fixed buffers. One
@@ -210,20 +357,26 @@ func (s *searcher) scan(data []byte, lineNo int, visit func(int, []byte)) int {
 		})
 		return lineNo + bytes.Count(data[counted:], []byte{'\n'})
 	}
+	var fs *foldScan
+	if m.fold != nil {
+		fs = newFoldScan(m.fold, data)
+	}
 	counted := 0
 	pos := 0
 	for pos < len(data) {
-		var i int
+		i := pos
 		switch {
 		case m.lit != nil:
 			i = bytes.Index(data[pos:], m.lit)
-		default:
-			i = 0
+			if i >= 0 {
+				i += pos
+			}
+		case fs != nil:
+			i = fs.next(pos)
 		}
 		if i < 0 {
 			break
 		}
-		i += pos
 		ls := pos + bytes.LastIndexByte(data[pos:i], '\n') + 1
 		le := len(data)
 		if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {

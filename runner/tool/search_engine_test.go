@@ -60,6 +60,7 @@ func TestSearcherAgreesWithRegexp(t *testing.T) {
 		`\bfoo\b`, `\Bbar`, `^$`, `^\s*$`, `^func`, `\)$`, `é$`, `x*`, `.`, `^`, `(?i)KELVIN`,
 		`[^a-z]`, `\pL+\s`, `a|b`, `(?m)^\w+$`, `\Afunc`, `line\z`, `\$end`, `[[:upper:]]+\d`,
 		`(foo|bar)_?bar`, `R.a.e.`, `\x{212a}`, `ſ`, `(?s).+`, `(?U)a+?`, `ne\b`,
+		`(?i)newreader`, `(?i)reader\(`, `(?i)todo\(RSC\)`, `(?i)the kelvin`, `x(?i)ABC12`, `(?i)er`, `(?i)ine`, `(?i)LINE WITHOUT`,
 	}
 	for _, expr := range exprs {
 		want := naiveGrep(t, expr, []byte(engineText))
@@ -108,6 +109,7 @@ func FuzzSearcher(f *testing.F) {
 	f.Add(`(?i)server`, engineText)
 	f.Add(`\bfoo`, "foo\nxfoo\n foo")
 	f.Add(`^a*$`, "\n\naaa\nb")
+	f.Add(`(?i)abc\d`, "xABC1 aBc2\nabC\n")
 	f.Fuzz(func(t *testing.T, expr, text string) {
 		if _, err := regexp.Compile(expr); err != nil {
 			return
