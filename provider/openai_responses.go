@@ -26,6 +26,8 @@ type respPart struct {
 	Type     string  `json:"type"`
 	Text     *string `json:"text,omitempty"`
 	ImageURL string  `json:"image_url,omitempty"`
+	// Detail is required on input_image by the Responses schema.
+	Detail string `json:"detail,omitempty"`
 }
 
 type respSummary struct {
@@ -120,7 +122,7 @@ func responsesRequest(req Request) *respRequest {
 func inputText(s string) *respPart { return &respPart{Type: "input_text", Text: &s} }
 
 func inputImage(mime, data string) *respPart {
-	return &respPart{Type: "input_image", ImageURL: dataURL(mime, data)}
+	return &respPart{Type: "input_image", ImageURL: dataURL(mime, data), Detail: "auto"}
 }
 
 // responsesItems lowers one message to input items, in block order.
@@ -462,6 +464,7 @@ func (p *respPart) appendJSON(w *jsonWriter) {
 	w.strField("type", p.Type)
 	w.optPtrStr("text", p.Text)
 	w.optStr("image_url", p.ImageURL)
+	w.optStr("detail", p.Detail)
 	w.end()
 }
 

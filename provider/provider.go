@@ -120,9 +120,46 @@ func (e *Error) Error() string {
 		s = e.Provider + ": "
 	}
 	if e.Status != 0 {
-		s += http.StatusText(e.Status) + " (" + strconv.Itoa(e.Status) + "): "
+		s += StatusText(e.Status) + " (" + strconv.Itoa(e.Status) + "): "
 	}
 	return s + e.Message
+}
+
+// extraStatusText names statuses net/http does not: ones providers and the
+// proxies in front of them send.
+var extraStatusText = map[int]string{
+	499: "Client Closed Request",
+	520: "Unknown Origin Error",
+	521: "Origin Down",
+	522: "Origin Connection Timed Out",
+	523: "Origin Unreachable",
+	524: "Origin Timeout",
+	529: "Overloaded",
+}
+
+// StatusText is a readable text for any HTTP status: net/http's, a known
+// provider or proxy status's (529 Overloaded), or else the status class's
+// ("Server Error" for an unknown 5xx).
+func StatusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return t
+	}
+	if t := extraStatusText[code]; t != "" {
+		return t
+	}
+	switch code / 100 {
+	case 1:
+		return "Informational"
+	case 2:
+		return "Success"
+	case 3:
+		return "Redirection"
+	case 4:
+		return "Client Error"
+	case 5:
+		return "Server Error"
+	}
+	return "HTTP Status"
 }
 
 // Options configures a provider.

@@ -175,3 +175,24 @@ func TestPresets(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusTextEveryStatus: no error reads "anthropic:  (529)".
+func TestStatusTextEveryStatus(t *testing.T) {
+	for code := 100; code <= 999; code++ {
+		if StatusText(code) == "" {
+			t.Fatalf("status %d has no text", code)
+		}
+		e := &Error{Provider: NameAnthropic, Status: code, Message: "m"}
+		if s := e.Error(); strings.Contains(s, "  ") || strings.Contains(s, ": (") {
+			t.Fatalf("status %d: %q", code, s)
+		}
+	}
+	for code, want := range map[int]string{529: "Overloaded", 503: "Service Unavailable", 599: "Server Error", 499: "Client Closed Request", 450: "Client Error"} {
+		if got := StatusText(code); got != want {
+			t.Errorf("StatusText(%d) = %q, want %q", code, got, want)
+		}
+	}
+	if got := (&Error{Provider: NameAnthropic, Status: 529, Message: "Overloaded"}).Error(); got != "anthropic: Overloaded (529): Overloaded" {
+		t.Errorf("529 error = %q", got)
+	}
+}

@@ -104,7 +104,7 @@ func (c *client) redact(s string) string {
 func classifyStatus(status int, h http.Header, body []byte) *wireError {
 	msg, code := errorMessage(body)
 	if msg == "" {
-		msg = http.StatusText(status)
+		msg = StatusText(status)
 	}
 	e := &wireError{status: status, msg: msg, header: h}
 	switch strings.ToLower(strings.TrimSpace(h.Get("x-should-retry"))) {

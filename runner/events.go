@@ -154,11 +154,10 @@ func (e *Emitter) Emit(ev any) {
 	if e == nil || e.w == nil {
 		return
 	}
-	b, err := json.Marshal(ev)
+	b, err := marshalEvent(ev)
 	if err != nil {
 		return
 	}
-	b = append(b, '\n')
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.err != nil {
@@ -167,6 +166,19 @@ func (e *Emitter) Emit(ev any) {
 	if _, err := e.w.Write(b); err != nil {
 		e.err = err
 	}
+}
+
+// marshalEvent is ev as one NDJSON line. "<", ">" and "&" are written as
+// they are, not as \u003c…: an entry event then carries its session line's
+// text byte for byte, and `grep '<stdin>'` finds it in both.
+func marshalEvent(ev any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ev); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // Err returns the first write error.

@@ -71,3 +71,25 @@ var errClosed = &closedErr{}
 type closedErr struct{}
 
 func (*closedErr) Error() string { return "pipe closed" }
+
+// TestEventsNotHTMLEscaped: an entry event carries its session line's text
+// as the session has it, "<stdin>" and "&" included, and so do the other
+// events.
+func TestEventsNotHTMLEscaped(t *testing.T) {
+	line := []byte(`{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"why?\n\n<stdin>\na && b > c\n</stdin>"}]}}`)
+	var buf bytes.Buffer
+	em := NewEmitter(&buf, func() time.Time { return time.Unix(0, 0) })
+	em.Emit(EntryEvent{Base: em.Stamp("entry", "s"), Entry: EchoLine(line)})
+	EmitResult(em, Result{Text: "<b>done</b> & dusted"}, 0)
+	out := buf.String()
+	if strings.Contains(out, `\u003c`) || strings.Contains(out, `\u0026`) || strings.Contains(out, `\u003e`) {
+		t.Fatalf("events are HTML-escaped:\n%s", out)
+	}
+	first, rest, _ := strings.Cut(out, "\n")
+	if !strings.Contains(first, string(line)) {
+		t.Errorf("entry event does not carry the session line byte for byte:\n%s\n%s", first, line)
+	}
+	if !strings.Contains(rest, `"text":"<b>done</b> & dusted"`) || !strings.HasSuffix(rest, "}\n") || strings.Count(out, "\n") != 2 {
+		t.Errorf("result event = %q", rest)
+	}
+}
