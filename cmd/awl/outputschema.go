@@ -60,6 +60,23 @@ func (c *runCmd) loadSchema(ctx context.Context, a *app) (*runner.OutputSchema, 
 	return s, nil
 }
 
+// checkLastMessage refuses an --output-last-message FILE that could never
+// be written (its directory is missing, or FILE is a directory) before the
+// run spends anything.
+func (c *runCmd) checkLastMessage() error {
+	if c.OutputLastMessage == "" {
+		return nil
+	}
+	if fi, err := os.Stat(c.OutputLastMessage); err == nil && fi.IsDir() {
+		return runner.Usagef(fmt.Sprintf("--output-last-message %s: is a directory", c.OutputLastMessage))
+	}
+	dir := filepath.Dir(c.OutputLastMessage)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return runner.Usagef(fmt.Sprintf("--output-last-message %s: no directory %s", c.OutputLastMessage, dir))
+	}
+	return nil
+}
+
 // writeLastMessage writes the final answer of a successful run to
 // --output-last-message: the JSON value with a schema, the text otherwise,
 // ending in a newline. It replaces the file whole (a temporary file

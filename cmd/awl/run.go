@@ -168,6 +168,9 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err := c.validate(); err != nil {
 		return res, runner.Config{}, err
 	}
+	if err := c.checkLastMessage(); err != nil {
+		return res, runner.Config{}, err
+	}
 	// Everything that can be checked is checked before stdin is read: a
 	// job piping a long build into a misconfigured awl learns so at once,
 	// not when the build ends.

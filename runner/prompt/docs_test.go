@@ -47,6 +47,18 @@ func TestDocs(t *testing.T) {
 		Build(withAppend, baseOf(next))[0].Content[0].Text, // replaced
 		Build(gone, baseOf(withAppend))[0].Content[0].Text, // removed
 	)
+	// The output schema, its replacement and its removal.
+	withSchema := s
+	withSchema.OutputSchema = `{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`
+	otherSchema := withSchema
+	otherSchema.OutputSchema = `{"type":"boolean"}`
+	noSchema := withSchema
+	noSchema.OutputSchema = ""
+	quoted = append(quoted,
+		Build(withSchema, baseOf(s))[0].Content[0].Text,
+		strings.SplitN(Build(otherSchema, baseOf(withSchema))[0].Content[0].Text, "\n\n", 2)[0],
+		Build(noSchema, baseOf(withSchema))[0].Content[0].Text,
+	)
 	for _, q := range quoted {
 		q = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(q, "x"), "y"), "\n\n")
 		if !strings.Contains(context, q) {
