@@ -49,7 +49,10 @@ fuzz:
 
 # demo replays examples/summarise.jsonl through the real tools in a scratch
 # directory (scripts/demo.sh): awl's main job, end to end, with no API key.
-demo: build
+# Its stdout is NDJSON alone (`make demo | jq .`): the build's own output
+# goes to stderr.
+demo:
+	@$(MAKE) --no-print-directory build >&2
 	@AWL="$(abspath $(BIN))" sh scripts/demo.sh
 
 clean:
