@@ -21,8 +21,8 @@ import (
 // attempt streams its answer from the start. Stream is safe to call from
 // one goroutine at a time per Provider value.
 type Provider interface {
-	// Name is the provider's name as recorded in sessions ("anthropic",
-	// "openai", "openai-chat").
+	// Name is the provider's name as recorded in sessions: one of
+	// Names ("anthropic", "openai", "openai-chat", "openrouter", …).
 	Name() string
 	// Stream sends req and calls emit for each streamed event, in order,
 	// from the calling goroutine. emit may be nil.

@@ -35,7 +35,7 @@ type runCmd struct {
 	System       string `name:"system" help:"Replace the default system prompt." placeholder:"TEXT"`
 	AppendSystem string `name:"append-system" help:"Add to the system prompt." placeholder:"TEXT"`
 
-	Provider   string `name:"provider" help:"${provider_names} (env AWL_PROVIDER; default: the first of ${auto_key_vars} that is set)." placeholder:"NAME"`
+	Provider   string `name:"provider" help:"${provider_names} (env AWL_PROVIDER; default: a resumed session's, else the first of ${auto_key_vars} that is set)." placeholder:"NAME"`
 	Model      string `name:"model" help:"Model name (env AWL_MODEL; default per provider: ${default_models})." placeholder:"NAME"`
 	BaseURL    string `name:"base-url" help:"API base URL (default from ${base_url_vars}, per provider)." placeholder:"URL"`
 	MaxRetries int    `name:"max-retries" default:"4" help:"Retries of a failed model request."`
@@ -380,9 +380,14 @@ func cleanList(in []string) []string {
 // key is set.
 func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider, activeModel string) (provider.Provider, string, []conv.Message, error) {
 	name := cmp.Or(c.Provider, a.getenv("AWL_PROVIDER"))
+	// from says where the name came from, for the error about an unknown one.
+	from := "--provider"
+	if c.Provider == "" {
+		from = "AWL_PROVIDER"
+	}
 	model := cmp.Or(c.Model, a.getenv("AWL_MODEL"))
 	if name == "" && activeProvider != "" && activeProvider != "replay" {
-		name = activeProvider
+		name, from = activeProvider, "the resumed session's provider"
 		if model == "" {
 			model = activeModel
 		}
@@ -393,12 +398,7 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 	if c.Replay != "" {
 		return nil, "", nil, runner.Usagef("--replay needs --provider replay")
 	}
-	from := "--provider"
-	if c.Provider == "" {
-		from = "AWL_PROVIDER"
-	}
 	if name == "" {
-		from = ""
 		for _, s := range provider.Specs() {
 			if s.Auto && providerKey(a, s) != "" {
 				name = s.Name
@@ -411,9 +411,6 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 	}
 	spec, ok := provider.Lookup(name)
 	if !ok {
-		if from == "" {
-			from = "provider"
-		}
 		return nil, "", nil, runner.Usagef(fmt.Sprintf("%s: unknown provider %q (%s)", from, name, providerNames()))
 	}
 	baseURL := cmp.Or(c.BaseURL, a.getenv(spec.BaseURLVar))
