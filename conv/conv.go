@@ -102,8 +102,8 @@ func (u Usage) Add(o Usage) Usage {
 	}
 }
 
-// Message is one conversation message. Provider, Model, StopReason and Usage
-// are response metadata and are set on assistant messages only.
+// Message is one conversation message. Provider, Model, StopReason, Usage
+// and CostUSD are response metadata and are set on assistant messages only.
 type Message struct {
 	Role    Role
 	Content []Block
@@ -112,6 +112,9 @@ type Message struct {
 	Model      string
 	StopReason StopReason
 	Usage      *Usage
+	// CostUSD is what the request that produced the message cost, in US
+	// dollars; nil when it is not known (no price for the model, no usage).
+	CostUSD *float64
 }
 
 // Text returns the concatenation of the message's text blocks.

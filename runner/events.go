@@ -102,11 +102,14 @@ type Denial struct {
 // ResultEvent is always the last event, on success and failure alike.
 type ResultEvent struct {
 	Base
-	ExitCode    int      `json:"exit_code"`
-	Reason      string   `json:"reason"`
-	Text        string   `json:"text"`
-	Turns       int      `json:"turns"`
-	Usage       Usage    `json:"usage"`
+	ExitCode int    `json:"exit_code"`
+	Reason   string `json:"reason"`
+	Text     string `json:"text"`
+	Turns    int    `json:"turns"`
+	Usage    Usage  `json:"usage"`
+	// CostUSD is null when the cost is not known (a model without a
+	// price); never an estimate.
+	CostUSD     *float64 `json:"cost_usd"`
 	ToolCalls   int      `json:"tool_calls"`
 	Denied      []Denial `json:"denied"`
 	DurationMS  int64    `json:"duration_ms"`

@@ -16,6 +16,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
@@ -48,8 +49,19 @@ type Config struct {
 
 	MaxTurns        int // model requests; 0 = unlimited
 	MaxOutputTokens int
-	Reasoning       string
-	Stream          bool
+	// MaxCostUSD and MaxTotalTokens stop the run before a request once
+	// this run has spent that much; 0 = unlimited. Prices prices each
+	// request (nil: every cost is unknown).
+	MaxCostUSD     float64
+	MaxTotalTokens int64
+	Prices         *modelinfo.Table
+	// Timeout is --timeout, recorded in the run entry; the deadline itself
+	// is the context's.
+	Timeout time.Duration
+	// Version is awl's version, recorded in the run entry.
+	Version   string
+	Reasoning string
+	Stream    bool
 
 	System, AppendSystem string
 	NoEnv, NoAgentsMD    bool
@@ -88,8 +100,10 @@ type Result struct {
 	Text        string
 	Turns       int
 	Usage       conv.Usage
-	ToolCalls   int
-	Denied      []Denial
+	// CostUSD is what this run's requests cost, nil when unknown.
+	CostUSD   *float64
+	ToolCalls int
+	Denied    []Denial
 	// Structured is the final answer parsed as JSON when an output schema
 	// accepted it; Problems is what a gate still rejected (exit 7 or 8).
 	Structured json.RawMessage
@@ -104,7 +118,8 @@ func Run(ctx context.Context, cfg Config) Result {
 	if start.IsZero() {
 		start = cfg.now()
 	}
-	r := &run{cfg: cfg}
+	r := &run{cfg: cfg, start: start}
+	r.res.CostUSD = new(float64)
 	err := r.do(ctx)
 	if err != nil && ctx.Err() != nil {
 		if cause := context.Cause(ctx); cause != nil {
@@ -112,7 +127,9 @@ func Run(ctx context.Context, cfg Config) Result {
 		}
 	}
 	r.res.Err = err
-	EmitResult(cfg.Events, r.res, cfg.now().Sub(start))
+	d := cfg.now().Sub(start)
+	r.finish(d)
+	EmitResult(cfg.Events, r.res, d)
 	return r.res
 }
 
@@ -126,6 +143,7 @@ func EmitResult(em *Emitter, res Result, d time.Duration) {
 		Text:        res.Text,
 		Turns:       res.Turns,
 		Usage:       Usage{Input: res.Usage.Input, Output: res.Usage.Output, CacheRead: res.Usage.CacheRead, CacheWrite: res.Usage.CacheWrite},
+		CostUSD:     res.CostUSD,
 		ToolCalls:   res.ToolCalls,
 		Denied:      res.Denied,
 		DurationMS:  d.Milliseconds(),
@@ -158,6 +176,13 @@ type run struct {
 	nativeOff bool          // the server rejected native structured output
 	gateList  []Gate
 	gateTries []int // rejections so far, per gate, for the current prompt
+	start     time.Time
+	// The last turn's cost, tokens and duration measure "one more turn"
+	// for the wrap-up notice, given once (noticed).
+	lastCost   float64
+	lastTokens int64
+	lastTurn   time.Duration
+	noticed    bool
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -167,6 +192,12 @@ func (r *run) do(ctx context.Context) error {
 			cfg.Resume.Close()
 		}
 		return Usagef("no prompt: give one as arguments, with -p/--prompt, -f/--prompt-file, or on stdin")
+	}
+	if err := r.checkPriced(); err != nil {
+		if cfg.Resume != nil {
+			cfg.Resume.Close()
+		}
+		return err
 	}
 	var err error
 	resumed := cfg.Resume != nil || cfg.ResumePath != ""
@@ -181,7 +212,7 @@ func (r *run) do(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer r.sess.Close()
+	// Run closes the session after appending the run entry (finish).
 	r.res.SessionID = r.sess.Header.ID
 	r.res.SessionPath = r.sess.Path
 
@@ -349,9 +380,16 @@ func (r *run) loop(ctx context.Context) error {
 		if cfg.MaxTurns > 0 && r.res.Turns >= cfg.MaxTurns {
 			return &LimitError{Reason: "max_turns", Msg: fmt.Sprintf("stopped after %d model request(s) (--max-turns %d)", r.res.Turns, cfg.MaxTurns)}
 		}
+		if err := r.budgetStop(); err != nil {
+			return err
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if err := r.wrapUp(ctx); err != nil {
+			return err
+		}
+		turnStart := r.cfg.now()
 		r.res.Turns++
 		req := provider.Request{
 			Model:     cfg.Model,
@@ -364,9 +402,8 @@ func (r *run) loop(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if msg.Usage != nil {
-			r.res.Usage = r.res.Usage.Add(*msg.Usage)
-		}
+		msg.CostUSD = r.priceOf(msg)
+		r.account(msg)
 		if err := r.appendEntry(session.Entry{Type: "message", Message: &msg}); err != nil {
 			return err
 		}
@@ -389,6 +426,7 @@ func (r *run) loop(ctx context.Context) error {
 		if err := r.appendUser(results); err != nil {
 			return err
 		}
+		r.measureTurn(msg, r.cfg.now().Sub(turnStart))
 		if err := ctx.Err(); err != nil {
 			return err
 		}

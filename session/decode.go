@@ -561,6 +561,25 @@ func (d *decoder) intField() (int64, error) {
 	return 0, d.wrong("a number")
 }
 
+// floatField reads a number; ok is false for null.
+func (d *decoder) floatField() (v float64, ok bool, err error) {
+	switch c := d.peek(); {
+	case c == '-' || c >= '0' && c <= '9':
+		text, _, err := d.number()
+		if err != nil {
+			return 0, false, err
+		}
+		v, err := strconv.ParseFloat(string(text), 64)
+		if err != nil {
+			return 0, false, &fieldError{Msg: "number out of range"}
+		}
+		return v, true, nil
+	case c == 'n':
+		return 0, false, d.literal("null")
+	}
+	return 0, false, d.wrong("a number")
+}
+
 func (d *decoder) boolField() (bool, error) {
 	switch d.peek() {
 	case 't':
@@ -827,6 +846,13 @@ func (d *decoder) message(m *conv.Message) error {
 			var r string
 			r, err = d.stringField()
 			m.StopReason = conv.StopReason(r)
+		case "costUsd":
+			var c float64
+			var ok bool
+			c, ok, err = d.floatField()
+			if ok {
+				m.CostUSD = &c
+			}
 		case "usage":
 			switch d.peek() {
 			case 'n':

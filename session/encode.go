@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -90,6 +91,15 @@ func appendStringField(dst []byte, key, val string) []byte {
 
 func appendIntField(dst []byte, key string, v int64) []byte {
 	return strconv.AppendInt(appendKey(dst, key, false), v, 10)
+}
+
+// appendFloatField appends a number without an exponent (awl's costs), as
+// 0 for a value JSON cannot hold.
+func appendFloatField(dst []byte, key string, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		v = 0
+	}
+	return strconv.AppendFloat(appendKey(dst, key, false), v, 'f', -1, 64)
 }
 
 // appendTime appends t as "2006-01-02T15:04:05.000Z".
@@ -199,6 +209,9 @@ func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 			dst = appendIntField(dst, "cacheWrite", u.CacheWrite)
 		}
 		dst = append(dst, '}')
+	}
+	if c := m.CostUSD; c != nil {
+		dst = appendFloatField(dst, "costUsd", *c)
 	}
 	return append(dst, '}', '}'), nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
 )
@@ -48,6 +50,9 @@ type runCmd struct {
 	MaxTurns        int           `name:"max-turns" help:"Stop after N model requests (exit 6)." placeholder:"N"`
 	Timeout         time.Duration `name:"timeout" help:"Stop the whole run after this long (exit 124)." placeholder:"DURATION"`
 	MaxOutputTokens int           `name:"max-output-tokens" help:"Output token cap per model request." placeholder:"N"`
+	MaxCostUSD      float64       `name:"max-cost-usd" help:"Stop before a model request once this run has cost X US dollars (exit 6)." placeholder:"X"`
+	MaxTotalTokens  int64         `name:"max-total-tokens" help:"Stop before a model request once this run has used N tokens, cache included (exit 6)." placeholder:"N"`
+	Pricing         string        `name:"pricing" help:"A JSON price table that overrides or extends awl's (env AWL_PRICING)." placeholder:"FILE"`
 
 	Output string `name:"output" short:"o" enum:"text,json,ndjson" default:"text" help:"text (final answer), json (one result object) or ndjson (events as they happen)."`
 	Stream bool   `name:"stream" help:"With ndjson, also emit text and thinking deltas."`
@@ -136,7 +141,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if c.Dir != "" {
 		// Paths given on the command line are the caller's: resolve them
 		// before moving to DIR.
-		files := append([]*string{&c.PromptFile, &c.OutputLastMessage}, pathPtrs(c.Image)...)
+		files := append([]*string{&c.PromptFile, &c.OutputLastMessage, &c.Pricing}, pathPtrs(c.Image)...)
 		if c.OutputSchema.Ref != "none" {
 			files = append(files, &c.OutputSchema.Ref)
 		}
@@ -233,6 +238,10 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err != nil {
 		return fail(err)
 	}
+	prices, err := c.loadPrices(a.getenv)
+	if err != nil {
+		return fail(err)
+	}
 
 	// A schema file is checked here too; `--output-schema -` reads stdin,
 	// so it comes after every other check.
@@ -270,6 +279,11 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		Known:            known,
 		MaxTurns:         c.MaxTurns,
 		MaxOutputTokens:  c.MaxOutputTokens,
+		MaxCostUSD:       c.MaxCostUSD,
+		MaxTotalTokens:   c.MaxTotalTokens,
+		Prices:           prices,
+		Timeout:          c.Timeout,
+		Version:          version,
 		Reasoning:        c.Reasoning,
 		Stream:           c.Stream,
 		System:           c.System,
@@ -296,6 +310,8 @@ func (c *runCmd) validate() error {
 	}{
 		{"--max-turns", c.MaxTurns < 0},
 		{"--max-output-tokens", c.MaxOutputTokens < 0},
+		{"--max-cost-usd", c.MaxCostUSD < 0 || math.IsNaN(c.MaxCostUSD) || math.IsInf(c.MaxCostUSD, 0)},
+		{"--max-total-tokens", c.MaxTotalTokens < 0},
 		{"--max-retries", c.MaxRetries < 0},
 		{"--timeout", c.Timeout < 0},
 		{"--stdin-timeout", c.StdinTimeout < 0},
@@ -309,6 +325,20 @@ func (c *runCmd) validate() error {
 		return runner.Usagef("--tools: the list is empty (use --no-tools to offer none)")
 	}
 	return nil
+}
+
+// loadPrices returns the price table: awl's, overridden and extended by
+// --pricing FILE or else AWL_PRICING.
+func (c *runCmd) loadPrices(getenv func(string) string) (*modelinfo.Table, error) {
+	path, from := c.Pricing, "--pricing"
+	if path == "" {
+		path, from = getenv("AWL_PRICING"), "AWL_PRICING"
+	}
+	t, err := modelinfo.Load(path)
+	if err != nil {
+		return nil, runner.Usagef(from + ": " + err.Error())
+	}
+	return t, nil
 }
 
 // selectTools applies --tools, --deny-tools and --no-tools to the built-ins.

@@ -46,6 +46,7 @@ func registry() []fragment {
 		environmentContext{},
 		agentsMDRemoved{},
 		agentsMD{},
+		budgetNotice{},
 	}
 }
 

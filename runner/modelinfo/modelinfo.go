@@ -1,0 +1,260 @@
+// Package modelinfo is awl's table of what it knows about models: the price
+// of their tokens and the size of their context window. The table is
+// embedded (models.json, dated, each entry citing where its figures come
+// from) and can be overridden or extended by a file of the same shape
+// (--pricing FILE, AWL_PRICING).
+package modelinfo
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/awlrun/awl/conv"
+)
+
+//go:embed models.json
+var embedded []byte
+
+// Price is what a million tokens of each kind cost, in US dollars.
+type Price struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+}
+
+// Tier is the price of every token of a request whose prompt (input, cache
+// reads and cache writes together) is longer than Above tokens.
+type Tier struct {
+	Above int64 `json:"above"`
+	Price
+}
+
+// Model is one model's entry.
+type Model struct {
+	// Provider is "anthropic" or "openai" (which covers openai-chat too).
+	Provider string   `json:"provider"`
+	Name     string   `json:"model"`
+	Aliases  []string `json:"aliases,omitempty"`
+	Price
+	LongContext *Tier `json:"longContext,omitempty"`
+	// ContextWindow is the model's context window in tokens; 0 when not
+	// known.
+	ContextWindow int64 `json:"contextWindow,omitempty"`
+	// Source says where the figures come from.
+	Source string `json:"source,omitempty"`
+}
+
+// Cost returns what a request with usage u cost, in US dollars.
+func (m Model) Cost(u conv.Usage) float64 {
+	p := m.Price
+	if t := m.LongContext; t != nil && u.Input+u.CacheRead+u.CacheWrite > t.Above {
+		p = t.Price
+	}
+	c := (float64(u.Input)*p.Input + float64(u.Output)*p.Output +
+		float64(u.CacheRead)*p.CacheRead + float64(u.CacheWrite)*p.CacheWrite) / 1e6
+	return Round(c)
+}
+
+// Round rounds a dollar amount to 1e-9 (a billionth of a dollar), so sums
+// of costs print without floating-point noise.
+func Round(usd float64) float64 { return math.Round(usd*1e9) / 1e9 }
+
+// Table is a set of models, looked up by provider and model name.
+type Table struct {
+	// Updated is the date the embedded figures were checked.
+	Updated string
+	models  []Model
+	byName  map[string]int // family + "\x00" + name or alias → index
+}
+
+type file struct {
+	Updated string  `json:"updated"`
+	Note    string  `json:"note"`
+	Models  []Model `json:"models"`
+}
+
+var builtin = sync.OnceValues(func() (*Table, error) {
+	t := &Table{byName: map[string]int{}}
+	if err := t.merge("models.json (embedded)", embedded); err != nil {
+		return nil, err
+	}
+	return t, nil
+})
+
+// Default returns the embedded table.
+func Default() *Table {
+	t, err := builtin()
+	if err != nil {
+		panic(err) // the embedded file is checked by the tests
+	}
+	return t
+}
+
+// Load returns the embedded table overridden and extended by the file at
+// path ("" for none): an entry of the file replaces the embedded entry of
+// the same provider and model, and adds one otherwise.
+func Load(path string) (*Table, error) {
+	base := Default()
+	if path == "" {
+		return base, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{Updated: base.Updated, models: append([]Model(nil), base.models...), byName: make(map[string]int, len(base.byName))}
+	for k, v := range base.byName {
+		t.byName[k] = v
+	}
+	if err := t.merge(path, data); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Table) merge(name string, data []byte) error {
+	var f file
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return fmt.Errorf("%s: %s", where(name, data, err), describe(err))
+	}
+	if dec.More() {
+		return fmt.Errorf("%s: more than one JSON value", name)
+	}
+	if f.Updated != "" {
+		t.Updated = f.Updated
+	}
+	for i, m := range f.Models {
+		if err := m.check(); err != nil {
+			return fmt.Errorf("%s: models[%d] (%q): %w", name, i, m.Name, err)
+		}
+		m.Provider = Family(m.Provider)
+		idx := len(t.models)
+		if old, ok := t.byName[key(m.Provider, m.Name)]; ok {
+			// Replace: drop the old entry's names first.
+			for k, v := range t.byName {
+				if v == old {
+					delete(t.byName, k)
+				}
+			}
+			idx = old
+			t.models[old] = m
+		} else {
+			t.models = append(t.models, m)
+		}
+		for _, n := range append([]string{m.Name}, m.Aliases...) {
+			t.byName[key(m.Provider, n)] = idx
+		}
+	}
+	return nil
+}
+
+func (m Model) check() error {
+	if strings.TrimSpace(m.Provider) == "" {
+		return errors.New("provider: missing")
+	}
+	if strings.TrimSpace(m.Name) == "" {
+		return errors.New("model: missing")
+	}
+	if err := m.Price.check(""); err != nil {
+		return err
+	}
+	if m.LongContext != nil {
+		if m.LongContext.Above <= 0 {
+			return errors.New("longContext.above: must be more than 0")
+		}
+		if err := m.LongContext.Price.check("longContext."); err != nil {
+			return err
+		}
+	}
+	if m.ContextWindow < 0 {
+		return errors.New("contextWindow: must not be negative")
+	}
+	return nil
+}
+
+func (p Price) check(prefix string) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"input", p.Input}, {"output", p.Output}, {"cacheRead", p.CacheRead}, {"cacheWrite", p.CacheWrite}} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s%s: must be a price of 0 or more", prefix, f.name)
+		}
+	}
+	return nil
+}
+
+// where names the place of a decoding error: "name:line" when the error
+// has an offset.
+func where(name string, data []byte, err error) string {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 || off > int64(len(data)) {
+		return name
+	}
+	return fmt.Sprintf("%s:%d", name, 1+bytes.Count(data[:off], []byte{'\n'}))
+}
+
+func describe(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s: want a %s, got %s", strings.ReplaceAll(te.Field, "Price.", ""), te.Type, te.Value)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// Family returns the table provider a provider name prices with: openai and
+// openai-chat share OpenAI's prices.
+func Family(provider string) string {
+	p := strings.ToLower(strings.TrimSpace(provider))
+	if p == "openai-chat" {
+		return "openai"
+	}
+	return p
+}
+
+func key(family, name string) string { return family + "\x00" + strings.ToLower(name) }
+
+// dated matches a snapshot date at the end of a model name:
+// claude-sonnet-4-5-20250929, gpt-5-2025-08-07.
+var dated = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2})$`)
+
+// Lookup returns the entry for model as served by provider: by name or
+// alias, else by the name without a snapshot date. ok is false when the
+// table does not know the model.
+func (t *Table) Lookup(provider, model string) (Model, bool) {
+	if t == nil || model == "" {
+		return Model{}, false
+	}
+	f := Family(provider)
+	if i, ok := t.byName[key(f, model)]; ok {
+		return t.models[i], true
+	}
+	if base := dated.ReplaceAllString(model, ""); base != model {
+		if i, ok := t.byName[key(f, base)]; ok {
+			return t.models[i], true
+		}
+	}
+	return Model{}, false
+}
+
+// Models returns every entry, in table order.
+func (t *Table) Models() []Model { return append([]Model(nil), t.models...) }

@@ -1,0 +1,157 @@
+package modelinfo
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/awlrun/awl/conv"
+)
+
+func TestEmbeddedTableIsValidDatedAndCited(t *testing.T) {
+	tab, err := builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.Updated) != len("2006-01-02") {
+		t.Errorf("updated = %q, want a date", tab.Updated)
+	}
+	seen := map[string]bool{}
+	for _, m := range tab.Models() {
+		if !strings.HasPrefix(m.Source, "https://") {
+			t.Errorf("%s: source %q does not cite a page", m.Name, m.Source)
+		}
+		if m.Input <= 0 || m.Output <= 0 {
+			t.Errorf("%s: input and output prices must be set", m.Name)
+		}
+		if m.ContextWindow <= 0 {
+			t.Errorf("%s: no context window", m.Name)
+		}
+		if m.Provider != "anthropic" && m.Provider != "openai" {
+			t.Errorf("%s: provider %q", m.Name, m.Provider)
+		}
+		for _, n := range append([]string{m.Name}, m.Aliases...) {
+			if seen[m.Provider+n] {
+				t.Errorf("%s listed twice", n)
+			}
+			seen[m.Provider+n] = true
+		}
+	}
+	// The providers' default models must be priced.
+	for _, pm := range [][2]string{{"anthropic", "claude-sonnet-4-5"}, {"openai", "gpt-5"}} {
+		if _, ok := tab.Lookup(pm[0], pm[1]); !ok {
+			t.Errorf("default model %s/%s has no price", pm[0], pm[1])
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	tab := Default()
+	for _, c := range []struct {
+		provider, model, want string
+	}{
+		{"anthropic", "claude-sonnet-4-5", "claude-sonnet-4-5"},
+		{"anthropic", "claude-sonnet-4-5-20250929", "claude-sonnet-4-5"}, // alias
+		{"anthropic", "claude-sonnet-4-20250514", "claude-sonnet-4-0"},
+		{"anthropic", "Claude-Haiku-4-5-20251001", "claude-haiku-4-5"},
+		{"openai", "gpt-5-2025-08-07", "gpt-5"}, // dated snapshot
+		{"openai-chat", "gpt-4o-mini-2024-07-18", "gpt-4o-mini"},
+		{"openai", "gpt-5.5-2026-04-23", "gpt-5.5"},
+	} {
+		m, ok := tab.Lookup(c.provider, c.model)
+		if !ok || m.Name != c.want {
+			t.Errorf("Lookup(%s, %s) = %q, %v; want %q", c.provider, c.model, m.Name, ok, c.want)
+		}
+	}
+	for _, c := range [][2]string{
+		{"anthropic", "gpt-5"}, // another provider's model
+		{"openai", "claude-sonnet-4-5"},
+		{"openai-chat", "deepseek-reasoner"},
+		{"replay", "claude-sonnet-4-5"},
+		{"anthropic", ""},
+		{"openai", "gpt-5-mini-turbo"}, // a prefix is not a match
+	} {
+		if m, ok := tab.Lookup(c[0], c[1]); ok {
+			t.Errorf("Lookup(%s, %s) = %q; want unknown", c[0], c[1], m.Name)
+		}
+	}
+}
+
+func TestCost(t *testing.T) {
+	tab := Default()
+	son, _ := tab.Lookup("anthropic", "claude-sonnet-4-5")
+	// 1500 input × $3 + 85 output × $15 + 1200 cache read × $0.30 + 400
+	// cache write × $3.75, per million.
+	got := son.Cost(conv.Usage{Input: 1500, Output: 85, CacheRead: 1200, CacheWrite: 400})
+	want := (1500*3 + 85*15 + 1200*0.3 + 400*3.75) / 1e6
+	if got != Round(want) {
+		t.Errorf("cost = %v, want %v", got, want)
+	}
+	// Over 200K prompt tokens, every token is at the long-context price.
+	long := son.Cost(conv.Usage{Input: 150_000, CacheRead: 60_000, Output: 1000})
+	if wantL := Round((150_000*6 + 60_000*0.6 + 1000*22.5) / 1e6); long != wantL {
+		t.Errorf("long-context cost = %v, want %v", long, wantL)
+	}
+	exact := son.Cost(conv.Usage{Input: 200_000})
+	if exact != 0.6 {
+		t.Errorf("a prompt of exactly 200K tokens costs %v, want 0.6 (the threshold is 'more than')", exact)
+	}
+	if c := son.Cost(conv.Usage{}); c != 0 {
+		t.Errorf("no usage costs %v", c)
+	}
+}
+
+func TestLoadOverridesAndExtends(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "prices.json")
+	os.WriteFile(p, []byte(`{"models":[
+  {"provider":"anthropic","model":"claude-sonnet-4-5","input":1,"output":2,"source":"our contract"},
+  {"provider":"openai-chat","model":"deepseek-reasoner","input":0.55,"output":2.19,"cacheRead":0.14,"contextWindow":64000}
+]}`), 0o600)
+	tab, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"claude-sonnet-4-5", "claude-sonnet-4-5-20250929"} {
+		m, _ := tab.Lookup("anthropic", name)
+		if m.Input != 1 || m.Output != 2 || m.LongContext != nil {
+			t.Errorf("%s: override not applied: %+v", name, m)
+		}
+	}
+	m, ok := tab.Lookup("openai-chat", "deepseek-reasoner")
+	if !ok || m.ContextWindow != 64000 {
+		t.Errorf("extension not applied: %+v %v", m, ok)
+	}
+	// The embedded table is untouched.
+	if m, _ := Default().Lookup("anthropic", "claude-sonnet-4-5"); m.Input != 3 {
+		t.Errorf("Load changed the embedded table: %+v", m)
+	}
+	if _, ok := tab.Lookup("openai", "gpt-5"); !ok {
+		t.Error("the file dropped the other embedded entries")
+	}
+}
+
+func TestLoadRejectsBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ body, want string }{
+		{"{\"models\":[\n{\"provider\":\"openai\",\"model\":\"x\",\"input\":\"1\"}]}", "prices.json:2: models.input: want a float64"},
+		{`{"models":[{"provider":"openai","model":"x","inptu":1}]}`, `unknown field "inptu"`},
+		{`{"models":[{"provider":"openai","model":"x","input":-1}]}`, `models[0] ("x"): input: must be a price of 0 or more`},
+		{`{"models":[{"provider":"openai","input":1}]}`, "model: missing"},
+		{`{"models":[{"model":"x","input":1}]}`, "provider: missing"},
+		{`{"models":[{"provider":"openai","model":"x","longContext":{"above":0}}]}`, "longContext.above"},
+		{"{\"models\":[\n\n{", "prices.json: unexpected EOF"},
+		{`{"models":[]} {}`, "more than one JSON value"},
+	} {
+		p := filepath.Join(dir, "prices.json")
+		os.WriteFile(p, []byte(c.body), 0o600)
+		_, err := Load(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.body, err, c.want)
+		}
+	}
+	if _, err := Load(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("a missing file loaded")
+	}
+}
