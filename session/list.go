@@ -261,12 +261,7 @@ func (sc *infoScanner) scan(path, scope string) Info {
 				return err
 			}
 			var e Entry
-			d := decoder{data: line, copyStrings: true}
-			kind, err := d.line(nil, &e)
-			if err == nil && kind == parsedHeader {
-				err = errors.New("a second session header")
-			}
-			if err != nil {
+			if err := entryLine(line, &e); err != nil {
 				bad, badLine = corruptError(path, lineNo, err.Error()), linePos{start, end - start}
 				return nil
 			}

@@ -31,11 +31,12 @@ import (
 
 // sessionsCmd is the sessions command family. Listing is the default.
 type sessionsCmd struct {
-	List  sessionsListCmd  `cmd:"" default:"withargs" help:"List the sessions of this directory, oldest first (the default: awl sessions [--json] [--all] [--limit N] [--since 24h])."`
-	Show  sessionsShowCmd  `cmd:"" help:"Show a session's conversation; --json prints its entries as stored."`
-	Path  sessionsPathCmd  `cmd:"" help:"Print a session file's path."`
-	Rm    sessionsRmCmd    `cmd:"" help:"Remove sessions (never one in use: naming one is exit 3)."`
-	Prune sessionsPruneCmd `cmd:"" help:"Remove sessions not modified for a while; one in use is skipped, said on stderr, and is no failure (exit 0)."`
+	List   sessionsListCmd   `cmd:"" default:"withargs" help:"List the sessions of this directory, oldest first (the default: awl sessions [--json] [--all] [--limit N] [--since 24h])."`
+	Show   sessionsShowCmd   `cmd:"" help:"Show a session's conversation; --json prints its entries as stored."`
+	Path   sessionsPathCmd   `cmd:"" help:"Print a session file's path."`
+	Rm     sessionsRmCmd     `cmd:"" help:"Remove sessions (never one in use: naming one is exit 3)."`
+	Prune  sessionsPruneCmd  `cmd:"" help:"Remove sessions not modified for a while; one in use is skipped, said on stderr, and is no failure (exit 0)."`
+	Verify sessionsVerifyCmd `cmd:"" help:"Check sessions fully, as a resume would: path:line: reason for each problem; exit 3 if any is broken."`
 }
 
 // age is a duration flag that also takes days: 30d, 1d12h, 24h, 90m.
@@ -148,6 +149,16 @@ func listScope(all bool) (string, error) {
 		return "", nil
 	}
 	return sessionsCwd()
+}
+
+// listScoped lists the sessions of the working directory, or of every
+// directory with all.
+func listScoped(store *session.Store, all bool) ([]session.Info, error) {
+	scope, err := listScope(all)
+	if err != nil {
+		return nil, err
+	}
+	return store.List(scope)
 }
 
 // listStore returns store with IsContext set so first prompts skip context
@@ -665,9 +676,14 @@ type sessionsRmCmd struct {
 }
 
 func (c *sessionsRmCmd) Run(a *app, store *session.Store) error {
-	var paths []string
-	var errs []error
-	for _, ref := range c.Refs {
+	paths, errs := resolveAll(a, store, c.Refs)
+	return removeAll(a, paths, false, false, errs)
+}
+
+// resolveAll resolves refs to distinct paths, in order, saying on stderr
+// why each one that does not resolve fails.
+func resolveAll(a *app, store *session.Store, refs []string) (paths []string, errs []error) {
+	for _, ref := range refs {
 		p, err := resolve(store, ref)
 		if err != nil {
 			fmt.Fprintf(a.stderr, "awl: %v\n", err)
@@ -678,7 +694,7 @@ func (c *sessionsRmCmd) Run(a *app, store *session.Store) error {
 			paths = append(paths, p)
 		}
 	}
-	return removeAll(a, paths, false, false, errs)
+	return paths, errs
 }
 
 // removeAll removes paths, printing each removed path on stdout. With
@@ -750,11 +766,7 @@ func (c *sessionsPruneCmd) Run(a *app, store *session.Store) error {
 		// mistake (an empty variable), and never the way to remove one.
 		return runner.Usagef("--older-than must be a positive duration (e.g. 30d, 24h, 90m); to remove sessions by id, use awl sessions rm ID")
 	}
-	scope, err := listScope(c.All)
-	if err != nil {
-		return err
-	}
-	infos, err := store.List(scope)
+	infos, err := listScoped(store, c.All)
 	if err != nil {
 		return err
 	}
