@@ -42,7 +42,9 @@ type Verdict struct {
 	// parsed JSON value for --output-schema. It becomes the result's
 	// structured value.
 	Value json.RawMessage
-	// Feedback is the user message that tells the model what to fix.
+	// Feedback is the user message that tells the model what to fix. The
+	// runner wraps it in a <gate_feedback> element naming the gate (see
+	// FeedbackText), so it is told apart from a real prompt.
 	Feedback string
 	// Problems lists what was wrong, one line each, for the result.
 	Problems []string
@@ -64,6 +66,21 @@ func (e *GateError) Error() string {
 		msg += ": " + strings.Join(e.Problems, "; ")
 	}
 	return msg
+}
+
+// FeedbackText is a gate's feedback as the user message the model gets.
+func FeedbackText(gate, feedback string) string {
+	return `<gate_feedback gate="` + gate + `">` + "\n" + strings.TrimSpace(feedback) + "\n</gate_feedback>"
+}
+
+// IsGateFeedback reports whether m is a gate's feedback rather than a
+// prompt: a user message of one text block that FeedbackText made.
+func IsGateFeedback(m conv.Message) bool {
+	if m.Role != conv.RoleUser || len(m.Content) != 1 || m.Content[0].Type != conv.BlockText {
+		return false
+	}
+	t := m.Content[0].Text
+	return strings.HasPrefix(t, `<gate_feedback gate="`) && strings.HasSuffix(t, "</gate_feedback>")
 }
 
 func plural(n int, one, many string) string {
@@ -95,7 +112,7 @@ func (r *run) gates(ctx context.Context, msg conv.Message) (again bool, err erro
 			return false, &GateError{Spec: spec, Problems: v.Problems}
 		}
 		r.gateTries[i]++
-		if err := r.appendUser([]conv.Block{conv.TextBlock(v.Feedback)}); err != nil {
+		if err := r.appendUser([]conv.Block{conv.TextBlock(FeedbackText(spec.Name, v.Feedback))}); err != nil {
 			return false, err
 		}
 		return true, nil

@@ -3,12 +3,12 @@ package runner_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/session"
 )
 
 // wordGate accepts an answer that contains word; it counts its checks.
@@ -42,9 +42,19 @@ func TestGateFeedbackThenPass(t *testing.T) {
 	if res.Err != nil || res.Text != "done now" || gate.checks != 3 {
 		t.Fatalf("err %v text %q after %d checks", res.Err, res.Text, gate.checks)
 	}
-	data, _ := os.ReadFile(res.SessionPath)
-	if n := strings.Count(string(data), `"text":"say done"`); n != 2 {
-		t.Fatalf("feedback appended %d times, want 2", n)
+	sess, err := session.Load(res.SessionPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var feedback []string
+	for _, m := range sess.Conversation() {
+		if runner.IsGateFeedback(m) {
+			feedback = append(feedback, m.Text())
+		}
+	}
+	want := runner.FeedbackText("word", "say done")
+	if len(feedback) != 2 || feedback[0] != want || feedback[1] != want {
+		t.Fatalf("feedback in the session: %q, want twice %q", feedback, want)
 	}
 }
 

@@ -50,11 +50,12 @@ func NewReplay(recorded []conv.Message, model string, lenient bool, warn io.Writ
 }
 
 // ReplayPrompts returns the real user prompts of a recorded conversation, in
-// order: each user message that is neither context nor tool results.
+// order: each user message that is neither context, tool results nor a
+// gate's feedback (the replayed run's own gates give that again).
 func ReplayPrompts(recorded []conv.Message) []conv.Message {
 	var out []conv.Message
 	for _, m := range recorded {
-		if m.Role != conv.RoleUser || prompt.IsContextualMessage(m) || isToolResults(m) {
+		if m.Role != conv.RoleUser || prompt.IsContextualMessage(m) || isToolResults(m) || IsGateFeedback(m) {
 			continue
 		}
 		out = append(out, conv.Message{Role: conv.RoleUser, Content: m.Content})

@@ -10,6 +10,8 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/session"
 )
 
 // schemaRef is --output-schema's value. Set tells an empty value (a script
@@ -25,6 +27,16 @@ func (s *schemaRef) Decode(ctx *kong.DecodeContext) error {
 	return ctx.Scan.PopValueInto("file", &s.Ref)
 }
 
+// recordedSchema returns the output schema in force at the end of a
+// recorded session, or nil.
+func recordedSchema(rec *session.Session) []byte {
+	base, err := prompt.LastBaseline(rec.ActivePath())
+	if err != nil || base == nil {
+		return nil
+	}
+	return base.OutputSchema
+}
+
 // loadSchema reads and compiles --output-schema before anything is sent.
 // "-" reads the schema from stdin, which then cannot also carry the
 // prompt; "none" is no schema (and drops a resumed session's).
@@ -34,6 +46,14 @@ func (c *runCmd) loadSchema(ctx context.Context, a *app) (*runner.OutputSchema, 
 	switch {
 	case c.OutputSchema.Set && ref == "":
 		return nil, runner.Usagef("--output-schema: the value is empty (a schema file, - for stdin, or none)")
+	case ref == "" && len(c.recordedSchema) > 0:
+		// A replay validates against the recording's schema unless told
+		// otherwise, so its gate gives the recorded feedback again.
+		s, err := runner.CompileOutputSchema(c.recordedSchema)
+		if err != nil {
+			return nil, runner.Usagef(fmt.Sprintf("--replay: the recording's output schema: %v", err))
+		}
+		return s, nil
 	case ref == "", ref == "none":
 		return nil, nil
 	case ref == "-":

@@ -25,6 +25,7 @@ func (c *runCmd) buildReplay(a *app, store *session.Store, cwd, model string) (p
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("--replay: %w", err)
 	}
+	c.recordedSchema = recordedSchema(rec)
 	msgs := rec.Conversation()
 	script := runner.ReplayPrompts(msgs)
 	if len(script) == 0 {

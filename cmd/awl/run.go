@@ -59,6 +59,7 @@ type runCmd struct {
 
 	OutputSchema      schemaRef `name:"output-schema" help:"The final answer must be JSON valid against this JSON Schema file (exit 7 when it never is); - reads it from stdin; none drops a resumed session's schema." placeholder:"FILE"`
 	SchemaRetries     int       `name:"schema-retries" default:"2" help:"Turns the model gets to fix an answer that fails --output-schema." placeholder:"N"`
+	recordedSchema    []byte    // the --output-schema of a --replay recording
 	OutputLastMessage string    `name:"output-last-message" help:"Also write the final answer (text, or the JSON value) to FILE." placeholder:"FILE"`
 
 	Resume   string `name:"resume" short:"r" help:"Continue a session: an id, a unique prefix or a path to a session file; the next word is always taken. Bare --resume (last, or before a flag) means the session of this directory used last, as -c." placeholder:"REF"`
