@@ -81,7 +81,7 @@ func (noLoader) Load(url string) (any, error) {
 // it is tolerated) and validates it. It returns the value as compact JSON,
 // or the problems found, one line each.
 func (s *OutputSchema) Validate(answer string) (json.RawMessage, []string) {
-	text := unfence(strings.TrimSpace(answer))
+	text := unfence(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(answer), "\ufeff")))
 	if text == "" {
 		return nil, []string{"the answer is empty; it must be one JSON value"}
 	}

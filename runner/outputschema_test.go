@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -359,6 +359,7 @@ func TestValidateAnswer(t *testing.T) {
 		{`{"verdict":"approve","reasons":[]}`, true, ""},
 		{"  \n```json\n{\"verdict\":\"approve\",\"reasons\":[]}\n```\n", true, ""},
 		{"```\n{\"verdict\":\"approve\",\"reasons\":[]}\n```", true, ""},
+		{"\ufeff{\"verdict\":\"approve\",\"reasons\":[]}", true, ""},
 		{"", false, "empty"},
 		{`{"verdict":"approve","reasons":[]} {"again":1}`, false, "not one JSON value"},
 		{"Here it is: {\"verdict\":\"approve\"}", false, "not one JSON value"},
@@ -427,5 +428,31 @@ func checkRequestGolden(t *testing.T, name string, body []byte, work string) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("request differs from %s:\n%s", path, got)
+	}
+}
+
+// BenchmarkSchemaGate is the cost the output-schema gate adds to a run's
+// final turn: validating a review of 50 comments.
+func BenchmarkSchemaGate(b *testing.B) {
+	sch, err := runner.CompileOutputSchema([]byte(`{"type":"object","properties":{"verdict":{"enum":["approve","reject"]},"comments":{"type":"array","items":{"type":"object","properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1},"body":{"type":"string"}},"required":["file","line","body"],"additionalProperties":false}}},"required":["verdict","comments"],"additionalProperties":false}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder
+	sb.WriteString(`{"verdict":"reject","comments":[`)
+	for i := range 50 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"file":"pkg/file%d.go","line":%d,"body":"This check misses the error returned by Close; wrap it and return it."}`, i, i+1)
+	}
+	sb.WriteString(`]}`)
+	answer := sb.String()
+	b.SetBytes(int64(len(answer)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, problems := sch.Validate(answer); problems != nil {
+			b.Fatal(problems)
+		}
 	}
 }
