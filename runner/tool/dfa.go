@@ -27,6 +27,8 @@ type dfa struct {
 	// matched is the state a line is in once it is known to match.
 	matched *dfaState
 
+	resets int // times the cache started over
+
 	// scratch for closures
 	stack []uint32
 	on    []bool
@@ -34,8 +36,12 @@ type dfa struct {
 	key   []byte
 }
 
-// dfaMaxStates bounds the cache; past it the cache starts over.
-const dfaMaxStates = 4096
+// dfaMaxStates bounds the cache; past it the cache starts over. A state
+// caches at most dfaMaxOther transitions on non-ASCII runes.
+const (
+	dfaMaxStates = 4096
+	dfaMaxOther  = 256
+)
 
 // dfaState flags.
 const (
@@ -175,6 +181,7 @@ func (d *dfa) step(s *dfaState, r rune, eol bool) *dfaState {
 		// Start over; s stays valid for this step, its successors are
 		// rebuilt as they are needed.
 		d.reset()
+		d.resets++
 	}
 	return d.lookup(d.core, flags)
 }
@@ -244,7 +251,9 @@ func (d *dfa) scan(data []byte, visit func(ls, le int)) {
 				if s.other == nil {
 					s.other = make(map[rune]*dfaState)
 				}
-				s.other[r] = ns
+				if len(s.other) < dfaMaxOther {
+					s.other[r] = ns
+				}
 			}
 			s = ns
 			i += w

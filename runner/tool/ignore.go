@@ -187,9 +187,9 @@ func (r *ignoreRules) push(dir string, skip int, names func(string) bool) *ignor
 	return &ignoreRules{top: &lvl, inRepo: inRepo}
 }
 
-// rootIgnoreRules returns the rules for a walk rooted at root: those of the
-// directories above it (.gitignore up to the repository's top, .ignore up to
-// the file system's) and of root itself.
+// rootIgnoreRules returns the rules of the directories above root for a
+// walk rooted there: .gitignore up to the repository's top, .ignore up to
+// the file system's. Root's own come from push.
 func rootIgnoreRules(root string) *ignoreRules {
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -205,7 +205,7 @@ func rootIgnoreRules(root string) *ignoreRules {
 		}
 		d = up
 	}
-	repoTop := -1
+	repoTop := -1 // index in dirs of the repository's top
 	for i, d := range dirs {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
 			repoTop = i
@@ -213,7 +213,7 @@ func rootIgnoreRules(root string) *ignoreRules {
 		}
 	}
 	rules := &ignoreRules{inRepo: repoTop >= 0}
-	for i := len(dirs) - 1; i >= 0; i-- {
+	for i := len(dirs) - 1; i >= 1; i-- {
 		var lvl ignoreLevel
 		if i <= repoTop {
 			if i == repoTop {
@@ -225,13 +225,11 @@ func rootIgnoreRules(root string) *ignoreRules {
 		if len(lvl.git) == 0 && len(lvl.ign) == 0 {
 			continue
 		}
-		if i > 0 {
-			rel, err := filepath.Rel(dirs[i], abs)
-			if err != nil {
-				continue
-			}
-			lvl.base = strings.Split(filepath.ToSlash(rel), "/")
+		rel, err := filepath.Rel(dirs[i], abs)
+		if err != nil {
+			continue
 		}
+		lvl.base = strings.Split(filepath.ToSlash(rel), "/")
 		lvl.parent = rules.top
 		rules.top = &lvl
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -42,7 +43,9 @@ func (t lsTool) run(ctx context.Context, in lsArgs) Result {
 	}
 	hidden := 0
 	if !in.IncludeIgnored {
-		rules := rootIgnoreRules(dir)
+		rules := rootIgnoreRules(dir).push(dir, 0, func(name string) bool {
+			return slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == name })
+		})
 		var scratch []string
 		kept := entries[:0]
 		for _, e := range entries {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The search benchmarks run over Go's own source tree, which every machine
@@ -17,8 +18,9 @@ import (
 //
 //	go test -run '^$' -bench 'Grep|Glob' -benchmem ./runner/tool/
 //
-// Each awl sub-benchmark reports files/op; compare ns/op with the rg
-// sub-benchmark next to it.
+// Compare each awl sub-benchmark with the rg one next to it: ns/op is wall
+// time, cpu-ns/op the CPU time (user and system, all threads) per search,
+// which a loaded machine disturbs less.
 
 func goSrc(b *testing.B) string {
 	b.Helper()
@@ -42,6 +44,7 @@ func runRg(b *testing.B, dir string, args ...string) {
 		b.Skip("rg is not installed")
 	}
 	args = append([]string{"--no-config", "--hidden"}, args...)
+	var cpu time.Duration
 	b.ResetTimer()
 	for b.Loop() {
 		cmd := exec.Command(rg, args...)
@@ -52,7 +55,9 @@ func runRg(b *testing.B, dir string, args ...string) {
 				b.Fatalf("rg %s: %v", strings.Join(args, " "), err)
 			}
 		}
+		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 func runTool(b *testing.B, dir, name string, in map[string]any) {
@@ -64,11 +69,13 @@ func runTool(b *testing.B, dir, name string, in map[string]any) {
 	}
 	ctx := context.Background()
 	b.ResetTimer()
+	start := processCPU()
 	for b.Loop() {
 		if res := tl.Run(ctx, input); res.IsError {
 			b.Fatal(res.Content)
 		}
 	}
+	b.ReportMetric(float64((processCPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkGrep(b *testing.B) {

@@ -97,6 +97,37 @@ func TestSearcherLongLine(t *testing.T) {
 	}
 }
 
+// TestDFACacheReset: an expression whose automaton has more states than the
+// cache holds still matches every line it should.
+func TestDFACacheReset(t *testing.T) {
+	var b strings.Builder
+	x := uint32(7)
+	for range 6000 {
+		for range 80 {
+			x = x*1664525 + 1013904223
+			b.WriteByte("aaaabbbbc"[x>>16%9])
+		}
+		b.WriteByte('\n')
+	}
+	text := []byte(b.String())
+	const expr = `a[ab]{14}c`
+	m, err := newLineMatcher(expr)
+	if err != nil || m.dfa == nil {
+		t.Fatalf("no automaton for %s: %v", expr, err)
+	}
+	s := newSearcher(m)
+	var got strings.Builder
+	if err := s.search(context.Background(), bytes.NewReader(text), func(n int, line []byte) { fmt.Fprintf(&got, "%d:%s\n", n, line) }); err != nil {
+		t.Fatal(err)
+	}
+	if want := naiveGrep(t, expr, text); got.String() != want {
+		t.Errorf("got %d bytes, want %d", got.Len(), len(want))
+	}
+	if s.dfa.resets == 0 {
+		t.Errorf("the cache never started over (%d states); the test does not test that", len(s.dfa.states))
+	}
+}
+
 func TestSearcherBinary(t *testing.T) {
 	_, err := engineGrep(t, "x", []byte("x\x00y\n"), 0, false)
 	if err != errBinary {
