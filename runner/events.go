@@ -129,6 +129,29 @@ type NoticeEvent struct {
 	Message string `json:"message"`
 }
 
+// PruneEvent reports a prune boundary: from here on, requests show the tool
+// results up to UpToID as short stubs. The log keeps them whole.
+type PruneEvent struct {
+	Base
+	UpToID       string `json:"up_to_id"`
+	TokensBefore int64  `json:"tokens_before"`
+	TokensAfter  int64  `json:"tokens_after"`
+}
+
+// CompactionEvent reports a compaction: the model summarised the
+// conversation, and requests now start from the summary.
+type CompactionEvent struct {
+	Base
+	// Reason is "threshold" (the window passed --compact-at), "overflow"
+	// (the API answered that the prompt is too long) or "manual" (awl
+	// sessions compact).
+	Reason           string `json:"reason"`
+	TokensBefore     int64  `json:"tokens_before"`
+	TokensAfter      int64  `json:"tokens_after"`
+	FirstKeptEntryID string `json:"first_kept_entry_id"`
+	DurationMS       int64  `json:"duration_ms"`
+}
+
 // Emitter writes events as NDJSON, one complete line per write. It is safe
 // for concurrent use.
 type Emitter struct {

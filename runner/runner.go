@@ -47,6 +47,10 @@ type Config struct {
 	Tools []tool.Tool
 	Known []string
 
+	// Window keeps requests inside the model's context window: pruning,
+	// then compaction (compact.go).
+	Window Window
+
 	MaxTurns        int // model requests; 0 = unlimited
 	MaxOutputTokens int
 	// MaxCostUSD and MaxTotalTokens stop the run before a request once
@@ -183,6 +187,9 @@ type run struct {
 	lastTokens int64
 	lastTurn   time.Duration
 	noticed    bool
+
+	promptOpts prompt.Options // the last context gathered, for compaction
+	window     windowState    // how full the window is (compact.go)
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -332,7 +339,7 @@ func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
 	if system == "" {
 		system = prompt.DefaultSystem
 	}
-	state, err := prompt.Gather(prompt.Options{
+	r.promptOpts = prompt.Options{
 		Cwd:          cfg.Cwd,
 		Getenv:       cfg.Getenv,
 		Now:          cfg.Now,
@@ -342,7 +349,8 @@ func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
 		OutputSchema: r.schemaText(),
 		NoEnv:        cfg.NoEnv,
 		NoAgentsMD:   cfg.NoAgentsMD,
-	})
+	}
+	state, err := prompt.Gather(r.promptOpts)
 	if err != nil {
 		return fmt.Errorf("gather context: %w", err)
 	}
@@ -391,17 +399,31 @@ func (r *run) loop(ctx context.Context) error {
 		}
 		turnStart := r.cfg.now()
 		r.res.Turns++
+		msgs, err := r.fit(ctx, specs)
+		if err != nil {
+			return err
+		}
 		req := provider.Request{
 			Model:     cfg.Model,
-			Messages:  r.sess.Conversation(),
+			Messages:  msgs,
 			Tools:     specs,
 			MaxTokens: cfg.MaxOutputTokens,
 			Reasoning: cfg.Reasoning,
 		}
 		msg, err := r.stream(ctx, req)
+		if err != nil && overflowed(err) && !cfg.Window.NoCompact {
+			// The API says the prompt is too long: compact, then send the
+			// shorter request once.
+			if err := r.compact(ctx, specs, r.estimate(msgs), "overflow"); err != nil {
+				return err
+			}
+			req.Messages = Project(r.sess.ActivePath())
+			msg, err = r.stream(ctx, req)
+		}
 		if err != nil {
 			return err
 		}
+		r.noteUsage(len(req.Messages), msg.Usage)
 		msg.CostUSD = r.priceOf(msg)
 		r.account(msg)
 		if err := r.appendEntry(session.Entry{Type: "message", Message: &msg}); err != nil {

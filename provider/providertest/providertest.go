@@ -64,6 +64,16 @@ type Server struct {
 	mu       sync.Mutex
 	queue    []Response
 	requests []Request
+	respond  func(n int, req Request) Response
+}
+
+// RespondWith answers every request that finds the queue empty with
+// f(n, req), n being the request's 1-based number: for long scripted runs
+// whose answers depend on what was asked.
+func (s *Server) RespondWith(f func(n int, req Request) Response) {
+	s.mu.Lock()
+	s.respond = f
+	s.mu.Unlock()
 }
 
 // New starts a server that answers from the queue filled by Enqueue.
@@ -128,7 +138,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		resp, ok = s.queue[0], true
 		s.queue = s.queue[1:]
 	}
+	respond := s.respond
 	s.mu.Unlock()
+	if !ok && respond != nil && s.dir == "" {
+		resp, ok = respond(n, req), true
+	}
 
 	if s.dir != "" {
 		var err error

@@ -1,0 +1,322 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/session"
+)
+
+// Window is how a run keeps its requests inside the model's context window.
+type Window struct {
+	// Tokens is the context window; 0 means unknown, which turns pruning
+	// and threshold compaction off (a "prompt is too long" answer still
+	// compacts).
+	Tokens int64
+	// PruneAt and CompactAt are the thresholds, in percent of Tokens;
+	// 0 means the defaults, 60 and 80.
+	PruneAt, CompactAt int
+	// NoCompact turns compaction off, on threshold and on overflow.
+	NoCompact bool
+}
+
+func (w Window) pruneAt() int64 {
+	if w.PruneAt > 0 {
+		return int64(w.PruneAt)
+	}
+	return 60
+}
+
+func (w Window) compactAt() int64 {
+	if w.CompactAt > 0 {
+		return int64(w.CompactAt)
+	}
+	return 80
+}
+
+// over reports whether tokens reach pct percent of the window.
+func (w Window) over(tokens, pct int64) bool {
+	return w.Tokens > 0 && tokens*100 >= pct*w.Tokens
+}
+
+// CompactInstruction is the fixed request awl appends, for one request
+// only, to have the model summarise the conversation.
+const CompactInstruction = `Stop here and write a summary of this conversation so far, for your own later use: the earlier messages will be replaced by it, and the work will go on from it. Call no tools. Write plain text with these headings:
+
+1. Task: what the user asked for, in their words where they matter.
+2. Decisions: what was decided and why, and approaches that were tried and failed.
+3. Files: each file created, changed or read that matters, with what changed.
+4. State: what is done, and what is left, as a list of next steps.
+5. Must not be lost: exact names, values, commands, error messages, constraints and preferences the user stated.`
+
+// keepShare is the most of the window that the messages kept whole after
+// a compaction may take, in percent.
+const keepShare = 20
+
+// windowState tracks how full the window is: the usage of the last
+// response (which covers every message of its request and itself) and how
+// many projected messages that covers.
+type windowState struct {
+	tokens  int64
+	covered int
+}
+
+// estimate is the tokens msgs take: the last response's usage for the
+// messages it covered, and bytes for the rest. Before the first response
+// of this run, and after a boundary, it is bytes alone.
+func (r *run) estimate(msgs []conv.Message) int64 {
+	w := r.window
+	if w.covered > 0 && w.covered <= len(msgs) {
+		return w.tokens + estimateTokens(msgs[w.covered:])
+	}
+	return estimateTokens(msgs)
+}
+
+// noteUsage records a response's usage for estimate.
+func (r *run) noteUsage(reqMsgs int, u *conv.Usage) {
+	if u == nil {
+		r.window = windowState{}
+		return
+	}
+	r.window = windowState{tokens: u.Input + u.CacheRead + u.CacheWrite + u.Output, covered: reqMsgs + 1}
+}
+
+// fit projects the session for the next request, pruning and then
+// compacting first when the request would pass a threshold.
+func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, error) {
+	w := r.cfg.Window
+	msgs := Project(r.sess.ActivePath())
+	if w.Tokens <= 0 {
+		return msgs, nil
+	}
+	est := r.estimate(msgs)
+	if w.over(est, w.pruneAt()) {
+		pruned, err := r.prune(est)
+		if err != nil {
+			return nil, err
+		}
+		if pruned {
+			msgs = Project(r.sess.ActivePath())
+			est = estimateTokens(msgs)
+		}
+	}
+	if !w.NoCompact && w.over(est, w.compactAt()) {
+		if err := r.compact(ctx, specs, est, "threshold"); err != nil {
+			return nil, err
+		}
+		msgs = Project(r.sess.ActivePath())
+	}
+	return msgs, nil
+}
+
+// keepTurns is how many of the latest assistant turns keep their tool
+// results whole when older ones are pruned.
+const keepTurns = 2
+
+// prune appends a prune entry that stubs the tool results of all but the
+// last keepTurns assistant turns, if that changes anything.
+func (r *run) prune(before int64) (bool, error) {
+	path := r.sess.ActivePath()
+	// The boundary: the last tool-result message before the keepTurns-th
+	// latest assistant message, and after the latest compaction and prune.
+	floor := -1
+	for i, e := range path {
+		if e.Type == TypeCompaction {
+			floor = i
+		}
+		if e.Type == TypePrune {
+			var pf pruneFields
+			if json.Unmarshal(e.Fields, &pf) == nil {
+				for j := range path[:i] {
+					if path[j].ID == pf.UpToID && j > floor {
+						floor = j
+					}
+				}
+			}
+		}
+	}
+	seen, upTo := 0, -1
+	for i := len(path) - 1; i > floor; i-- {
+		m := path[i].Message
+		if m == nil {
+			continue
+		}
+		if m.Role == conv.RoleAssistant {
+			seen++
+			continue
+		}
+		if seen >= keepTurns && hasLargeResult(m) {
+			upTo = i
+			break
+		}
+	}
+	if upTo < 0 {
+		return false, nil
+	}
+	fields := pruneFields{UpToID: path[upTo].ID, TokensBefore: before}
+	after := Project(append(path[:len(path):len(path)], session.Entry{Type: TypePrune, Fields: mustJSON(fields)}))
+	fields.TokensAfter = estimateTokens(after)
+	if err := r.appendEntry(session.Entry{Type: TypePrune, Fields: mustJSON(fields)}); err != nil {
+		return false, err
+	}
+	r.window = windowState{}
+	em := r.cfg.Events
+	em.Emit(PruneEvent{Base: em.Stamp("prune", r.res.SessionID), UpToID: fields.UpToID, TokensBefore: fields.TokensBefore, TokensAfter: fields.TokensAfter})
+	return true, nil
+}
+
+func hasLargeResult(m *conv.Message) bool {
+	for _, b := range m.Content {
+		if b.Type == conv.BlockToolResult && (len(b.Content) > pruneMin || len(b.Attachments) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// compact asks the model for a summary of the conversation and appends a
+// compaction entry, followed by the model-visible context rebuilt in full
+// and its baseline. If the summary request fails, nothing is appended and
+// the error is the run's.
+func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, reason string) error {
+	start := time.Now()
+	path := r.sess.ActivePath()
+	msgs := Project(path)
+	if reason == "overflow" {
+		// The request was already too long: summarise from a projection
+		// with every large tool result stubbed.
+		msgs = pruneAll(msgs, toolUses(path))
+	}
+	msgs = append(msgs[:len(msgs):len(msgs)], conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(CompactInstruction)}})
+	// Tools stay offered, so that a history with tool calls is a valid
+	// request on every API and the cached prefix still serves; the
+	// instruction asks for none, and none that come back are run.
+	req := provider.Request{Model: r.cfg.Model, Messages: msgs, Tools: specs, MaxTokens: r.cfg.MaxOutputTokens, Reasoning: r.cfg.Reasoning}
+	msg, err := r.cfg.Provider.Stream(ctx, req, r.onProviderEvent)
+	if err != nil {
+		return fmt.Errorf("compaction: %w", err)
+	}
+	msg.CostUSD = r.priceOf(msg)
+	r.account(msg)
+	summary := msg.Text()
+	if summary == "" {
+		return &provider.Error{Kind: provider.KindRequest, Provider: r.cfg.Provider.Name(), Message: "compaction: the model answered the summary request with no text"}
+	}
+
+	state, err := prompt.Gather(r.promptOpts)
+	if err != nil {
+		return fmt.Errorf("gather context: %w", err)
+	}
+	fullContext := prompt.Build(state, nil)
+
+	fields := compactionFields{
+		Summary:          summary,
+		FirstKeptEntryID: r.firstKept(path),
+		TokensBefore:     before,
+		Provider:         r.cfg.Provider.Name(),
+		Model:            r.cfg.Model,
+		Reason:           reason,
+		CostUSD:          msg.CostUSD,
+	}
+	if u := msg.Usage; u != nil {
+		fields.Usage = &entryUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
+	}
+	// tokensAfter: the projection as it will be, estimated from bytes.
+	probe := append(path[:len(path):len(path)], session.Entry{Type: TypeCompaction, Fields: mustJSON(fields)})
+	for i := range fullContext {
+		probe = append(probe, session.Entry{Type: session.TypeMessage, Message: &fullContext[i]})
+	}
+	probe = append(probe, state.Baseline().Entry())
+	fields.TokensAfter = estimateTokens(Project(probe))
+
+	if err := r.appendEntry(session.Entry{Type: TypeCompaction, Fields: mustJSON(fields)}); err != nil {
+		return err
+	}
+	for _, m := range fullContext {
+		e := session.Entry{Type: session.TypeMessage, Message: &m}
+		if m.Role == conv.RoleUser {
+			e.Provider, e.Model = r.cfg.Provider.Name(), r.cfg.Model
+		}
+		if err := r.appendEntry(e); err != nil {
+			return err
+		}
+	}
+	if err := r.appendEntry(state.Baseline().Entry()); err != nil {
+		return err
+	}
+	r.window = windowState{}
+	em := r.cfg.Events
+	em.Emit(CompactionEvent{
+		Base: em.Stamp("compaction", r.res.SessionID), Reason: reason,
+		TokensBefore: fields.TokensBefore, TokensAfter: fields.TokensAfter,
+		FirstKeptEntryID: fields.FirstKeptEntryID, DurationMS: time.Since(start).Milliseconds(),
+	})
+	return nil
+}
+
+// firstKept picks where the messages kept whole after a compaction start:
+// the earliest assistant message such that it and everything after it fit
+// in keepShare of the window, and that comes after the previous
+// compaction's rebuilt context. "" keeps nothing.
+func (r *run) firstKept(path []session.Entry) string {
+	floor := 0
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Type == TypeCompaction {
+			floor = i + 1
+			for j := i + 1; j < len(path); j++ {
+				if path[j].Type == prompt.EntryType {
+					floor = j + 1
+					break
+				}
+			}
+			break
+		}
+	}
+	budget := r.cfg.Window.Tokens * keepShare / 100
+	var size int64
+	kept := ""
+	for i := len(path) - 1; i >= floor; i-- {
+		m := path[i].Message
+		if m == nil {
+			continue
+		}
+		size += estimateTokens([]conv.Message{*m})
+		if size > budget {
+			break
+		}
+		if m.Role == conv.RoleAssistant {
+			kept = path[i].ID
+		}
+	}
+	return kept
+}
+
+// pruneAll stubs every large tool result in msgs.
+func pruneAll(msgs []conv.Message, uses map[string]conv.Block) []conv.Message {
+	out := make([]conv.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = pruneMessage(m, uses)
+	}
+	return out
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// overflowed reports whether err is a provider's answer that the request
+// did not fit the context window.
+func overflowed(err error) bool {
+	var pe *provider.Error
+	return errors.As(err, &pe) && provider.IsContextOverflow(pe)
+}

@@ -1,0 +1,342 @@
+package runner_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/provider/providertest"
+	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/tool"
+	"github.com/awlrun/awl/session"
+)
+
+// serverTokens is how the fake server counts a request's tokens: a
+// quarter of its body, JSON and tool schemas included.
+func serverTokens(body []byte) int64 { return int64(len(body) / 4) }
+
+// longRun is a fake model for long runs: it calls read on big.txt until
+// turn `turns`, then answers; it answers the compaction instruction with a
+// summary; it reports input usage as serverTokens, and refuses a request
+// over `limit` tokens as Anthropic does ("prompt is too long").
+type longRun struct {
+	t       *testing.T
+	api     string
+	sessDir string
+	turns   int
+	limit   int64
+
+	mu        sync.Mutex
+	normal    int      // normal (non-summary) requests answered
+	summaries int      // summary requests answered
+	overflows int      // requests refused as too long
+	reqs      []string // normal requests' message lists, cache markers stripped
+	bounds    []int    // boundary entries in the session when each was sent
+}
+
+func (l *longRun) respond(n int, req providertest.Request) providertest.Response {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tokens := serverTokens(req.Body)
+	if tokens > l.limit {
+		l.overflows++
+		return providertest.Response{Status: 400, Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: ` + fmt.Sprint(tokens) + ` tokens > ` + fmt.Sprint(l.limit) + ` maximum"}}`)}
+	}
+	if bytes.Contains(req.Body, []byte("Stop here and write a summary of this conversation")) {
+		l.summaries++
+		return providertest.Stream(l.api, providertest.Turn{Text: fmt.Sprintf("Task: read big.txt many times.\nState: %d reads done.", l.normal), InputTokens: int(tokens), OutputTokens: 40})
+	}
+	l.normal++
+	l.reqs = append(l.reqs, strip(gjson.GetBytes(req.Body, wires[l.api].messages).Raw))
+	l.bounds = append(l.bounds, l.boundaries())
+	if l.normal >= l.turns {
+		return providertest.Stream(l.api, providertest.Turn{Text: "done", InputTokens: int(tokens), OutputTokens: 5})
+	}
+	return providertest.Stream(l.api, providertest.Turn{
+		Calls:       []providertest.Call{{ID: fmt.Sprintf("call_%d", l.normal), Name: "read", Input: `{"path":"big.txt"}`}},
+		InputTokens: int(tokens), OutputTokens: 30,
+	})
+}
+
+// boundaries counts the prune and compaction entries written so far.
+func (l *longRun) boundaries() int {
+	files, _ := filepath.Glob(filepath.Join(l.sessDir, "*", "*.jsonl"))
+	n := 0
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		n += bytes.Count(b, []byte(`{"type":"prune"`)) + bytes.Count(b, []byte(`{"type":"compaction"`))
+	}
+	return n
+}
+
+type longRig struct {
+	srv    *providertest.Server
+	prov   provider.Provider
+	store  *session.Store
+	work   string
+	events bytes.Buffer
+	model  *longRun
+}
+
+func newLongRig(t *testing.T, api string, turns int, limit int64) *longRig {
+	t.Helper()
+	srv := providertest.New()
+	t.Cleanup(srv.Close)
+	prov, err := provider.New(api, provider.Options{APIKey: "k", BaseURL: srv.URL, MaxRetries: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	var big strings.Builder
+	for i := range 120 {
+		fmt.Fprintf(&big, "line %03d: the quick brown fox jumps over the lazy dog\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(work, "big.txt"), []byte(big.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sessions")
+	g := &longRig{srv: srv, prov: prov, store: &session.Store{Dir: dir}, work: work,
+		model: &longRun{t: t, api: api, sessDir: dir, turns: turns, limit: limit}}
+	srv.RespondWith(g.model.respond)
+	return g
+}
+
+func (g *longRig) config(prompt string, w runner.Window) runner.Config {
+	return runner.Config{
+		Store:    g.store,
+		Cwd:      g.work,
+		Prompt:   prompt,
+		Provider: g.prov,
+		Model:    "m-1",
+		Tools:    tool.Builtins(tool.Env{Dir: g.work}),
+		Events:   runner.NewEmitter(&g.events, nil),
+		Now:      func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) },
+		Getenv: func(k string) string {
+			return map[string]string{"SHELL": "/bin/bash", "XDG_CONFIG_HOME": filepath.Join(g.work, "none")}[k]
+		},
+		Window: w,
+	}
+}
+
+func (g *longRig) eventsOf(t *testing.T, typ string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for line := range strings.Lines(g.events.String()) {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("bad event line %q: %v", line, err)
+		}
+		if ev["type"] == typ {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// TestLongRunPrunesAndCompacts: 300 turns of 3 KB tool results in a 20k
+// window. The run finishes; prunes come at 60% and compactions at 80%;
+// every request fits; between boundaries every request extends the one
+// before byte for byte; and the session, opened afresh, projects exactly
+// the last request's messages.
+func TestLongRunPrunesAndCompacts(t *testing.T) {
+	const window, turns = 20000, 300
+	g := newLongRig(t, "anthropic", turns, window)
+	res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{Tokens: window}))
+	if res.Err != nil {
+		t.Fatalf("run failed: %v", res.Err)
+	}
+	m := g.model
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.normal != turns || m.overflows != 0 {
+		t.Fatalf("%d normal requests and %d refused as too long; want %d and 0", m.normal, m.overflows, turns)
+	}
+	prunes, comps := g.eventsOf(t, "prune"), g.eventsOf(t, "compaction")
+	if len(prunes) == 0 || len(comps) == 0 || m.summaries != len(comps) {
+		t.Fatalf("%d prunes, %d compactions, %d summary requests: want some of each, one summary per compaction", len(prunes), len(comps), m.summaries)
+	}
+	for _, p := range prunes {
+		if b := p["tokens_before"].(float64); b < 0.6*window {
+			t.Errorf("a prune at %.0f tokens, under 60%% of %d", b, window)
+		}
+	}
+	for _, c := range comps {
+		b, a := c["tokens_before"].(float64), c["tokens_after"].(float64)
+		if b < 0.8*window || a >= 0.6*window || c["reason"] != "threshold" {
+			t.Errorf("compaction %v: want it at or over 80%% of the window, leaving under 60%%", c)
+		}
+	}
+	breaks := 0
+	for i := 1; i < len(m.reqs); i++ {
+		if m.bounds[i] != m.bounds[i-1] {
+			breaks++
+			continue
+		}
+		prev := strings.TrimSuffix(m.reqs[i-1], "]")
+		if !strings.HasPrefix(m.reqs[i], prev) {
+			t.Fatalf("request %d does not extend request %d, and no boundary came between them", i+1, i)
+		}
+	}
+	if breaks == 0 || breaks > len(prunes)+len(comps) {
+		t.Errorf("%d requests broke the prefix; %d boundaries were written", breaks, len(prunes)+len(comps))
+	}
+
+	// Resume rebuilds the same projection: the session, opened afresh,
+	// projects the messages the last request sent.
+	sess, err := session.Open(res.SessionPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	last := lastRequestMessages(t, g.srv, "anthropic")
+	path := sess.ActivePath()
+	if m := path[len(path)-1].Message; m == nil || m.Text() != "done" {
+		t.Fatalf("the session does not end with the final answer: %+v", path[len(path)-1])
+	}
+	got := project(t, "anthropic", runner.Project(path[:len(path)-1])) // as it was before the answer
+	if got != last {
+		t.Errorf("the reopened session projects other messages than the last request sent:\n got %.300s…\nwant %.300s…", got, last)
+	}
+	// The log keeps every result whole: 299 reads of big.txt, none stubbed.
+	whole := 0
+	for _, e := range sess.ActivePath() {
+		if e.Message == nil {
+			continue
+		}
+		for _, b := range e.Message.Content {
+			if b.Type == conv.BlockToolResult && strings.Contains(b.Content, "line 119:") {
+				whole++
+			}
+		}
+	}
+	if whole != turns-1 {
+		t.Errorf("the session holds %d whole read results, want %d", whole, turns-1)
+	}
+}
+
+// lastRequestMessages is the message list of the last normal request the
+// server received, without cache markers.
+func lastRequestMessages(t *testing.T, srv *providertest.Server, api string) string {
+	t.Helper()
+	reqs := srv.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if !bytes.Contains(reqs[i].Body, []byte("Stop here and write a summary")) {
+			return strip(gjson.GetBytes(reqs[i].Body, wires[api].messages).Raw)
+		}
+	}
+	t.Fatal("no request")
+	return ""
+}
+
+// project renders msgs as the wire API's message list, as a request would.
+func project(t *testing.T, api string, msgs []conv.Message) string {
+	t.Helper()
+	srv := providertest.New()
+	defer srv.Close()
+	srv.Enqueue(providertest.Text(api, "x"))
+	prov, err := provider.New(api, provider.Options{APIKey: "k", BaseURL: srv.URL, MaxRetries: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prov.Stream(context.Background(), provider.Request{Model: "m-1", Messages: msgs, Tools: specsOf(tool.Builtins(tool.Env{}))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return strip(gjson.GetBytes(srv.Requests()[0].Body, wires[api].messages).Raw)
+}
+
+func specsOf(tools []tool.Tool) []provider.Tool {
+	out := make([]provider.Tool, len(tools))
+	for i, t := range tools {
+		out[i] = provider.Tool{Name: t.Name(), Description: t.Description(), Schema: t.Schema()}
+	}
+	return out
+}
+
+// TestOverflowCompactsAndRetries: with no known window, the API's "prompt
+// is too long" makes awl compact and send the request again, on every
+// wire API, instead of failing with exit 5.
+func TestOverflowCompactsAndRetries(t *testing.T) {
+	for _, api := range []string{"anthropic", "openai", "openai-chat"} {
+		t.Run(api, func(t *testing.T) {
+			g := newLongRig(t, api, 40, 9000)
+			res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{}))
+			if res.Err != nil {
+				t.Fatalf("run failed: %v", res.Err)
+			}
+			comps := g.eventsOf(t, "compaction")
+			if g.model.overflows == 0 || len(comps) == 0 {
+				t.Fatalf("%d overflows, %d compactions: want both", g.model.overflows, len(comps))
+			}
+			for _, c := range comps {
+				if c["reason"] != "overflow" {
+					t.Errorf("compaction reason %v, want overflow", c["reason"])
+				}
+			}
+			if g.model.normal != 40 {
+				t.Errorf("%d requests answered, want 40", g.model.normal)
+			}
+		})
+	}
+}
+
+// TestNoCompactFailsOnOverflow: --no-compact leaves an overflow a provider
+// error, and the session holds no compaction.
+func TestNoCompactFailsOnOverflow(t *testing.T) {
+	g := newLongRig(t, "anthropic", 40, 9000)
+	res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{NoCompact: true}))
+	if code, _ := runner.Classify(res.Err); code != runner.ExitProvider {
+		t.Fatalf("exit %d (%v), want %d", code, res.Err, runner.ExitProvider)
+	}
+	if n := len(g.eventsOf(t, "compaction")); n != 0 {
+		t.Errorf("%d compactions with NoCompact", n)
+	}
+}
+
+// TestResumeAfterCompaction: a run that stops right after a compaction
+// and a resume of it send requests that extend each other byte for byte:
+// the resumed process rebuilds the projection the first one used.
+func TestResumeAfterCompaction(t *testing.T) {
+	const window = 20000
+	for _, api := range []string{"anthropic", "openai", "openai-chat"} {
+		t.Run(api, func(t *testing.T) {
+			g := newLongRig(t, api, 1000, window)
+			w := runner.Window{Tokens: window}
+			// Run until the first compaction, then stop at the next turn.
+			cfg := g.config("read big.txt again and again", w)
+			cfg.MaxTurns = 60
+			res := runner.Run(context.Background(), cfg)
+			if code, _ := runner.Classify(res.Err); code != runner.ExitLimit {
+				t.Fatalf("first run: exit %d (%v), want a max-turns stop", code, res.Err)
+			}
+			if len(g.eventsOf(t, "compaction")) == 0 {
+				t.Fatal("no compaction in the first run; make it longer")
+			}
+			before := lastRequestMessages(t, g.srv, api)
+			cfg = g.config("now stop and say done", w)
+			cfg.ResumePath = res.SessionPath
+			cfg.MaxTurns = 1
+			g.model.mu.Lock()
+			g.model.turns = 0 // answer at once
+			g.model.mu.Unlock()
+			res = runner.Run(context.Background(), cfg)
+			if res.Err != nil {
+				t.Fatalf("resume: %v", res.Err)
+			}
+			after := lastRequestMessages(t, g.srv, api)
+			if !strings.HasPrefix(after, strings.TrimSuffix(before, "]")) {
+				t.Errorf("the resumed request does not extend the last one before the stop:\nbefore %.400s…\nafter  %.400s…", before, after)
+			}
+		})
+	}
+}

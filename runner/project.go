@@ -1,0 +1,298 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/session"
+)
+
+// The entry types of the context-window boundaries. Both are additive:
+// older readers skip them, and the log keeps every message whole.
+const (
+	// TypePrune records that tool results up to an entry are shown in
+	// requests as short stubs from here on.
+	TypePrune = "prune"
+	// TypeCompaction records a summary that stands, in requests, for the
+	// conversation before it.
+	TypeCompaction = "compaction"
+)
+
+// pruneFields are the members of a prune entry.
+type pruneFields struct {
+	UpToID       string `json:"upToId"`
+	TokensBefore int64  `json:"tokensBefore"`
+	TokensAfter  int64  `json:"tokensAfter"`
+}
+
+// compactionFields are the members of a compaction entry.
+type compactionFields struct {
+	Summary          string `json:"summary"`
+	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"`
+	TokensBefore     int64  `json:"tokensBefore"`
+	TokensAfter      int64  `json:"tokensAfter"`
+	Provider         string `json:"provider"`
+	Model            string `json:"model"`
+	Reason           string `json:"reason"`
+	// Usage and CostUSD are the summary request's.
+	Usage   *entryUsage `json:"usage,omitempty"`
+	CostUSD *float64    `json:"costUsd"`
+}
+
+// entryUsage is a usage object as the session format writes it.
+type entryUsage struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cacheRead"`
+	CacheWrite int64 `json:"cacheWrite"`
+}
+
+// summaryPreamble opens the user message that carries a compaction's
+// summary in requests; IsSummary recognises it.
+const summaryPreamble = "<awl-compaction>\nThe conversation so far was compacted to save context. This summary of it, written by the model, replaces the earlier messages:\n\n"
+
+const summaryClose = "\n</awl-compaction>"
+
+// IsSummary reports whether text is a compaction summary as requests show it.
+func IsSummary(text string) bool {
+	return strings.HasPrefix(text, summaryPreamble) && strings.HasSuffix(text, summaryClose)
+}
+
+func summaryMessage(summary string) conv.Message {
+	return conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(summaryPreamble + summary + summaryClose)}}
+}
+
+// pruneMin is the size below which a tool result is never stubbed: a stub
+// would save next to nothing.
+const pruneMin = 1024
+
+// Project turns the active path of a session into the messages of a
+// request. It is a pure function of the entries:
+//
+//   - Without a compaction, every message in order.
+//   - After the latest compaction entry C: the context rebuilt in full
+//     after C (the messages up to the turnContext baseline that follows
+//     C), then the summary as a user message, then the kept messages from
+//     C's firstKeptEntryId up to C, then every message after that baseline.
+//   - Tool results at or before the latest prune entry's upToId are shown as
+//     stubs (pruneStub), and their images by metadata.
+//
+// Resume therefore rebuilds the same request the last process would have
+// sent, byte for byte.
+func Project(path []session.Entry) []conv.Message {
+	pos := make(map[string]int, len(path))
+	for i, e := range path {
+		pos[e.ID] = i
+	}
+	// The latest prune boundary and compaction.
+	pruneUpTo, comp := -1, -1
+	var cf compactionFields
+	for i := len(path) - 1; i >= 0; i-- {
+		e := path[i]
+		switch e.Type {
+		case TypePrune:
+			if pruneUpTo < 0 {
+				var pf pruneFields
+				if json.Unmarshal(e.Fields, &pf) == nil {
+					if p, ok := pos[pf.UpToID]; ok {
+						pruneUpTo = p
+					}
+				}
+			}
+		case TypeCompaction:
+			if comp < 0 && json.Unmarshal(e.Fields, &cf) == nil {
+				comp = i
+			}
+		}
+	}
+	var uses map[string]conv.Block
+	if pruneUpTo >= 0 {
+		uses = toolUses(path[:pruneUpTo+1])
+	}
+	out := make([]conv.Message, 0, len(path))
+	add := func(from, to int) {
+		for i := from; i < to; i++ {
+			e := &path[i]
+			if e.Type != session.TypeMessage || e.Message == nil {
+				continue
+			}
+			m := *e.Message
+			if i <= pruneUpTo {
+				m = pruneMessage(m, uses)
+			}
+			out = append(out, m)
+		}
+	}
+	if comp < 0 {
+		add(0, len(path))
+		return out
+	}
+	// The rebuilt context: from C to its baseline.
+	ctxEnd := comp
+	for i := comp + 1; i < len(path); i++ {
+		if path[i].Type == prompt.EntryType {
+			ctxEnd = i
+			break
+		}
+	}
+	add(comp+1, ctxEnd)
+	out = append(out, summaryMessage(cf.Summary))
+	if k, ok := pos[cf.FirstKeptEntryID]; ok && k < comp {
+		add(k, comp)
+	}
+	add(ctxEnd+1, len(path))
+	return out
+}
+
+// toolUses indexes the tool calls in entries by id.
+func toolUses(entries []session.Entry) map[string]conv.Block {
+	m := map[string]conv.Block{}
+	for _, e := range entries {
+		if e.Message == nil || e.Message.Role != conv.RoleAssistant {
+			continue
+		}
+		for _, b := range e.Message.Content {
+			if b.Type == conv.BlockToolUse {
+				m[b.ID] = b
+			}
+		}
+	}
+	return m
+}
+
+// pruneMessage returns m with its large tool results replaced by stubs. It
+// never modifies m's blocks in place: they belong to the session.
+func pruneMessage(m conv.Message, uses map[string]conv.Block) conv.Message {
+	changed := false
+	for _, b := range m.Content {
+		if b.Type == conv.BlockToolResult && (len(b.Content) > pruneMin || len(b.Attachments) > 0) {
+			changed = true
+			break
+		}
+	}
+	if !changed {
+		return m
+	}
+	blocks := make([]conv.Block, len(m.Content))
+	copy(blocks, m.Content)
+	for i, b := range blocks {
+		if b.Type != conv.BlockToolResult || (len(b.Content) <= pruneMin && len(b.Attachments) == 0) {
+			continue
+		}
+		nb := b
+		nb.Content = pruneStub(uses[b.ToolUseID], b)
+		nb.Attachments = nil
+		blocks[i] = nb
+	}
+	m.Content = blocks
+	return m
+}
+
+// Stub shape: the head and tail lines kept, each cut to stubLine bytes.
+const (
+	stubHead = 6
+	stubTail = 6
+	stubLine = 160
+)
+
+// pruneStub is what a request shows in place of a pruned tool result:
+//
+//	[output of `go test ./...`, 48.2 KB, pruned; 12 of 900 lines kept:
+//	<first 6 lines>
+//	…
+//	<last 6 lines>]
+func pruneStub(use, res conv.Block) string {
+	var sb strings.Builder
+	sb.WriteString("[output of ")
+	sb.WriteString(callLabel(use))
+	fmt.Fprintf(&sb, ", %s", humanBytes(len(res.Content)))
+	if res.IsError {
+		sb.WriteString(", an error")
+	}
+	sb.WriteString(", pruned")
+	lines := strings.Split(strings.TrimRight(res.Content, "\n"), "\n")
+	if res.Content == "" {
+		lines = nil
+	}
+	keep := lines
+	if len(lines) > stubHead+stubTail {
+		keep = append(append([]string{}, lines[:stubHead]...), "…")
+		keep = append(keep, lines[len(lines)-stubTail:]...)
+		fmt.Fprintf(&sb, "; %d of %d lines kept", stubHead+stubTail, len(lines))
+	}
+	for _, a := range res.Attachments {
+		fmt.Fprintf(&sb, "; attachment %s, %s", a.MimeType, humanBytes(len(a.Data)*3/4))
+	}
+	if len(keep) > 0 {
+		sb.WriteString(":")
+		for _, l := range keep {
+			sb.WriteString("\n")
+			if len(l) > stubLine {
+				l = strings.ToValidUTF8(l[:stubLine], "") + "…"
+			}
+			sb.WriteString(l)
+		}
+	}
+	sb.WriteString("]")
+	return sb.String()
+}
+
+// callLabel names a tool call briefly: bash by its command, file tools by
+// their path or pattern, others by name.
+func callLabel(use conv.Block) string {
+	if use.Name == "" {
+		return "a tool call"
+	}
+	var args map[string]any
+	_ = json.Unmarshal([]byte(use.Input), &args)
+	for _, k := range []string{"command", "path", "file_path", "pattern"} {
+		if s, ok := args[k].(string); ok && s != "" {
+			if len(s) > 80 {
+				s = strings.ToValidUTF8(s[:80], "") + "…"
+			}
+			s = strings.ReplaceAll(s, "\n", " ")
+			if k == "command" {
+				return "`" + s + "`"
+			}
+			return use.Name + " `" + s + "`"
+		}
+	}
+	return use.Name
+}
+
+func humanBytes(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// BytesPerToken is the ratio awl uses to estimate tokens from bytes when no
+// usage figure covers them: about four bytes of English text or code per
+// token, rounded so that the estimate errs high.
+const BytesPerToken = 3.5
+
+// imageTokens is the estimate for one image: a large image costs about this
+// much on Anthropic's and OpenAI's APIs.
+const imageTokens = 1600
+
+// estimateTokens estimates the tokens msgs take in a request.
+func estimateTokens(msgs []conv.Message) int64 {
+	var bytes, images int64
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			bytes += int64(len(b.Text) + len(b.Thinking) + len(b.Input) + len(b.Content) + len(b.Name) + 16)
+			if b.Type == conv.BlockImage {
+				images++
+			}
+			images += int64(len(b.Attachments))
+		}
+	}
+	return int64(float64(bytes)/BytesPerToken) + images*imageTokens
+}

@@ -1,0 +1,95 @@
+package runner
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/session"
+)
+
+func msgEntry(id string, role conv.Role, blocks ...conv.Block) session.Entry {
+	return session.Entry{Type: session.TypeMessage, ID: id, Message: &conv.Message{Role: role, Content: blocks}}
+}
+
+func fieldsEntry(typ, id string, v any) session.Entry {
+	b, _ := json.Marshal(v)
+	return session.Entry{Type: typ, ID: id, Fields: b}
+}
+
+func texts(msgs []conv.Message) string {
+	var out []string
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			switch b.Type {
+			case conv.BlockText:
+				out = append(out, string(m.Role)+":"+strings.SplitN(b.Text, "\n", 2)[0])
+			case conv.BlockToolUse:
+				out = append(out, "call:"+b.ID)
+			case conv.BlockToolResult:
+				out = append(out, "result:"+strings.SplitN(b.Content, "\n", 2)[0])
+			}
+		}
+	}
+	return strings.Join(out, " | ")
+}
+
+func TestProject(t *testing.T) {
+	big := strings.Repeat("x", 30) + "\n" + strings.Repeat("0123456789\n", 200)
+	path := []session.Entry{
+		msgEntry("00000001", conv.RoleSystem, conv.TextBlock("sys v1")),
+		msgEntry("00000002", conv.RoleUser, conv.TextBlock("task")),
+		{Type: prompt.EntryType, ID: "00000003", Fields: []byte(`{}`)},
+		msgEntry("00000004", conv.RoleAssistant, conv.Block{Type: conv.BlockToolUse, ID: "c1", Name: "bash", Input: `{"command":"go test ./..."}`}),
+		msgEntry("00000005", conv.RoleUser, conv.Block{Type: conv.BlockToolResult, ToolUseID: "c1", Content: big}),
+		msgEntry("00000006", conv.RoleAssistant, conv.Block{Type: conv.BlockToolUse, ID: "c2", Name: "read", Input: `{"path":"a.go"}`}),
+		msgEntry("00000007", conv.RoleUser, conv.Block{Type: conv.BlockToolResult, ToolUseID: "c2", Content: "small"}),
+	}
+	if got := texts(Project(path)); got != "system:sys v1 | user:task | call:c1 | result:xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx | call:c2 | result:small" {
+		t.Errorf("plain projection: %s", got)
+	}
+
+	pruned := append(path[:7:7], fieldsEntry(TypePrune, "00000008", pruneFields{UpToID: "00000005"}))
+	msgs := Project(pruned)
+	stub := msgs[3].Content[0].Content
+	want := "[output of `go test ./...`, 2.2 KB, pruned; 12 of 201 lines kept:\n" + strings.Repeat("x", 30) + "\n0123456789"
+	if !strings.HasPrefix(stub, want) || !strings.HasSuffix(stub, "0123456789]") || !strings.Contains(stub, "\n…\n") {
+		t.Errorf("stub = %q", stub)
+	}
+	if path[4].Message.Content[0].Content != big {
+		t.Error("pruning changed the session's own entry")
+	}
+	if msgs[5].Content[0].Content != "small" {
+		t.Error("a small result was stubbed")
+	}
+
+	// A compaction keeps 00000006 on, puts the rebuilt context first and
+	// the summary after it.
+	comp := append(pruned[:8:8],
+		fieldsEntry(TypeCompaction, "00000009", compactionFields{Summary: "did things", FirstKeptEntryID: "00000006"}),
+		msgEntry("0000000a", conv.RoleSystem, conv.TextBlock("sys v2")),
+		msgEntry("0000000b", conv.RoleUser, conv.TextBlock("<environment_context>")),
+		session.Entry{Type: prompt.EntryType, ID: "0000000c", Fields: []byte(`{}`)},
+		msgEntry("0000000d", conv.RoleAssistant, conv.TextBlock("next")),
+	)
+	got := texts(Project(comp))
+	if got != "system:sys v2 | user:<environment_context> | user:<awl-compaction> | call:c2 | result:small | assistant:next" {
+		t.Errorf("compacted projection: %s", got)
+	}
+	if m := Project(comp)[2]; !IsSummary(m.Content[0].Text) || !strings.Contains(m.Content[0].Text, "did things") {
+		t.Errorf("summary message = %q", m.Content[0].Text)
+	}
+}
+
+func TestPruneStubImageAndLabel(t *testing.T) {
+	res := conv.Block{Type: conv.BlockToolResult, ToolUseID: "v", Content: "image", Attachments: []conv.Attachment{{Type: "image", MimeType: "image/png", Data: strings.Repeat("A", 4096)}}}
+	got := pruneStub(conv.Block{Name: "view_image", Input: `{"path":"shot.png"}`}, res)
+	if got != "[output of view_image `shot.png`, 5 bytes, pruned; attachment image/png, 3.0 KB:\nimage]" {
+		t.Errorf("stub = %q", got)
+	}
+	if got := callLabel(conv.Block{Name: "mcp__x__y", Input: `not json`}); got != "mcp__x__y" {
+		t.Errorf("label = %q", got)
+	}
+}
