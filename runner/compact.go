@@ -198,7 +198,7 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 	// request on every API and the cached prefix still serves; the
 	// instruction asks for none, and none that come back are run.
 	req := provider.Request{Model: r.cfg.Model, Messages: msgs, Tools: specs, MaxTokens: r.cfg.MaxOutputTokens, Reasoning: r.cfg.Reasoning}
-	msg, err := r.cfg.Provider.Stream(ctx, req, r.onProviderEvent)
+	msg, err := r.providerStream(ctx, req)
 	if err != nil {
 		return fmt.Errorf("compaction: %w", err)
 	}

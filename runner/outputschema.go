@@ -223,6 +223,20 @@ func (r *run) schemaText() string {
 	return string(r.schema.Raw)
 }
 
+// providerStream calls the provider. A panic inside it (a decoder bug met
+// by a stream nobody foresaw, in any Provider) is a provider error, so the
+// run ends as after any failed request: exit 5, its run entry and result
+// event, the session valid.
+func (r *run) providerStream(ctx context.Context, req provider.Request) (msg conv.Message, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			msg, err = conv.Message{}, &provider.Error{Kind: provider.KindRequest, Provider: r.cfg.Provider.Name(),
+				Message: fmt.Sprintf("internal error while reading the response (please report it): %v", v)}
+		}
+	}()
+	return r.cfg.Provider.Stream(ctx, req, r.onProviderEvent)
+}
+
 // stream sends req. With a schema in force it asks for the API's native
 // structured output, until a server rejects that parameter: then, once
 // and for the rest of the run, the schema instructions in the context and
@@ -231,7 +245,7 @@ func (r *run) stream(ctx context.Context, req provider.Request) (conv.Message, e
 	if r.schema != nil && !r.nativeOff {
 		req.OutputSchema = r.schema.Raw
 	}
-	msg, err := r.cfg.Provider.Stream(ctx, req, r.onProviderEvent)
+	msg, err := r.providerStream(ctx, req)
 	if err == nil || req.OutputSchema == nil || !provider.RejectsOutputSchema(err) {
 		return msg, err
 	}
@@ -243,5 +257,5 @@ func (r *run) stream(ctx context.Context, req provider.Request) (conv.Message, e
 		fmt.Fprintln(r.cfg.Notes, "awl:", note)
 	}
 	req.OutputSchema = nil
-	return r.cfg.Provider.Stream(ctx, req, r.onProviderEvent)
+	return r.providerStream(ctx, req)
 }
