@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/session"
 )
 
@@ -96,6 +97,10 @@ func Classify(err error) (code int, reason string) {
 	var de *DivergedError
 	if errors.As(err, &de) {
 		return ExitProvider, "replay_diverged"
+	}
+	var sbe *sandbox.UnsupportedError
+	if errors.As(err, &sbe) {
+		return ExitConfig, "sandbox_unavailable"
 	}
 	var pe *provider.Error
 	if errors.As(err, &pe) {

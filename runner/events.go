@@ -13,6 +13,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/awlrun/awl/runner/sandbox"
 )
 
 // EventSchemaVersion is the version of the NDJSON event schema, carried on
@@ -43,6 +45,8 @@ type SessionEvent struct {
 	// Recovered is set when opening the session removed a torn last line.
 	Recovered bool     `json:"recovered,omitempty"`
 	Tools     []string `json:"tools"`
+	// Sandbox says how tools are confined (--sandbox).
+	Sandbox sandbox.Status `json:"sandbox"`
 }
 
 // EntryEvent echoes one appended session line after it is durable.

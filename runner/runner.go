@@ -18,6 +18,7 @@ import (
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
 )
@@ -50,6 +51,12 @@ type Config struct {
 	// Window keeps requests inside the model's context window: pruning,
 	// then compaction (compact.go).
 	Window Window
+
+	// Sandbox, when set, confines the tools (the caller gave them it as
+	// their tool.Env.Confine); the model is told its limits. SandboxStatus
+	// is reported on the session event; its zero value means off.
+	Sandbox       *sandbox.Sandbox
+	SandboxStatus sandbox.Status
 
 	MaxTurns        int // model requests; 0 = unlimited
 	MaxOutputTokens int
@@ -164,6 +171,15 @@ func EmitResult(em *Emitter, res Result, d time.Duration) {
 	em.Emit(ev)
 }
 
+// sandboxStatus is SandboxStatus with the zero value spelt out as off.
+func (c Config) sandboxStatus() sandbox.Status {
+	st := c.SandboxStatus
+	if st.Mode == "" || st.Mode == sandbox.Off {
+		st.Mode, st.Network, st.Enforced = sandbox.Off, true, false
+	}
+	return st
+}
+
 func (c Config) now() time.Time {
 	if c.Now != nil {
 		return c.Now()
@@ -238,6 +254,7 @@ func (r *run) do(ctx context.Context) error {
 		Stdin:     cfg.StdinState,
 		Recovered: r.sess.Recovered,
 		Tools:     names,
+		Sandbox:   cfg.sandboxStatus(),
 	})
 
 	if resumed {
@@ -347,6 +364,7 @@ func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
 		AppendSystem: cfg.AppendSystem,
 		Tools:        toolNames,
 		OutputSchema: r.schemaText(),
+		Sandbox:      cfg.promptSandbox(),
 		NoEnv:        cfg.NoEnv,
 		NoAgentsMD:   cfg.NoAgentsMD,
 	}
@@ -373,6 +391,15 @@ func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
 		return err
 	}
 	return r.appendEntry(state.Baseline().Entry())
+}
+
+// promptSandbox is what the model is told about the sandbox.
+func (c Config) promptSandbox() prompt.Sandbox {
+	if c.Sandbox == nil {
+		return prompt.Sandbox{}
+	}
+	p := c.Sandbox.Policy
+	return prompt.Sandbox{Mode: string(p.Mode), Network: p.Network, Writable: p.Writable}
 }
 
 func (r *run) loop(ctx context.Context) error {

@@ -60,7 +60,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("TZ", "UTC")
 			return nil
 		},
-		Cmds: scriptCmds(),
+		Cmds:      scriptCmds(),
+		Condition: scriptCondition,
 	})
 }
 

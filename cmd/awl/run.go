@@ -21,6 +21,7 @@ import (
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/modelinfo"
+	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
 )
@@ -46,6 +47,11 @@ type runCmd struct {
 	Tools     []string `name:"tools" sep:"," help:"Allow only these tools (comma-separated)." placeholder:"A,B"`
 	DenyTools []string `name:"deny-tools" sep:"," help:"Deny these tools." placeholder:"A,B"`
 	NoTools   bool     `name:"no-tools" help:"Offer no tools."`
+
+	Sandbox           string   `name:"sandbox" placeholder:"MODE" help:"Confine what tools write and reach: off, read-only or workspace-write (env AWL_SANDBOX; default off)."`
+	SandboxWritable   []string `name:"sandbox-writable" sep:"none" placeholder:"DIR" help:"With --sandbox, tools may also write under DIR (repeatable)."`
+	SandboxNetwork    bool     `name:"sandbox-network" help:"With --sandbox, let tools use the network."`
+	SandboxBestEffort bool     `name:"sandbox-best-effort" help:"Where the kernel cannot enforce the sandbox in full, warn and go on instead of failing (exit 4)."`
 
 	MaxTurns        int           `name:"max-turns" help:"Stop after N model requests (exit 6)." placeholder:"N"`
 	Timeout         time.Duration `name:"timeout" help:"Stop the whole run after this long (exit 124)." placeholder:"DURATION"`
@@ -85,6 +91,7 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 		defer cancel()
 	}
 	res, cfg, err := c.prepare(ctx, a, store, em)
+	defer cfg.Sandbox.Close()
 	if err != nil {
 		res.Err = err
 		runner.EmitResult(em, res, time.Since(a.start))
@@ -146,6 +153,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		if c.OutputSchema.Ref != "none" {
 			files = append(files, &c.OutputSchema.Ref)
 		}
+		files = append(files, pathPtrs(c.SandboxWritable)...)
 		for _, ref := range []*string{&c.Resume, &c.Replay} {
 			if looksLikePath(*ref) {
 				files = append(files, ref)
@@ -224,10 +232,12 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		res.SessionID, res.SessionPath = resumed.Header.ID, resumed.Path
 		active.provider, active.model = resumed.ActiveModel()
 	}
+	var sb *sandbox.Sandbox
 	fail := func(err error) (runner.Result, runner.Config, error) {
 		if resumed != nil {
 			resumed.Close()
 		}
+		sb.Close()
 		return res, runner.Config{}, err
 	}
 
@@ -235,7 +245,11 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err != nil {
 		return fail(err)
 	}
-	tools, known, err := c.selectTools(cwd, a.getenv)
+	sb, sbStatus, err := c.sandbox(a, cwd)
+	if err != nil {
+		return fail(err)
+	}
+	tools, known, err := c.selectTools(tool.Env{Dir: cwd, Getenv: a.getenv, Confine: confiner(sb)})
 	if err != nil {
 		return fail(err)
 	}
@@ -278,6 +292,8 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		Model:            model,
 		Tools:            tools,
 		Known:            known,
+		Sandbox:          sb,
+		SandboxStatus:    sbStatus,
 		MaxTurns:         c.MaxTurns,
 		MaxOutputTokens:  c.MaxOutputTokens,
 		MaxCostUSD:       c.MaxCostUSD,
@@ -342,9 +358,70 @@ func (c *runCmd) loadPrices(getenv func(string) string) (*modelinfo.Table, error
 	return t, nil
 }
 
+// sandbox sets up --sandbox (or AWL_SANDBOX) for the tools. It returns nil
+// when the sandbox is off. When the kernel cannot enforce the mode asked
+// for, it fails with exit 4 unless --sandbox-best-effort, which warns on
+// stderr and goes on.
+func (c *runCmd) sandbox(a *app, cwd string) (*sandbox.Sandbox, sandbox.Status, error) {
+	from, value := "--sandbox", c.Sandbox
+	if value == "" {
+		from, value = "AWL_SANDBOX", a.getenv("AWL_SANDBOX")
+	}
+	mode, err := sandbox.ParseMode(value)
+	if err != nil {
+		return nil, sandbox.Status{}, runner.Usagef(from + ": " + err.Error())
+	}
+	if mode == sandbox.Off && (len(c.SandboxWritable) > 0 || c.SandboxNetwork) {
+		return nil, sandbox.Status{}, runner.Usagef("--sandbox-writable and --sandbox-network need --sandbox read-only or workspace-write (or AWL_SANDBOX)")
+	}
+	for _, d := range c.SandboxWritable {
+		st, err := os.Stat(d)
+		switch {
+		case d == "":
+			return nil, sandbox.Status{}, runner.Usagef("--sandbox-writable: the directory is empty")
+		case err != nil:
+			return nil, sandbox.Status{}, runner.Usagef(fmt.Sprintf("--sandbox-writable: %v", err))
+		case !st.IsDir():
+			return nil, sandbox.Status{}, runner.Usagef(fmt.Sprintf("--sandbox-writable: %s is not a directory", d))
+		}
+	}
+	writable := make([]string, len(c.SandboxWritable))
+	for i, d := range c.SandboxWritable {
+		writable[i], _ = filepath.Abs(d)
+	}
+	sb, st, err := sandbox.New(sandbox.Options{
+		Mode:       mode,
+		Network:    c.SandboxNetwork,
+		Cwd:        cwd,
+		Writable:   writable,
+		BestEffort: c.SandboxBestEffort,
+		ABI:        assumeABI,
+	})
+	if err != nil {
+		return nil, st, err
+	}
+	if st.Warning != "" {
+		fmt.Fprintf(a.stderr, "awl: warning: %s\n", st.Warning)
+	}
+	return sb, st, nil
+}
+
+// assumeABI, when not 0, replaces the kernel's Landlock ABI version (tests;
+// negative means none).
+var assumeABI int
+
+// confiner returns sb as the tools' confinement; nil when the sandbox is
+// off (a nil *Sandbox in an interface would not be nil).
+func confiner(sb *sandbox.Sandbox) tool.Confiner {
+	if sb == nil {
+		return nil
+	}
+	return sb
+}
+
 // selectTools applies --tools, --deny-tools and --no-tools to the built-ins.
-func (c *runCmd) selectTools(cwd string, getenv func(string) string) (allowed []tool.Tool, known []string, err error) {
-	all := tool.Builtins(tool.Env{Dir: cwd, Getenv: getenv})
+func (c *runCmd) selectTools(env tool.Env) (allowed []tool.Tool, known []string, err error) {
+	all := tool.Builtins(env)
 	byName := map[string]bool{}
 	for _, t := range all {
 		known = append(known, t.Name())

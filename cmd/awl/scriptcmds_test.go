@@ -31,6 +31,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"waitfile":    cmdWaitfile,
 		"answerfile":  cmdAnswerfile,
 		"prefixcheck": cmdPrefixcheck,
+		"sink":        cmdSink,
 	}
 	for k, v := range sessionsScriptCmds() {
 		m[k] = v

@@ -33,6 +33,9 @@ type Baseline struct {
 	// OutputSchema is the --output-schema shown, in full (compact JSON):
 	// a resumed run keeps validating against it. Absent means none.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Sandbox is the digest of the sandbox policy shown; "" when the
+	// sandbox is off.
+	Sandbox string `json:"sandbox,omitempty"`
 	// AgentsMD are the instruction files shown, in prompt order; empty when
 	// AGENTS.md is off.
 	AgentsMD []SourceDigest `json:"agentsMd,omitempty"`
@@ -55,6 +58,7 @@ func (s State) Baseline() Baseline {
 		System:       digestText(s.System),
 		AppendSystem: digestText(s.AppendSystem),
 		ToolPolicy:   digestTools(normTools(s.Tools)),
+		Sandbox:      digestText(s.Sandbox.text()),
 	}
 	if s.OutputSchema != "" {
 		b.OutputSchema = json.RawMessage(s.OutputSchema)

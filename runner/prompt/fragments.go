@@ -43,6 +43,7 @@ func registry() []fragment {
 		appendSystem{},
 		toolPolicy{},
 		outputSchema{},
+		sandboxPolicy{},
 		environmentContext{},
 		agentsMDRemoved{},
 		agentsMD{},
@@ -191,6 +192,51 @@ func normTools(names []string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// sandboxPolicy tells the model what the sandbox lets its tools change and
+// reach. Nothing is shown while the sandbox is off, unless it was on before.
+type sandboxPolicy struct{ instruction }
+
+func (sandboxPolicy) role() conv.Role               { return conv.RoleSystem }
+func (sandboxPolicy) markers() (open, close string) { return "", "" }
+
+func (f sandboxPolicy) render() string {
+	return f.instruction.render("The sandbox is now off: commands and the write and edit tools may change files anywhere, and commands may use the network.",
+		"The sandbox has changed. ")
+}
+
+func (sandboxPolicy) build(cur State, base *Baseline) []fragment {
+	var shown string
+	if base != nil {
+		shown = base.Sandbox
+	}
+	if i, ok := change(cur.Sandbox.text(), shown); ok {
+		return []fragment{sandboxPolicy{i}}
+	}
+	return nil
+}
+
+// text renders the sandbox's limits; "" when it is off.
+func (s Sandbox) text() string {
+	var where string
+	switch s.Mode {
+	case "read-only":
+		where = "You may read files anywhere, but nothing you run can change files outside the private temporary directory in $TMPDIR"
+	case "workspace-write":
+		where = "You may read files anywhere, but nothing you run can change files outside the working directory and the private temporary directory in $TMPDIR"
+	default:
+		return ""
+	}
+	if len(s.Writable) > 0 {
+		where += ", except in " + strings.Join(s.Writable, ", ")
+	}
+	net := " Network access is blocked: connections from commands fail."
+	if s.Network {
+		net = " Commands may use the network."
+	}
+	return "Sandbox: " + s.Mode + ". " + where + "; the write and edit tools follow the same rule. " +
+		"A blocked write fails with \"Permission denied\"; do not retry it, work within the limits or say what you could not do." + net
 }
 
 // environmentContext is where the agent runs. In a diff only the elements

@@ -29,6 +29,7 @@ type Options struct {
 	AppendSystem string
 	Tools        []string
 	OutputSchema string
+	Sandbox      Sandbox
 	NoEnv        bool
 	NoAgentsMD   bool
 }
@@ -66,6 +67,7 @@ func Gather(o Options) (State, error) {
 		AppendSystem: o.AppendSystem,
 		Tools:        append([]string(nil), o.Tools...),
 		OutputSchema: o.OutputSchema,
+		Sandbox:      o.Sandbox,
 		NoEnv:        o.NoEnv,
 		NoAgentsMD:   o.NoAgentsMD,
 	}

@@ -1,6 +1,6 @@
 // Package prompt builds awl's model-visible context: the system prompt, the
-// --append-system text, the tool policy, the environment context and the
-// AGENTS.md instructions. Each is a typed fragment registered once, in prompt
+// --append-system text, the tool policy, the sandbox's limits, the
+// environment context and the AGENTS.md instructions. Each is a typed fragment registered once, in prompt
 // order. Build renders the fragments that changed since a persisted Baseline
 // into at most two envelopes (one system message, one contextual user
 // message), so a resumed session appends only what the model has not yet
@@ -30,6 +30,8 @@ type State struct {
 	Tools []string
 	// OutputSchema is the --output-schema as compact JSON; "" means none.
 	OutputSchema string
+	// Sandbox is what the sandbox lets tools do; the zero value is off.
+	Sandbox Sandbox
 	// AgentsMD are the instruction files in order: the user-level file
 	// first, then the repository root down to the working directory.
 	AgentsMD []Source
@@ -38,6 +40,16 @@ type State struct {
 	NoEnv bool
 	// NoAgentsMD switches the AGENTS.md instructions off (--no-agents-md).
 	NoAgentsMD bool
+}
+
+// Sandbox describes the sandbox that confines the tools.
+type Sandbox struct {
+	// Mode is "read-only" or "workspace-write"; anything else is off.
+	Mode string
+	// Network says commands may use the network.
+	Network bool
+	// Writable are the --sandbox-writable directories.
+	Writable []string
 }
 
 // Source is one AGENTS.md instruction file.

@@ -63,12 +63,13 @@ func (t bashTool) run(ctx context.Context, in bashArgs) Result {
 	if environ == nil {
 		environ = ScrubEnviron(os.Environ())
 	}
-	return runBash(ctx, t.env.resolve("."), environ, in.Command, timeout, note)
+	res := runBash(ctx, t.env.resolve("."), environ, in.Command, timeout, note, t.env.Confine)
+	return confinedResult(res, t.env.Confine)
 }
 
 // runBash runs command in dir in its own process group, killing the group
 // when timeout passes or ctx is done.
-func runBash(ctx context.Context, dir string, environ []string, command string, timeout time.Duration, note string) Result {
+func runBash(ctx context.Context, dir string, environ []string, command string, timeout time.Duration, note string, confine Confiner) Result {
 	if ctx.Err() != nil {
 		return errorf("bash: not run: the run was stopped (%v)", context.Cause(ctx))
 	}
@@ -87,6 +88,11 @@ func runBash(ctx context.Context, dir string, environ []string, command string, 
 	isolate(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	cmd.WaitDelay = bashPipeGrace
+	if confine != nil {
+		if err := confine.Wrap(cmd); err != nil {
+			return errorf("bash: could not start in the sandbox: %v", err)
+		}
+	}
 
 	err := cmd.Run()
 	if cmd.Process == nil {
@@ -137,4 +143,16 @@ func runBash(ctx context.Context, dir string, environ []string, command string, 
 // seconds formats d as whole seconds, the unit the model asks in.
 func seconds(d time.Duration) string {
 	return fmt.Sprintf("%ds", int64(d/time.Second))
+}
+
+// confinedResult adds the confinement's note to a failed result, so the
+// model can tell a blocked write or connection from another failure.
+func confinedResult(res Result, confine Confiner) Result {
+	if confine != nil && res.IsError {
+		if !strings.HasSuffix(res.Content, "\n") {
+			res.Content += "\n"
+		}
+		res.Content += confine.Note()
+	}
+	return res
 }

@@ -39,6 +39,9 @@ func (t editTool) run(ctx context.Context, in editArgs) Result {
 	if in.OldString == in.NewString {
 		return errorf("edit: old_string and new_string are the same; nothing to change")
 	}
+	if res, denied := t.env.checkWrite("edit", in.Path); denied {
+		return res
+	}
 	f, res, ok := openText(t.env, "edit", in.Path)
 	if !ok {
 		return res

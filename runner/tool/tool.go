@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -56,6 +57,35 @@ type Env struct {
 	// Environ is the environment bash runs with; nil means the process's
 	// own, minus SecretVars.
 	Environ []string
+	// Confine, when set, confines what tools change: the processes they
+	// start and the files they write (the sandbox).
+	Confine Confiner
+}
+
+// Confiner confines tools (the sandbox). Anything that starts a process for
+// the model, not only bash, starts it through Wrap.
+type Confiner interface {
+	// Wrap rewrites cmd, not yet started and with its Env set, so that it
+	// starts confined.
+	Wrap(cmd *exec.Cmd) error
+	// CheckWrite returns nil when a tool may write the absolute path, or
+	// the error to give the model after the path as the model wrote it.
+	CheckWrite(path string) error
+	// Note is the line added to a failed result of a confined command,
+	// saying what the confinement blocks.
+	Note() string
+}
+
+// checkWrite returns a failed result, and true, when the confinement does
+// not allow the tool name to write the file the model called path.
+func (e Env) checkWrite(name, path string) (Result, bool) {
+	if e.Confine == nil {
+		return Result{}, false
+	}
+	if err := e.Confine.CheckWrite(e.resolve(path)); err != nil {
+		return errorf("%s: %s: %v", name, path, err), true
+	}
+	return Result{}, false
 }
 
 // SecretVars are the variables that hold provider credentials, from the

@@ -31,6 +31,9 @@ func (t writeTool) run(ctx context.Context, in writeArgs) Result {
 	if ctx.Err() != nil {
 		return errorf("write %s: not written: the run was stopped (%v)", in.Path, context.Cause(ctx))
 	}
+	if res, denied := t.env.checkWrite("write", in.Path); denied {
+		return res
+	}
 	file := t.env.resolve(in.Path)
 	existed := false
 	switch st, err := os.Stat(file); {

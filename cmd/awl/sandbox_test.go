@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/awlrun/awl/provider/providertest"
+	"github.com/awlrun/awl/runner/sandbox"
+)
+
+// scriptCondition adds [landlock]: the kernel has Landlock ABI 4 or later,
+// so every sandbox mode is enforced. Where it has not, a script skips,
+// except in CI (CI set), where the sandbox must be tested: there the
+// condition is an error and the script fails.
+func scriptCondition(cond string) (bool, error) {
+	if cond != "landlock" {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	abi := sandbox.ABI()
+	if abi < sandbox.ABINetwork && os.Getenv("CI") != "" {
+		return false, fmt.Errorf("this kernel's Landlock ABI is %d, and CI is set: the sandbox must be tested in CI (ABI %d or later needed)", abi, sandbox.ABINetwork)
+	}
+	return abi >= sandbox.ABINetwork, nil
+}
+
+// cmdSink: `sink` listens on 127.0.0.1 until the script ends, sets
+// $SINK_PORT, and appends a line to $WORK/sink.log for every connection,
+// with what arrived on it: an exfiltration target.
+func cmdSink(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: sink")
+	}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Defer(func() { l.Close() })
+	log := filepath.Join(ts.Getenv("WORK"), "sink.log")
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 64<<10)
+				n, _ := c.Read(buf)
+				c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n"))
+				mu.Lock()
+				defer mu.Unlock()
+				f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+				if err == nil {
+					fmt.Fprintf(f, "connection: %d bytes: %q\n", n, firstLine(buf[:n]))
+					f.Close()
+				}
+			}()
+		}
+	}()
+	ts.Setenv("SINK_PORT", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+}
+
+func firstLine(b []byte) string {
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	return string(line)
+}
+
+// TestSandboxUnsupported runs awl as on a kernel without Landlock: an
+// explicit --sandbox and AWL_SANDBOX both exit 4 naming the ABI, unless
+// --sandbox-best-effort, which warns on stderr and in the session event.
+func TestSandboxUnsupported(t *testing.T) {
+	assumeABI = -1
+	t.Cleanup(func() { assumeABI = 0 })
+	srv := providertest.New()
+	defer srv.Close()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("ANTHROPIC_API_KEY", sentinelKey)
+	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+	t.Setenv("AWL_SESSION_DIR", filepath.Join(dir, "sessions"))
+	t.Setenv("AWL_PROVIDER", "")
+	t.Setenv("AWL_SANDBOX", "")
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), append([]string{"run", "--no-stdin", "-o", "ndjson"}, args...), nil, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	want := "sandbox workspace-write needs Landlock ABI 4 or later to confine files and the network (TCP connect and bind), and this kernel has no Landlock (ABI 0"
+	code, out, errs := run("--sandbox", "workspace-write", "hi")
+	if code != 4 || !strings.Contains(errs, want) || !strings.Contains(out, `"reason":"sandbox_unavailable"`) {
+		t.Errorf("--sandbox: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	t.Setenv("AWL_SANDBOX", "read-only")
+	code, _, errs = run("hi")
+	if code != 4 || !strings.Contains(errs, "sandbox read-only needs Landlock ABI 4") {
+		t.Errorf("AWL_SANDBOX: exit %d\nstderr %s", code, errs)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("a refused run reached the provider %d times", n)
+	}
+
+	srv.Enqueue(providertest.Text("anthropic", "ok"))
+	code, out, errs = run("--sandbox-best-effort", "hi")
+	if code != 0 || !strings.Contains(errs, "awl: warning: the sandbox is not enforced for commands") {
+		t.Fatalf("best effort: exit %d\nstderr %s", code, errs)
+	}
+	var ev struct {
+		Type    string         `json:"type"`
+		Sandbox sandbox.Status `json:"sandbox"`
+	}
+	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Type != "session" || ev.Sandbox.Mode != sandbox.ReadOnly || ev.Sandbox.Enforced || ev.Sandbox.ABI != 0 || !strings.Contains(ev.Sandbox.Warning, "not enforced") {
+		t.Errorf("session event %+v", ev)
+	}
+	if err := validateEvents(out); err != nil {
+		t.Error(err)
+	}
+
+	// Bad values are usage errors.
+	t.Setenv("AWL_SANDBOX", "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sandbox", "strict", "hi"}, `--sandbox: unknown sandbox mode "strict" (off, read-only, workspace-write)`},
+		{[]string{"--sandbox-network", "hi"}, "--sandbox-writable and --sandbox-network need --sandbox read-only or workspace-write"},
+		{[]string{"--sandbox", "read-only", "--sandbox-writable", filepath.Join(dir, "missing"), "hi"}, "--sandbox-writable: stat " + filepath.Join(dir, "missing")},
+	} {
+		if code, _, errs := run(c.args...); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, stderr %s; want 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+	t.Setenv("AWL_SANDBOX", "sometimes")
+	if code, _, errs := run("hi"); code != 2 || !strings.Contains(errs, `AWL_SANDBOX: unknown sandbox mode "sometimes"`) {
+		t.Errorf("bad AWL_SANDBOX: exit %d, stderr %s", code, errs)
+	}
+}
+
+// TestActionSandbox runs the action's run step with the sandbox inputs: the
+// model is told the mode and each writable directory of the multi-line
+// input.
+func TestActionSandbox(t *testing.T) {
+	if sandbox.ABI() < sandbox.ABINetwork && os.Getenv("CI") == "" {
+		t.Skip("the kernel lacks Landlock ABI 4")
+	}
+	a, _ := loadAction(t)
+	srv := providertest.New()
+	defer srv.Close()
+	work := t.TempDir()
+	cacheA, cacheB := t.TempDir(), t.TempDir()
+	env := []string{
+		"ANTHROPIC_API_KEY=" + sentinelKey, "ANTHROPIC_BASE_URL=" + srv.URL, "OPENAI_API_KEY=",
+		"AWL_PROVIDER=", "AWL_MODEL=", "AWL_SANDBOX=",
+		"AWL_SESSION_DIR=" + filepath.Join(work, "sessions"),
+		"XDG_CONFIG_HOME=" + filepath.Join(work, "config"),
+	}
+	srv.Enqueue(providertest.Text("anthropic", "ok"))
+	out := actionRun(t, a, work, env, map[string]string{"prompt": "hi", "sandbox": "workspace-write", "sandbox-writable": cacheA + "\n" + cacheB + "\n"})
+	if out["exit_code"] != "0" {
+		t.Fatalf("outputs %v", out)
+	}
+	body := string(srv.Requests()[0].Body)
+	if !strings.Contains(body, "Sandbox: workspace-write.") || !strings.Contains(body, ", except in "+cacheA+", "+cacheB+";") || !strings.Contains(body, "Network access is blocked") {
+		t.Errorf("the request does not tell the sandbox with both directories:\n%s", body)
+	}
+}

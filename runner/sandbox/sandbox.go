@@ -1,0 +1,399 @@
+// Package sandbox confines the processes awl's tools start, and the files
+// its built-in tools write, with Linux Landlock. awl itself is never
+// confined: it must reach the model and write the session.
+//
+// A confined command is started through awl itself, re-executed in a hidden
+// helper mode (HelperArg), which this package's init runs in any program
+// that links it: the helper restricts itself with Landlock and then execs
+// the real program, so the restriction covers that program and
+// everything it starts. Writes by the built-in write and edit tools happen
+// in awl's process and are checked against the same rules by CheckWrite.
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Mode is how much the tools may change.
+type Mode string
+
+// The sandbox modes.
+const (
+	// Off confines nothing.
+	Off Mode = "off"
+	// ReadOnly lets tools read anywhere and write only in the private
+	// temporary directory (and the --sandbox-writable directories).
+	ReadOnly Mode = "read-only"
+	// WorkspaceWrite also lets tools write under the working directory.
+	WorkspaceWrite Mode = "workspace-write"
+)
+
+// Modes lists the modes as a user writes them.
+const Modes = "off, read-only, workspace-write"
+
+// ParseMode parses a mode name; "" is Off.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.TrimSpace(s)); m {
+	case "", Off:
+		return Off, nil
+	case ReadOnly, WorkspaceWrite:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown sandbox mode %q (%s)", s, Modes)
+}
+
+// Landlock ABI versions the modes need.
+const (
+	// ABIFiles restricts every way of writing a file, truncation included.
+	ABIFiles = 3
+	// ABINetwork also restricts TCP connect and bind.
+	ABINetwork = 4
+)
+
+// Policy is what a confined tool may do.
+type Policy struct {
+	Mode Mode `json:"mode"`
+	// Network allows network access.
+	Network bool `json:"network"`
+	// Cwd is the working directory, writable in WorkspaceWrite.
+	Cwd string `json:"cwd"`
+	// TmpDir is the private temporary directory; TMPDIR points to it.
+	TmpDir string `json:"tmp"`
+	// Writable are more writable directories (--sandbox-writable).
+	Writable []string `json:"writable,omitempty"`
+}
+
+// Confined reports whether p confines anything.
+func (p Policy) Confined() bool { return p.Mode == ReadOnly || p.Mode == WorkspaceWrite }
+
+// NeedABI is the Landlock ABI version p needs to be enforced in full; 0
+// when p confines nothing.
+func (p Policy) NeedABI() int {
+	switch {
+	case !p.Confined():
+		return 0
+	case p.Network:
+		return ABIFiles
+	default:
+		return ABINetwork
+	}
+}
+
+// WritableDirs returns the directories where writes are allowed, in the
+// order they are shown: the working directory (WorkspaceWrite only), the
+// --sandbox-writable directories, then the private temporary directory.
+func (p Policy) WritableDirs() []string {
+	var dirs []string
+	if p.Mode == WorkspaceWrite {
+		dirs = append(dirs, p.Cwd)
+	}
+	dirs = append(dirs, p.Writable...)
+	if p.TmpDir != "" {
+		dirs = append(dirs, p.TmpDir)
+	}
+	return dirs
+}
+
+// Note is the line added to a failed tool result while p confines tools,
+// so the model knows why a write or a connection may have failed, e.g.
+// "(awl sandbox: workspace-write; writes outside /src and network are
+// blocked)". The private temporary directory is named $TMPDIR.
+func (p Policy) Note() string {
+	if !p.Confined() {
+		return ""
+	}
+	places := []string{}
+	if p.Mode == WorkspaceWrite {
+		places = append(places, p.Cwd)
+	}
+	places = append(places, p.Writable...)
+	places = append(places, "$TMPDIR")
+	if p.Network {
+		return fmt.Sprintf("(awl sandbox: %s; writes outside %s are blocked)", p.Mode, andList(places))
+	}
+	return fmt.Sprintf("(awl sandbox: %s; writes outside %s and network are blocked)", p.Mode, strings.Join(places, ", "))
+}
+
+// andList joins items as "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// Status is what the session event reports about the sandbox.
+type Status struct {
+	Mode    Mode `json:"mode"`
+	Network bool `json:"network"`
+	// ABI is the kernel's Landlock ABI version; 0 when it has none.
+	ABI int `json:"abi"`
+	// Enforced says the kernel enforces the whole policy.
+	Enforced bool `json:"enforced"`
+	// Warning says what is not enforced, with --sandbox-best-effort.
+	Warning string `json:"warning,omitempty"`
+}
+
+// UnsupportedError says the kernel cannot enforce the policy asked for.
+type UnsupportedError struct {
+	Mode    Mode
+	Network bool
+	ABI     int // the kernel's
+	Need    int
+}
+
+func (e *UnsupportedError) Error() string {
+	have := fmt.Sprintf("this kernel's Landlock ABI is %d", e.ABI)
+	if e.ABI == 0 {
+		have = "this kernel has no Landlock (ABI 0: " + missingReason() + ")"
+	}
+	what := "files"
+	if !e.Network && e.Need >= ABINetwork {
+		what = "files and the network (TCP connect and bind)"
+	}
+	return fmt.Sprintf("sandbox %s needs Landlock ABI %d or later to confine %s, and %s; "+
+		"use --sandbox-best-effort to go on with what the kernel supports, or --sandbox off", e.Mode, e.Need, what, have)
+}
+
+// Sandbox confines tools to a Policy. Its methods make it a tool.Confiner.
+type Sandbox struct {
+	Policy
+	status Status
+	// exe is the awl executable started as the helper; "" when the
+	// kernel has no Landlock and commands run unconfined (best effort).
+	exe string
+	// dirs are WritableDirs with symbolic links resolved.
+	dirs []string
+	// ownTmp says Close removes TmpDir.
+	ownTmp bool
+}
+
+// Options configure New.
+type Options struct {
+	Mode     Mode
+	Network  bool
+	Cwd      string   // absolute
+	Writable []string // absolute, existing directories
+	// BestEffort goes on when the kernel cannot enforce the whole policy,
+	// enforcing what it can; Status says what is missing.
+	BestEffort bool
+	// Exe is the awl executable to re-execute as the helper; "" means
+	// os.Executable().
+	Exe string
+	// ABI is the kernel's Landlock ABI version to assume (tests): 0
+	// detects it, a negative value means none.
+	ABI int
+}
+
+// New makes a sandbox for o, creating its private temporary directory.
+// With Mode Off it returns a nil *Sandbox and a Status that says so. When
+// the kernel cannot enforce the policy and o.BestEffort is false, the error
+// is an *UnsupportedError.
+func New(o Options) (*Sandbox, Status, error) {
+	abi := max(o.ABI, 0)
+	if o.ABI == 0 {
+		abi = ABI()
+	}
+	st := Status{Mode: o.Mode, Network: o.Network || o.Mode == Off, ABI: abi}
+	if o.Mode == "" {
+		st.Mode = Off
+	}
+	p := Policy{Mode: st.Mode, Network: o.Network, Cwd: filepath.Clean(o.Cwd)}
+	if !p.Confined() {
+		return nil, st, nil
+	}
+	for _, d := range o.Writable {
+		p.Writable = append(p.Writable, filepath.Clean(d))
+	}
+	need := p.NeedABI()
+	st.Enforced = abi >= need
+	if !st.Enforced {
+		uerr := &UnsupportedError{Mode: p.Mode, Network: p.Network, ABI: abi, Need: need}
+		if !o.BestEffort {
+			return nil, st, uerr
+		}
+		switch {
+		case abi == 0:
+			st.Warning = "the sandbox is not enforced for commands: " + uerr.Error() + "; only the write and edit tools are checked"
+		case abi < ABIFiles:
+			st.Warning = fmt.Sprintf("the sandbox is enforced only in part: Landlock ABI %d cannot stop commands from truncating files outside the writable directories, nor confine the network", abi)
+		default:
+			st.Warning = fmt.Sprintf("the network is not confined: Landlock ABI %d cannot restrict TCP connect and bind (ABI %d can)", abi, ABINetwork)
+		}
+	}
+	exe := ""
+	if abi > 0 {
+		exe = o.Exe
+		if exe == "" {
+			var err error
+			if exe, err = os.Executable(); err != nil {
+				return nil, st, fmt.Errorf("sandbox: find the awl executable to confine commands with: %w", err)
+			}
+		}
+	}
+	tmp, err := os.MkdirTemp("", "awl-sandbox-")
+	if err != nil {
+		return nil, st, fmt.Errorf("sandbox: create the private temporary directory: %w", err)
+	}
+	p.TmpDir = tmp
+	s := &Sandbox{Policy: p, status: st, exe: exe, ownTmp: true}
+	for _, d := range p.WritableDirs() {
+		r, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			s.Close()
+			return nil, st, fmt.Errorf("sandbox: writable directory %s: %w", d, err)
+		}
+		s.dirs = append(s.dirs, r)
+	}
+	return s, st, nil
+}
+
+// Status reports the sandbox for the session event.
+func (s *Sandbox) Status() Status { return s.status }
+
+// Close removes the private temporary directory and everything in it.
+func (s *Sandbox) Close() error {
+	if s == nil || !s.ownTmp {
+		return nil
+	}
+	s.ownTmp = false
+	return os.RemoveAll(s.TmpDir)
+}
+
+// HelperArg is the hidden first argument that makes awl run as the sandbox
+// helper: awl HelperArg POLICY-JSON PATH ARGV0 ARGS...
+const HelperArg = "__awl-sandbox-exec"
+
+// Wrap rewrites cmd, not yet started, to start confined: its environment
+// gets TMPDIR set to the private temporary directory, and, where the kernel
+// has Landlock, it is started through the helper. cmd.Path must be set
+// (exec.Command resolves it).
+func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
+	if cmd.Err != nil {
+		return cmd.Err
+	}
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
+	cmd.Env = append(env, "TMPDIR="+s.TmpDir)
+	if s.exe == "" {
+		return nil
+	}
+	policy, err := json.Marshal(s.Policy)
+	if err != nil {
+		return err
+	}
+	args := make([]string, 0, len(cmd.Args)+4)
+	args = append(args, "awl", HelperArg, string(policy), cmd.Path)
+	args = append(args, cmd.Args...)
+	cmd.Path, cmd.Args = s.exe, args
+	return nil
+}
+
+// CheckWrite returns nil when a confined tool may write path (absolute),
+// or else a *DeniedError. A path is writable when it lies under a writable
+// directory once symbolic links are resolved, as far as it exists.
+func (s *Sandbox) CheckWrite(path string) error {
+	r := resolveExisting(filepath.Clean(path))
+	for _, d := range s.dirs {
+		if within(r, d) {
+			return nil
+		}
+	}
+	return &DeniedError{Path: path, Note: s.Note()}
+}
+
+// DeniedError is a write CheckWrite refused. Its message leaves out the
+// path, which the caller names as its user wrote it: "Permission denied"
+// as a command would say, then the sandbox's Note on a line of its own.
+type DeniedError struct {
+	Path string
+	Note string
+}
+
+func (e *DeniedError) Error() string {
+	return "Permission denied\n" + e.Note
+}
+
+// Unwrap makes a DeniedError an fs.ErrPermission.
+func (e *DeniedError) Unwrap() error { return fs.ErrPermission }
+
+// resolveExisting resolves the symbolic links of the longest existing
+// prefix of path and appends the rest unchanged.
+func resolveExisting(path string) string {
+	rest := ""
+	for p := path; ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+			// A loop or a component that is not a directory: writing
+			// there fails anyway; judge the path as given.
+			return path
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// within reports whether path is dir or lies under it.
+func within(path, dir string) bool {
+	if path == dir {
+		return true
+	}
+	if !strings.HasSuffix(dir, string(filepath.Separator)) {
+		dir += string(filepath.Separator)
+	}
+	return strings.HasPrefix(path, dir)
+}
+
+// init runs the helper mode in any program that links this package, before
+// the packages that do not depend on this one are initialised: a confined
+// command then pays for less of awl's start-up (net/http, the CLI grammar).
+func init() {
+	if IsHelper(os.Args) {
+		Helper(os.Args[2:])
+	}
+}
+
+// IsHelper reports whether args (os.Args) start awl as the sandbox helper.
+func IsHelper(args []string) bool {
+	return len(args) > 1 && args[1] == HelperArg
+}
+
+// Helper runs the helper mode and does not return: args are os.Args[2:],
+// POLICY-JSON PATH ARGV0 ARGS.... It confines itself to the policy and
+// execs PATH; a failure is reported on stderr with exit status 126, as a
+// shell reports a command it cannot run.
+func Helper(args []string) {
+	fail := func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "awl sandbox: "+format+"\n", a...)
+		os.Exit(126)
+	}
+	if len(args) < 3 {
+		fail("helper: want POLICY PATH ARGV0 [ARGS...], got %d arguments", len(args))
+	}
+	var p Policy
+	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
+		fail("helper: bad policy: %v", err)
+	}
+	if err := restrict(p); err != nil {
+		fail("could not confine the command: %v", err)
+	}
+	if err := execve(args[1], args[2:], os.Environ()); err != nil {
+		fail("exec %s: %v", args[1], err)
+	}
+}
