@@ -456,3 +456,27 @@ func BenchmarkSchemaGate(b *testing.B) {
 		}
 	}
 }
+
+// A schema with characters JSON encoders like to escape (<, >, &, U+2028)
+// and escapes of its own is recorded and compared byte for byte: resuming
+// with the same file shows nothing again.
+func TestSchemaResumeSameSchemaWithAwkwardText(t *testing.T) {
+	g := newSchemaRig(t, "anthropic")
+	raw := `{"type":"object","description":"a <b> & c \u2028 \u00e9 é","properties":{"x":{"type":"string","pattern":"^<[a-z]+>&$"}},"required":["x"]}`
+	g.answer(`{"x":"<ab>&"}`, `{"x":"<cd>&"}`)
+	first := g.run(withSchema(mustSchema(t, raw)))
+	if first.Err != nil {
+		t.Fatal(first.Err)
+	}
+	second := g.run(func(c *runner.Config) {
+		c.ResumePath = first.SessionPath
+		c.Prompt = "again"
+		c.OutputSchema = mustSchema(t, raw)
+	})
+	if second.Err != nil {
+		t.Fatal(second.Err)
+	}
+	if n := strings.Count(string(g.srv.Requests()[1].Body), "output_schema>"); n != 2 {
+		t.Fatalf("schema shown %d times (open+close tags), want once", n/2)
+	}
+}
