@@ -36,6 +36,22 @@ func parsePattern(p string) (pattern, error) {
 // hasMeta reports whether segment s has glob metacharacters.
 func hasMeta(s string) bool { return strings.ContainsAny(s, `*?[\`) }
 
+// matchSegment reports whether one path segment matches seg, a segment of a
+// pattern (syntax checked by parsePattern). The shapes a model writes most,
+// `*.go` and `name*`, skip path.Match.
+func matchSegment(seg, name string) bool {
+	switch {
+	case !hasMeta(seg):
+		return seg == name
+	case seg[0] == '*' && !hasMeta(seg[1:]):
+		return strings.HasSuffix(name, seg[1:])
+	case seg[len(seg)-1] == '*' && !hasMeta(seg[:len(seg)-1]):
+		return strings.HasPrefix(name, seg[:len(seg)-1])
+	}
+	ok, _ := path.Match(seg, name)
+	return ok
+}
+
 // literalPrefix splits p into its leading segments without metacharacters
 // and the rest.
 func (p pattern) literalPrefix() (lit []string, rest pattern) {
@@ -52,14 +68,9 @@ func (p pattern) matchPath(rel string) bool {
 	base := rel[strings.LastIndexByte(rel, '/')+1:]
 	switch {
 	case len(p) == 1 && p[0] != "**":
-		if len(base) != len(rel) {
-			return false
-		}
-		ok, _ := path.Match(p[0], base)
-		return ok
+		return len(base) == len(rel) && matchSegment(p[0], base)
 	case len(p) == 2 && p[0] == "**" && p[1] != "**":
-		ok, _ := path.Match(p[1], base)
-		return ok
+		return matchSegment(p[1], base)
 	}
 	return p.match(strings.Split(rel, "/"))
 }
@@ -87,7 +98,7 @@ func (p pattern) match(name []string) bool {
 			if j == len(name) {
 				return false
 			}
-			if ok, _ := path.Match(p[i], name[j]); !ok {
+			if !matchSegment(p[i], name[j]) {
 				failed[i*(len(name)+1)+j] = true
 				return false
 			}

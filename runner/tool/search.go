@@ -24,14 +24,12 @@ var errBinary = errors.New("binary file")
 // lines holding it.
 type lineMatcher struct {
 	re *regexp.Regexp
-	// lit is a literal every match contains, or empty.
-	lit []byte
-	// litOnly: the expression is lit and nothing else, so a line holding
-	// lit matches without running re.
+	// lit finds a literal that every match contains, exactly or without
+	// regard to ASCII case; nil when there is none worth looking for.
+	lit *litFinder
+	// litOnly: the expression is that literal and nothing else, so a line
+	// holding it matches without running re.
 	litOnly bool
-	// fold is a literal every match contains, matched without regard to
-	// ASCII case, when there is no exact literal worth looking for.
-	fold *foldLit
 	// dfa finds matching lines when there is no literal worth looking for;
 	// each searcher runs a clone of it.
 	dfa *dfa
@@ -73,11 +71,11 @@ func newLineMatcher(expr string) (*lineMatcher, error) {
 	litOnly := best != "" && whole.Op == syntax.OpLiteral && whole.Flags&syntax.FoldCase == 0 &&
 		litText(whole) == best && !strings.Contains(best, "\n")
 	if litOnly || len(best) >= minLiteral {
-		m.lit, m.litOnly = []byte(best), litOnly
+		m.lit, m.litOnly = newLitFinder(best, false), litOnly
 		return m, nil
 	}
 	if len(bestFold) >= minLiteral {
-		m.fold = newFoldLit(bestFold)
+		m.lit = newLitFinder(bestFold, true)
 		return m, nil
 	}
 	if d, err := newDFA(expr); err == nil {
@@ -158,21 +156,27 @@ func foldPieces(text string) []string {
 	return out
 }
 
-// foldLit is an ASCII literal looked for without regard to case: one of its
-// bytes, the one likely rarest in source text, is found with IndexByte in
-// either case, and the literal is compared around it.
-type foldLit struct {
-	lit    []byte // lower case
+// litFinder looks for a literal by one of its bytes, the one likely rarest
+// in source text, found with IndexByte (in either case when fold is set),
+// and compares the literal around it. bytes.Index starts from the first
+// byte, which in code is often a common one.
+type litFinder struct {
+	lit    []byte // in lower case when fold
+	fold   bool   // ASCII letters match in either case
 	off    int    // index of the byte looked for
-	lo, up byte
+	lo, up byte   // that byte, in lower and upper case when fold
 }
 
 // byteCommonness orders bytes by how often they occur in source code, most
-// common first; bytes not listed count as rarer than all of them.
-const byteCommonness = " etaoinsrlcdhu.pm(),fg_y;=bw\"v:/k-x0123456789jqz"
+// common first; bytes not listed (upper-case letters among them) count as
+// rarer than all of them.
+const byteCommonness = " etaoinsrlcdhu.pm(),fg_y;=bw\"v:/k-x0123456789jqz\t\n"
 
-func newFoldLit(text string) *foldLit {
-	lit := []byte(strings.ToLower(text))
+func newLitFinder(text string, fold bool) *litFinder {
+	lit := []byte(text)
+	if fold {
+		lit = []byte(strings.ToLower(text))
+	}
 	rank := func(b byte) int {
 		if i := strings.IndexByte(byteCommonness, b); i >= 0 {
 			return i
@@ -185,30 +189,30 @@ func newFoldLit(text string) *foldLit {
 			off = i
 		}
 	}
-	f := &foldLit{lit: lit, off: off, lo: lit[off], up: lit[off]}
-	if 'a' <= f.lo && f.lo <= 'z' {
+	f := &litFinder{lit: lit, fold: fold, off: off, lo: lit[off], up: lit[off]}
+	if fold && 'a' <= f.lo && f.lo <= 'z' {
 		f.up = f.lo - 'a' + 'A'
 	}
 	return f
 }
 
-// foldScan finds a foldLit in one buffer. It remembers where each case of
-// the byte it looks for occurs next, so that no byte is scanned twice
-// however the two cases interleave.
-type foldScan struct {
-	f              *foldLit
+// litScan finds a litFinder's literal in one buffer. It remembers where
+// each case of the byte it looks for occurs next, so that no byte is
+// scanned twice however the two cases interleave.
+type litScan struct {
+	f              *litFinder
 	data           []byte
 	nextLo, nextUp int // next index of f.lo, f.up; -1 for none left
 	started        bool
 }
 
-func newFoldScan(f *foldLit, data []byte) *foldScan {
-	return &foldScan{f: f, data: data}
+func newLitScan(f *litFinder, data []byte) *litScan {
+	return &litScan{f: f, data: data}
 }
 
 // next returns where the literal first starts at or after from, or -1.
 // Successive calls must not go backwards.
-func (s *foldScan) next(from int) int {
+func (s *litScan) next(from int) int {
 	f := s.f
 	for q := from + f.off; q < len(s.data); {
 		if !s.started || (s.nextLo >= 0 && s.nextLo < q) {
@@ -228,8 +232,10 @@ func (s *foldScan) next(from int) int {
 			return -1
 		}
 		start := i - f.off
-		if start+len(f.lit) <= len(s.data) && asciiEqualFold(s.data[start:start+len(f.lit)], f.lit) {
-			return start
+		if end := start + len(f.lit); end <= len(s.data) {
+			if f.fold && asciiEqualFold(s.data[start:end], f.lit) || !f.fold && bytes.Equal(s.data[start:end], f.lit) {
+				return start
+			}
 		}
 		q = i + 1
 	}
@@ -357,22 +363,16 @@ func (s *searcher) scan(data []byte, lineNo int, visit func(int, []byte)) int {
 		})
 		return lineNo + bytes.Count(data[counted:], []byte{'\n'})
 	}
-	var fs *foldScan
-	if m.fold != nil {
-		fs = newFoldScan(m.fold, data)
+	var lits *litScan
+	if m.lit != nil {
+		lits = newLitScan(m.lit, data)
 	}
 	counted := 0
 	pos := 0
 	for pos < len(data) {
 		i := pos
-		switch {
-		case m.lit != nil:
-			i = bytes.Index(data[pos:], m.lit)
-			if i >= 0 {
-				i += pos
-			}
-		case fs != nil:
-			i = fs.next(pos)
+		if lits != nil {
+			i = lits.next(pos)
 		}
 		if i < 0 {
 			break

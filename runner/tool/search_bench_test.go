@@ -161,17 +161,23 @@ func BenchmarkSearchGenerated(b *testing.B) {
 }
 
 // genReader yields left bytes of source-like lines, one in 1000 with a
-// match for either benchmark expression.
+// match for either benchmark expression, copied from one prepared block.
 type genReader struct {
 	left int64
-	line int
-	pend []byte
+	off  int
 }
 
-var (
-	genPlain = []byte("\tif err := f.Close(); err != nil { return err }\n")
-	genMatch = []byte("\tx := ABC12(needle)\n")
-)
+var genBlock = func() []byte {
+	var b []byte
+	for i := 1; i <= 1000; i++ {
+		if i == 1000 {
+			b = append(b, "\tx := ABC12(needle)\n"...)
+		} else {
+			b = append(b, "\tif err := f.Close(); err != nil { return err }\n"...)
+		}
+	}
+	return b
+}()
 
 func (g *genReader) Read(p []byte) (int, error) {
 	if g.left <= 0 {
@@ -179,15 +185,8 @@ func (g *genReader) Read(p []byte) (int, error) {
 	}
 	n := 0
 	for n < len(p) && g.left > 0 {
-		if len(g.pend) == 0 {
-			g.line++
-			g.pend = genPlain
-			if g.line%1000 == 0 {
-				g.pend = genMatch
-			}
-		}
-		k := copy(p[n:], g.pend[:min(int64(len(g.pend)), g.left)])
-		g.pend = g.pend[k:]
+		k := copy(p[n:min(len(p), n+int(min(g.left, int64(len(p)))))], genBlock[g.off:])
+		g.off = (g.off + k) % len(genBlock)
 		n += k
 		g.left -= int64(k)
 	}

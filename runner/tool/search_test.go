@@ -3,6 +3,7 @@ package tool
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -203,6 +204,20 @@ func TestConcurrentCalls(t *testing.T) {
 	for i, tl := range tools {
 		if wantErr := tl.Name() == "view_image"; results[i].IsError != wantErr {
 			t.Errorf("%s: %+v", tl.Name(), results[i])
+		}
+	}
+}
+
+// TestMatchSegment: the shortcuts agree with path.Match.
+func TestMatchSegment(t *testing.T) {
+	segs := []string{"*.go", "*_test.go", "main*", "*", "a", "*a*", `\*.go`, "[ab]*", "?.go", "*.", "x*y", `*\*`}
+	names := []string{"a.go", "x_test.go", "main.go", "main", "a", "", "*.go", "b.go", "ab.go", "go", "x.y", "xy", "q*"}
+	for _, s := range segs {
+		for _, n := range names {
+			want, _ := path.Match(s, n)
+			if got := matchSegment(s, n); got != want {
+				t.Errorf("matchSegment(%q, %q) = %v, path.Match says %v", s, n, got, want)
+			}
 		}
 	}
 }
