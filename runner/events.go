@@ -71,6 +71,9 @@ type ToolEndEvent struct {
 	DurationMS int64  `json:"duration_ms"`
 	IsError    bool   `json:"is_error"`
 	Denied     bool   `json:"denied,omitempty"`
+	// ExitCode is a bash command's exit code; absent for other tools and
+	// for a command killed before it exited.
+	ExitCode *int `json:"exit_code,omitempty"`
 }
 
 // RetryEvent says a provider request is being retried.

@@ -536,7 +536,7 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 			start := time.Now()
 			res := t.Run(ctx, json.RawMessage(u.Input))
 			out[i] = conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: res.Content, IsError: res.IsError, Attachments: res.Attachments}
-			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError})
+			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError, ExitCode: res.ExitCode})
 		}()
 	}
 	wg.Wait()

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,11 +44,30 @@ type Info struct {
 	// "" when a user message (a prompt, tool results) follows it, unanswered
 	// (or when there is none).
 	LastStopReason string
-	Err            error // set when the file could not be read or a line is not an entry
+	// LastRun is the last run entry, nil when there is none.
+	LastRun *RunInfo
+	// Status is how the session's last run ended: "ok", "limit" (a turn,
+	// output, budget or time limit), "failed", or "killed" when messages
+	// follow the last run entry, or there is none (a run killed with
+	// SIGKILL, or one still going); "" for a session without messages.
+	Status string
+	// TotalCostUSD is the sum of the assistant messages' costs; nil when
+	// not known (a run entry says its cost was unknown, or no message
+	// carries a cost).
+	TotalCostUSD *float64
+	Err          error // set when the file could not be read or a line is not an entry
 	// IsSession reports that the file's first line is a session header (of
 	// this awl or a newer one): the file is a session, even if Err is set.
 	// Only such files may be removed.
 	IsSession bool
+}
+
+// RunInfo is what listing reports of a run entry.
+type RunInfo struct {
+	ExitCode int
+	Reason   string
+	CostUSD  *float64 // nil when the run's cost was not known
+	Ended    time.Time
 }
 
 // List returns the sessions of cwd ("" for all), oldest first.
@@ -228,8 +249,14 @@ func (sc *infoScanner) scan(path, scope string) Info {
 		// turns out to be a torn last line.
 		bad     *Error
 		badLine linePos
+		// Run entries, whether a message follows the last one, and the
+		// sum of the messages' costs.
+		runs        []linePos
+		msgAfterRun bool
+		costSum     float64
+		costSeen    bool
 	)
-	handle := func(start, end int64, prefix []byte, last byte) error {
+	handle := func(start, end int64, prefix []byte, last byte, suffix []byte) error {
 		lineNo++
 		if lineNo == 1 {
 			line, err := sc.readLine(f, start, end)
@@ -254,6 +281,7 @@ func (sc *infoScanner) scan(path, scope string) Info {
 			return bad // a line follows it: it is not a torn last line
 		}
 		isMsg := bytes.HasPrefix(prefix, messagePrefix)
+		isRun := bytes.HasPrefix(prefix, runPrefix)
 		if last != '}' || !bytes.HasPrefix(prefix, entryPrefix) || bytes.HasPrefix(prefix, headerPrefix) {
 			// Not the shape awl's encoder writes: look properly.
 			line, err := sc.readLine(f, start, end)
@@ -266,8 +294,24 @@ func (sc *infoScanner) scan(path, scope string) Info {
 				return nil
 			}
 			isMsg = e.Type == TypeMessage
+			isRun = e.Type == typeRun
+		}
+		if isRun {
+			runs = append(runs, linePos{start, end - start})
+			msgAfterRun = false
 		}
 		if isMsg {
+			msgAfterRun = true
+			if suffix == nil {
+				var err error
+				if suffix, err = sc.readLine(f, max(start, end-suffixSize), end); err != nil {
+					return err
+				}
+			}
+			if c, ok := costOf(suffix); ok {
+				costSum += c
+				costSeen = true
+			}
 			in.Messages++
 			p := linePos{start, end - start}
 			if len(sc.head) < keepLines {
@@ -309,7 +353,12 @@ func (sc *infoScanner) scan(path, scope string) Info {
 			} else if lineStart < off+int64(i) {
 				last = prevLast
 			}
-			if err := handle(lineStart, off+int64(i+j), prefix, last); err != nil {
+			end := off + int64(i+j)
+			var suffix []byte // the line's last bytes, when in this chunk
+			if from := max(lineStart, end-suffixSize); from >= off {
+				suffix = chunk[from-off : i+j]
+			}
+			if err := handle(lineStart, end, prefix, last, suffix); err != nil {
 				return fail(err)
 			}
 			lineStart = off + int64(i+j+1)
@@ -355,8 +404,82 @@ func (sc *infoScanner) scan(path, scope string) Info {
 	}
 	if err := sc.lastState(f, &in); err != nil {
 		in.Err = err
+		return in
+	}
+	unknown, err := sc.runState(f, &in, runs, msgAfterRun)
+	if err != nil {
+		in.Err = err
+		return in
+	}
+	if costSeen && !unknown {
+		total := math.Round(costSum*1e9) / 1e9
+		in.TotalCostUSD = &total
 	}
 	return in
+}
+
+// runPrefix is how awl starts a run entry line; typeRun is its type.
+var runPrefix = []byte(`{"type":"run"`)
+
+const typeRun = "run"
+
+// suffixSize is how much of a message line's end listing reads for its
+// costUsd, which awl writes last.
+const suffixSize = 64
+
+var costKey = []byte(`,"costUsd":`)
+
+// costOf reads the costUsd that ends an assistant message line as awl
+// writes it: …,"costUsd":0.0123}}.
+func costOf(suffix []byte) (float64, bool) {
+	if !bytes.HasSuffix(suffix, []byte("}}")) {
+		return 0, false
+	}
+	k := bytes.LastIndex(suffix, costKey)
+	if k < 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(string(suffix[k+len(costKey):len(suffix)-2]), 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) {
+		return 0, false
+	}
+	return v, true
+}
+
+// runState reads the run entries: the last one becomes LastRun and sets
+// Status. unknown reports a run whose cost was not known.
+func (sc *infoScanner) runState(f *os.File, in *Info, runs []linePos, msgAfterRun bool) (unknown bool, err error) {
+	for k, p := range runs {
+		line, err := sc.readLine(f, p.off, p.off+p.n)
+		if err != nil {
+			return false, err
+		}
+		r := gjson.GetManyBytes(line, "costUsd", "exitCode", "reason", "timestamp")
+		if r[0].Type != gjson.Number {
+			unknown = true
+		}
+		if k == len(runs)-1 {
+			ri := &RunInfo{ExitCode: int(r[1].Int()), Reason: r[2].String()}
+			if r[0].Type == gjson.Number {
+				c := r[0].Float()
+				ri.CostUSD = &c
+			}
+			ri.Ended, _ = parseTime(r[3].String())
+			in.LastRun = ri
+		}
+	}
+	switch {
+	case in.LastRun == nil && in.Messages == 0:
+	case in.LastRun == nil || msgAfterRun:
+		in.Status = "killed"
+	case in.LastRun.ExitCode == 0:
+		in.Status = "ok"
+	case in.LastRun.ExitCode == 6 || in.LastRun.ExitCode == 124:
+		in.Status = "limit"
+	default:
+		in.Status = "failed"
+	}
+	return unknown, nil
 }
 
 // errOtherDir stops the scan of a file that belongs to another directory.

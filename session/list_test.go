@@ -72,7 +72,7 @@ func TestList(t *testing.T) {
 	want := Info{ID: a.Header.ID, Path: a.Path, Cwd: "/a/b", Created: a.Header.Timestamp, Modified: fi.ModTime(),
 		Messages: 5, Provider: "openai", Model: "gpt-5",
 		FirstPrompt:    "fix the bug " + strings.Repeat("x", 188) + "…",
-		LastStopReason: "length", IsSession: true}
+		LastStopReason: "length", Status: "killed", IsSession: true}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("List:\n got %+v\nwant %+v", got, want)
 	}

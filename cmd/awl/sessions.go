@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -123,7 +124,20 @@ type sessionJSON struct {
 	Model          string `json:"model"`
 	FirstPrompt    string `json:"first_prompt"`
 	LastStopReason string `json:"last_stop_reason"`
-	Error          string `json:"error,omitempty"`
+	// Status is how the last run ended: ok, limit, failed, killed, or ""
+	// (no messages).
+	Status       string       `json:"status"`
+	LastRun      *lastRunJSON `json:"last_run"`
+	TotalCostUSD *float64     `json:"total_cost_usd"`
+	Error        string       `json:"error,omitempty"`
+}
+
+// lastRunJSON is the last run entry of a session.
+type lastRunJSON struct {
+	ExitCode int      `json:"exit_code"`
+	Reason   string   `json:"reason"`
+	CostUSD  *float64 `json:"cost_usd"`
+	Ended    string   `json:"ended"`
 }
 
 // jsonTime formats t as the session format does: UTC, milliseconds.
@@ -215,6 +229,10 @@ func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
 				Created: jsonTime(in.Created), Modified: jsonTime(in.Modified),
 				Messages: in.Messages, Provider: in.Provider, Model: in.Model,
 				FirstPrompt: in.FirstPrompt, LastStopReason: in.LastStopReason,
+				Status: in.Status, TotalCostUSD: in.TotalCostUSD,
+			}
+			if r := in.LastRun; r != nil {
+				j.LastRun = &lastRunJSON{ExitCode: r.ExitCode, Reason: r.Reason, CostUSD: r.CostUSD, Ended: jsonTime(r.Ended)}
 			}
 			if in.Err != nil {
 				j.Error = in.Err.Error()
@@ -255,7 +273,7 @@ func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
 			if in.Messages == 1 {
 				msgs = "1 message"
 			}
-			row = append(row, msgs, displayLine(in.Model, 40), displayLine(in.FirstPrompt, 60))
+			row = append(row, cmp.Or(in.Status, "-"), msgs, displayLine(in.Model, 40), displayLine(in.FirstPrompt, 60))
 		}
 		fmt.Fprintln(tw, strings.TrimRight(strings.Join(row, "\t"), "\t "))
 	}

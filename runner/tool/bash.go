@@ -112,6 +112,7 @@ func runBash(ctx context.Context, dir string, environ []string, command string, 
 	}
 	state := cmd.ProcessState
 	isErr := true
+	var exitCode *int
 	switch {
 	case state != nil && state.Exited():
 		// bash ended on its own; its exit code is the result even if
@@ -124,6 +125,8 @@ func runBash(ctx context.Context, dir string, environ []string, command string, 
 		}
 		fmt.Fprintf(&b, "exit code: %d", state.ExitCode())
 		isErr = state.ExitCode() != 0
+		code := state.ExitCode()
+		exitCode = &code
 	case ctx.Err() != nil:
 		fmt.Fprintf(&b, "cancelled: the run was stopped (%v); the command's process group was killed", context.Cause(ctx))
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
@@ -137,7 +140,7 @@ func runBash(ctx context.Context, dir string, environ []string, command string, 
 			fmt.Fprintf(&b, "bash ended abnormally: %v", state)
 		}
 	}
-	return Result{Content: b.String(), IsError: isErr}
+	return Result{Content: b.String(), IsError: isErr, ExitCode: exitCode}
 }
 
 // seconds formats d as whole seconds, the unit the model asks in.

@@ -237,3 +237,31 @@ func BenchmarkBashTrue(b *testing.B) {
 		}
 	}
 }
+
+func TestBashExitCode(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		cmd  string
+		want any // int, or nil when the command did not exit on its own
+	}{
+		{"true", 0},
+		{"exit 3", 3},
+		{"kill -KILL $$", nil},
+		{"sleep 5", nil}, // timed out
+	} {
+		res := call(t, Env{Dir: dir}, "bash", fmt.Sprintf(`{"command":%q,"timeout":1}`, c.cmd))
+		switch w := c.want.(type) {
+		case int:
+			if res.ExitCode == nil || *res.ExitCode != w {
+				t.Errorf("%s: exit code %v, want %d", c.cmd, res.ExitCode, w)
+			}
+		default:
+			if res.ExitCode != nil {
+				t.Errorf("%s: exit code %d, want none", c.cmd, *res.ExitCode)
+			}
+		}
+	}
+	if res := call(t, Env{Dir: dir}, "ls", `{}`); res.ExitCode != nil {
+		t.Errorf("ls has an exit code")
+	}
+}

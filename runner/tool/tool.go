@@ -41,6 +41,9 @@ type Result struct {
 	Content     string
 	IsError     bool
 	Attachments []conv.Attachment
+	// ExitCode is a command's exit code (bash), nil for other tools and
+	// for a command that did not exit on its own (killed, timed out).
+	ExitCode *int
 }
 
 // Env is what tools run against.
