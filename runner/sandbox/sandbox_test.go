@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -289,7 +290,11 @@ func TestNetwork(t *testing.T) {
 	off := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
 	mustDenied(t, off.bash(t, connect), off.sb.Note(), "Permission denied")
 	// Nor can a command listen: bind is denied too.
-	mustDenied(t, off.bash(t, `python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print("bound")' || exit 1`), off.sb.Note())
+	if _, err := exec.LookPath("python3"); err == nil {
+		mustDenied(t, off.bash(t, `python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print("bound")' || exit 1`), off.sb.Note())
+	} else {
+		t.Log("no python3: the bind check is left out")
+	}
 	select {
 	case <-accepted:
 		t.Fatal("a confined command reached the listener with the network off")
