@@ -44,6 +44,15 @@ type LimitError struct {
 
 func (e *LimitError) Error() string { return e.Msg }
 
+// ConfigError is a configuration that cannot be run, such as an MCP server
+// that did not start under --mcp-strict (exit 4).
+type ConfigError struct {
+	Reason string // the result event's reason, e.g. "mcp_server_failed"
+	Msg    string
+}
+
+func (e *ConfigError) Error() string { return e.Msg }
+
 // TimeoutError is the cause of a run stopped by --timeout.
 type TimeoutError struct{ After time.Duration }
 
@@ -89,6 +98,10 @@ func Classify(err error) (code int, reason string) {
 	var ge *GateError
 	if errors.As(err, &ge) {
 		return ge.Spec.ExitCode, ge.Spec.Reason
+	}
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return ExitConfig, ce.Reason
 	}
 	var te *TimeoutError
 	if errors.As(err, &te) {

@@ -47,6 +47,8 @@ type SessionEvent struct {
 	Tools     []string `json:"tools"`
 	// Sandbox says how tools are confined (--sandbox).
 	Sandbox sandbox.Status `json:"sandbox"`
+	// MCP reports each configured MCP server's start.
+	MCP []MCPServerEvent `json:"mcp,omitempty"`
 }
 
 // EntryEvent echoes one appended session line after it is durable.

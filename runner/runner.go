@@ -16,6 +16,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/mcp"
 	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/runner/sandbox"
@@ -47,6 +48,9 @@ type Config struct {
 	// is reported as denied.
 	Tools []tool.Tool
 	Known []string
+	// MCP is how the MCP servers' start went (reported on the session
+	// event and shown to the model); their tools are in Tools.
+	MCP []mcp.Status
 
 	// Window keeps requests inside the model's context window: pruning,
 	// then compaction (compact.go).
@@ -255,6 +259,7 @@ func (r *run) do(ctx context.Context) error {
 		Recovered: r.sess.Recovered,
 		Tools:     names,
 		Sandbox:   cfg.sandboxStatus(),
+		MCP:       mcpEvents(cfg.MCP),
 	})
 
 	if resumed {
@@ -365,6 +370,7 @@ func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
 		Tools:        toolNames,
 		OutputSchema: r.schemaText(),
 		Sandbox:      cfg.promptSandbox(),
+		MCP:          mcpContext(cfg.MCP, toolNames),
 		NoEnv:        cfg.NoEnv,
 		NoAgentsMD:   cfg.NoAgentsMD,
 	}

@@ -149,7 +149,8 @@ var textFlags = map[string]string{
 	"--system": "--system", "--append-system": "--append-system",
 	"--model": "--model", "--base-url": "--base-url",
 	"--image": "--image", "--replay": "--replay",
-	"-C": "--cd", "--cd": "--cd",
+	"--mcp-config": "--mcp-config",
+	"-C":           "--cd", "--cd": "--cd",
 }
 
 // errEmptyResume is the usage error for a --resume whose value is empty:

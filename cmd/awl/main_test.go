@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/awlrun/awl/provider/providertest"
+	"github.com/awlrun/awl/runner/mcp/mcptest"
 )
 
 // sentinelKey is the API key every script runs with; no file, event or
@@ -26,6 +27,8 @@ func TestMain(m *testing.M) {
 			stop()
 			os.Exit(code)
 		},
+		// fakemcp MODE is a misbehaving MCP server (runner/mcp/mcptest).
+		"fakemcp": func() { mcptest.Main(os.Args[1]) },
 	})
 }
 
@@ -58,6 +61,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, "home", ".config"))
 			env.Setenv("TZ", "UTC")
+			// The npm-installed MCP servers (runner/mcp/testdata/npm).
+			env.Setenv("MCP_NPM", filepath.Join(repo, "runner", "mcp", "testdata", "npm", "node_modules", ".bin"))
 			return nil
 		},
 		Cmds:      scriptCmds(),

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/mcp"
 	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/runner/tool"
@@ -48,10 +50,15 @@ type runCmd struct {
 	DenyTools []string `name:"deny-tools" sep:"," help:"Deny these tools." placeholder:"A,B"`
 	NoTools   bool     `name:"no-tools" help:"Offer no tools."`
 
-	Sandbox           string   `name:"sandbox" placeholder:"MODE" help:"Confine what tools write and reach: off, read-only or workspace-write (env AWL_SANDBOX; default off)."`
-	SandboxWritable   []string `name:"sandbox-writable" sep:"none" placeholder:"DIR" help:"With --sandbox, tools may also write under DIR (repeatable)."`
-	SandboxNetwork    bool     `name:"sandbox-network" help:"With --sandbox, let tools use the network."`
-	SandboxBestEffort bool     `name:"sandbox-best-effort" help:"Where the kernel cannot enforce the sandbox in full, warn and go on instead of failing (exit 4)."`
+	Sandbox           string        `name:"sandbox" placeholder:"MODE" help:"Confine what tools write and reach: off, read-only or workspace-write (env AWL_SANDBOX; default off)."`
+	SandboxWritable   []string      `name:"sandbox-writable" sep:"none" placeholder:"DIR" help:"With --sandbox, tools may also write under DIR (repeatable)."`
+	SandboxNetwork    bool          `name:"sandbox-network" help:"With --sandbox, let tools use the network."`
+	SandboxBestEffort bool          `name:"sandbox-best-effort" help:"Where the kernel cannot enforce the sandbox in full, warn and go on instead of failing (exit 4)."`
+	MCPConfig         []string      `name:"mcp-config" sep:"none" help:"Start the MCP servers of FILE (.mcp.json shape; repeatable) and offer their tools as mcp__<server>__<tool>." placeholder:"FILE"`
+	MCPTimeout        time.Duration `name:"mcp-timeout" default:"30s" help:"How long each MCP server may take to start and list its tools."`
+	MCPCallTimeout    time.Duration `name:"mcp-call-timeout" default:"2m" help:"Cancel an MCP tool call that runs longer than this."`
+	MCPStrict         bool          `name:"mcp-strict" help:"Exit 4 when an MCP server fails to start (default: warn and go on without it)."`
+	mcp               *mcp.Manager
 
 	MaxTurns        int           `name:"max-turns" help:"Stop after N model requests (exit 6)." placeholder:"N"`
 	Timeout         time.Duration `name:"timeout" help:"Stop the whole run after this long (exit 124)." placeholder:"DURATION"`
@@ -92,6 +99,7 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 	}
 	res, cfg, err := c.prepare(ctx, a, store, em)
 	defer cfg.Sandbox.Close()
+	defer c.mcp.Close()
 	if err != nil {
 		res.Err = err
 		runner.EmitResult(em, res, time.Since(a.start))
@@ -154,6 +162,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 			files = append(files, &c.OutputSchema.Ref)
 		}
 		files = append(files, pathPtrs(c.SandboxWritable)...)
+		files = append(files, pathPtrs(c.MCPConfig)...)
 		for _, ref := range []*string{&c.Resume, &c.Replay} {
 			if looksLikePath(*ref) {
 				files = append(files, ref)
@@ -188,6 +197,10 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	// Everything that can be checked is checked before stdin is read: a
 	// job piping a long build into a misconfigured awl learns so at once,
 	// not when the build ends.
+	mcpServers, err := c.loadMCP(a)
+	if err != nil {
+		return res, runner.Config{}, err
+	}
 	images := make([]conv.Attachment, 0, len(c.Image))
 	for _, p := range c.Image {
 		img, err := tool.LoadImage(p)
@@ -249,8 +262,8 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err != nil {
 		return fail(err)
 	}
-	tools, known, err := c.selectTools(tool.Env{Dir: cwd, Getenv: a.getenv, Confine: confiner(sb)})
-	if err != nil {
+	toolEnv := tool.Env{Dir: cwd, Getenv: a.getenv, Confine: confiner(sb)}
+	if _, _, err := c.selectTools(toolEnv, nil); err != nil {
 		return fail(err)
 	}
 	prices, err := c.loadPrices(a.getenv)
@@ -281,6 +294,20 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if fresh {
 		fmt.Fprintf(a.stderr, "awl: no session of %s to continue; starting a new one\n", cwd)
 	}
+	// MCP servers start last, right before the first request.
+	c.mcp, err = c.startMCP(ctx, a, cwd, mcpServers)
+	if err != nil {
+		return fail(err)
+	}
+	var mcpTools []tool.Tool
+	var mcpStatus []mcp.Status
+	if c.mcp != nil {
+		mcpTools, mcpStatus = c.mcp.Tools(), c.mcp.Status()
+	}
+	tools, known, err := c.selectTools(toolEnv, mcpTools)
+	if err != nil {
+		return fail(err)
+	}
 	return res, runner.Config{
 		Store:            store,
 		Cwd:              cwd,
@@ -294,6 +321,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		Known:            known,
 		Sandbox:          sb,
 		SandboxStatus:    sbStatus,
+		MCP:              mcpStatus,
 		MaxTurns:         c.MaxTurns,
 		MaxOutputTokens:  c.MaxOutputTokens,
 		MaxCostUSD:       c.MaxCostUSD,
@@ -332,6 +360,8 @@ func (c *runCmd) validate() error {
 		{"--max-retries", c.MaxRetries < 0},
 		{"--timeout", c.Timeout < 0},
 		{"--stdin-timeout", c.StdinTimeout < 0},
+		{"--mcp-timeout", c.MCPTimeout < 0},
+		{"--mcp-call-timeout", c.MCPCallTimeout < 0},
 		{"--schema-retries", c.SchemaRetries < 0},
 	} {
 		if f.bad {
@@ -419,18 +449,31 @@ func confiner(sb *sandbox.Sandbox) tool.Confiner {
 	return sb
 }
 
-// selectTools applies --tools, --deny-tools and --no-tools to the built-ins.
-func (c *runCmd) selectTools(env tool.Env) (allowed []tool.Tool, known []string, err error) {
-	all := tool.Builtins(env)
+// selectTools applies --tools, --deny-tools and --no-tools to the built-ins
+// and the MCP servers' tools. Entries are names or globs (mcp__github__*).
+// An entry that names no built-in tool is a usage error, unless it is a
+// glob or an MCP tool name: an MCP server may be down.
+func (c *runCmd) selectTools(env tool.Env, extra []tool.Tool) (allowed []tool.Tool, known []string, err error) {
+	all := append(tool.Builtins(env), extra...)
 	byName := map[string]bool{}
-	for _, t := range all {
+	var builtins []string
+	for i, t := range all {
 		known = append(known, t.Name())
 		byName[t.Name()] = true
+		if i < len(all)-len(extra) {
+			builtins = append(builtins, t.Name())
+		}
 	}
 	check := func(flag string, names []string) error {
 		for _, n := range names {
-			if !byName[n] {
-				return runner.Usagef(fmt.Sprintf("%s: unknown tool %q (tools: %s)", flag, n, strings.Join(known, ", ")))
+			if hasMeta(n) {
+				if _, err := path.Match(n, ""); err != nil {
+					return runner.Usagef(fmt.Sprintf("%s: bad pattern %q: %v", flag, n, err))
+				}
+				continue
+			}
+			if !byName[n] && !strings.HasPrefix(n, mcp.Prefix) {
+				return runner.Usagef(fmt.Sprintf("%s: unknown tool %q (tools: %s)", flag, n, strings.Join(builtins, ", ")))
 			}
 		}
 		return nil
@@ -446,11 +489,14 @@ func (c *runCmd) selectTools(env tool.Env) (allowed []tool.Tool, known []string,
 	if c.NoTools {
 		return nil, known, nil
 	}
+	matches := func(list []string, name string) bool {
+		return slices.ContainsFunc(list, func(p string) bool { return matchTool(p, name) })
+	}
 	for _, t := range all {
-		if len(tools) > 0 && !slices.Contains(tools, t.Name()) {
+		if len(tools) > 0 && !matches(tools, t.Name()) {
 			continue
 		}
-		if slices.Contains(deny, t.Name()) {
+		if matches(deny, t.Name()) {
 			continue
 		}
 		allowed = append(allowed, t)

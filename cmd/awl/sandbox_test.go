@@ -24,6 +24,9 @@ import (
 // except in CI (CI set), where the sandbox must be tested: there the
 // condition is an error and the script fails.
 func scriptCondition(cond string) (bool, error) {
+	if cond == "mcpnpm" {
+		return mcpNPMCondition()
+	}
 	if cond != "landlock" {
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}

@@ -36,6 +36,9 @@ type Baseline struct {
 	// Sandbox is the digest of the sandbox policy shown; "" when the
 	// sandbox is off.
 	Sandbox string `json:"sandbox,omitempty"`
+	// MCP are the MCP servers shown, in name order, with the digest of
+	// the block shown for each.
+	MCP []ServerDigest `json:"mcp,omitempty"`
 	// AgentsMD are the instruction files shown, in prompt order; empty when
 	// AGENTS.md is off.
 	AgentsMD []SourceDigest `json:"agentsMd,omitempty"`
@@ -59,6 +62,7 @@ func (s State) Baseline() Baseline {
 		AppendSystem: digestText(s.AppendSystem),
 		ToolPolicy:   digestTools(normTools(s.Tools)),
 		Sandbox:      digestText(s.Sandbox.text()),
+		MCP:          mcpDigests(s),
 	}
 	if s.OutputSchema != "" {
 		b.OutputSchema = json.RawMessage(s.OutputSchema)

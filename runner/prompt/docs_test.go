@@ -59,6 +59,16 @@ func TestDocs(t *testing.T) {
 		strings.SplitN(Build(otherSchema, baseOf(withSchema))[0].Content[0].Text, "\n\n", 2)[0],
 		Build(noSchema, baseOf(withSchema))[0].Content[0].Text,
 	)
+	// MCP servers: started, failed, removed.
+	gh := s
+	gh.MCP = []MCPServer{{Name: "github", Tools: []string{"mcp__github__get_issue", "mcp__github__create_issue"}, Instructions: "Use get_issue before commenting.\n"}}
+	ghFailed := s
+	ghFailed.MCP = []MCPServer{{Name: "github", Failed: true}}
+	quoted = append(quoted,
+		Build(gh, baseOf(s))[0].Content[0].Text,
+		Build(ghFailed, baseOf(gh))[0].Content[0].Text,
+		Build(s, baseOf(gh))[0].Content[0].Text,
+	)
 	for _, q := range quoted {
 		q = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(q, "x"), "y"), "\n\n")
 		if !strings.Contains(context, q) {

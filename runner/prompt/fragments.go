@@ -44,6 +44,7 @@ func registry() []fragment {
 		toolPolicy{},
 		outputSchema{},
 		sandboxPolicy{},
+		mcpServer{},
 		environmentContext{},
 		agentsMDRemoved{},
 		agentsMD{},

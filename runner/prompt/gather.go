@@ -30,6 +30,7 @@ type Options struct {
 	Tools        []string
 	OutputSchema string
 	Sandbox      Sandbox
+	MCP          []MCPServer
 	NoEnv        bool
 	NoAgentsMD   bool
 }
@@ -68,6 +69,7 @@ func Gather(o Options) (State, error) {
 		Tools:        append([]string(nil), o.Tools...),
 		OutputSchema: o.OutputSchema,
 		Sandbox:      o.Sandbox,
+		MCP:          o.MCP,
 		NoEnv:        o.NoEnv,
 		NoAgentsMD:   o.NoAgentsMD,
 	}

@@ -32,6 +32,8 @@ type State struct {
 	OutputSchema string
 	// Sandbox is what the sandbox lets tools do; the zero value is off.
 	Sandbox Sandbox
+	// MCP are the configured MCP servers, sorted by name.
+	MCP []MCPServer
 	// AgentsMD are the instruction files in order: the user-level file
 	// first, then the repository root down to the working directory.
 	AgentsMD []Source

@@ -1,0 +1,282 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Server is one configured MCP server: a command spoken to over stdio, or a
+// streamable HTTP endpoint.
+type Server struct {
+	Name string
+	// File is the --mcp-config file the server came from.
+	File string
+
+	// Command, Args, Env and Cwd start a stdio server. Env is added to the
+	// tool environment; Cwd "" means the run's working directory.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+
+	// URL and Headers reach a streamable HTTP server.
+	URL     string
+	Headers map[string]string
+
+	// secrets are values that must never appear in error text: header
+	// values and the values of variables expanded into env entries.
+	secrets []string
+}
+
+// Transport is "stdio" or "http".
+func (s Server) Transport() string {
+	if s.URL != "" {
+		return "http"
+	}
+	return "stdio"
+}
+
+// ConfigError is a --mcp-config file that cannot be used. Its text names the
+// file and, where it applies, the line: "path:line: reason".
+type ConfigError struct{ Msg string }
+
+func (e *ConfigError) Error() string { return e.Msg }
+
+// nameRE is what a server name may be: it becomes part of tool names, which
+// providers restrict to letters, digits, _ and -.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
+
+// rawServer is one server as written in the file.
+type rawServer struct {
+	Type    string            `json:"type"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+	Cwd     string            `json:"cwd"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+}
+
+// LoadConfig reads --mcp-config files in order and returns their servers,
+// sorted by name. ${VAR} and ${VAR:-default} in string values are expanded
+// with getenv. Every problem is a *ConfigError naming the file: a file
+// that cannot be read or parsed, an unset or empty ${VAR} without a
+// default, a server with neither command nor url, a name used twice.
+func LoadConfig(paths []string, getenv func(string) string) ([]Server, error) {
+	var out []Server
+	from := map[string]string{}
+	for _, p := range paths {
+		servers, err := loadFile(p, getenv)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range servers {
+			if f, ok := from[s.Name]; ok {
+				return nil, &ConfigError{fmt.Sprintf("%s: server %q is also defined in %s", p, s.Name, f)}
+			}
+			from[s.Name] = p
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func loadFile(path string, getenv func(string) string) ([]Server, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ConfigError{fmt.Sprintf("--mcp-config: %v", err)}
+	}
+	var doc struct {
+		Servers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, &ConfigError{fmt.Sprintf("%s:%d: %s", path, errLine(data, err), jsonReason(err))}
+	}
+	if doc.Servers == nil {
+		return nil, &ConfigError{fmt.Sprintf("%s: no \"mcpServers\" object", path)}
+	}
+	names := make([]string, 0, len(doc.Servers))
+	for n := range doc.Servers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var out []Server
+	for _, name := range names {
+		raw := doc.Servers[name]
+		at := func(format string, args ...any) error {
+			return &ConfigError{fmt.Sprintf("%s:%d: server %q: %s", path, lineOf(data, []byte(`"`+name+`"`)), name, fmt.Sprintf(format, args...))}
+		}
+		if !nameRE.MatchString(name) {
+			return nil, at("the name must be 1 to 40 letters, digits, _ or -")
+		}
+		var rs rawServer
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if err := dec.Decode(&rs); err != nil {
+			return nil, at("%s", jsonReason(err))
+		}
+		x := expander{getenv: getenv, data: data, path: path, server: name}
+		s := Server{Name: name, File: path}
+		s.Command = x.expand(rs.Command, nil)
+		for _, a := range rs.Args {
+			s.Args = append(s.Args, x.expand(a, nil))
+		}
+		s.Cwd = x.expand(rs.Cwd, nil)
+		s.URL = x.expand(rs.URL, &s.secrets)
+		if len(rs.Env) > 0 {
+			s.Env = map[string]string{}
+			for k, v := range rs.Env {
+				s.Env[k] = x.expand(v, &s.secrets)
+			}
+		}
+		if len(rs.Headers) > 0 {
+			s.Headers = map[string]string{}
+			for k, v := range rs.Headers {
+				v = x.expand(v, nil)
+				s.Headers[k] = v
+				if strings.TrimSpace(v) != "" {
+					s.secrets = append(s.secrets, v)
+				}
+			}
+		}
+		if x.err != nil {
+			return nil, x.err
+		}
+		typ := strings.ToLower(rs.Type)
+		switch {
+		case typ == "sse":
+			return nil, at(`type "sse" is not supported: awl speaks stdio and streamable HTTP ("type": "http")`)
+		case typ != "" && typ != "stdio" && typ != "http" && typ != "streamable-http":
+			return nil, at("unknown type %q (stdio or http)", rs.Type)
+		case typ == "http" || typ == "streamable-http" || (typ == "" && s.URL != "" && s.Command == ""):
+			if s.URL == "" {
+				return nil, at(`type "http" needs a "url"`)
+			}
+			if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
+				return nil, at("url must start with http:// or https://")
+			}
+			s.Command, s.Args, s.Env, s.Cwd = "", nil, nil, ""
+		default:
+			if s.Command == "" {
+				return nil, at(`needs a "command" (stdio) or a "url" (http)`)
+			}
+			s.URL, s.Headers = "", nil
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// varRE matches ${NAME} and ${NAME:-default}.
+var varRE = regexp.MustCompile(`\$\{([^}:]*)(:-([^}]*))?\}`)
+
+var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// expander expands variables in one server's values and keeps the first
+// error.
+type expander struct {
+	getenv       func(string) string
+	data         []byte
+	path, server string
+	err          error
+}
+
+// expand returns s with ${VAR} and ${VAR:-default} replaced. The values
+// of variables are added to secrets when it is not nil.
+func (x *expander) expand(s string, secrets *[]string) string {
+	if x.err != nil || !strings.Contains(s, "${") {
+		return s
+	}
+	out := varRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := varRE.FindStringSubmatch(m)
+		name, hasDefault, def := sub[1], sub[2] != "", sub[3]
+		if !varName.MatchString(name) {
+			x.fail(m, "%s is not a valid variable reference", m)
+			return ""
+		}
+		v := x.getenv(name)
+		if v == "" {
+			if hasDefault {
+				return def
+			}
+			x.fail(m, "${%s} is not set or is empty (${%s:-default} gives a default, ${%s:-} allows empty)", name, name, name)
+			return ""
+		}
+		if secrets != nil {
+			*secrets = append(*secrets, v)
+		}
+		return v
+	})
+	if rest := varRE.ReplaceAllString(s, ""); x.err == nil && strings.Contains(rest, "${") {
+		x.fail("${", "unterminated ${ in %q", s)
+	}
+	return out
+}
+
+func (x *expander) fail(find, format string, args ...any) {
+	if x.err != nil {
+		return
+	}
+	x.err = &ConfigError{fmt.Sprintf("%s:%d: server %q: %s", x.path, lineOf(x.data, []byte(find)), x.server, fmt.Sprintf(format, args...))}
+}
+
+// lineOf returns the 1-based line of the first occurrence of needle in
+// data, or 1.
+func lineOf(data, needle []byte) int {
+	i := bytes.Index(data, needle)
+	if i < 0 {
+		return 1
+	}
+	return 1 + bytes.Count(data[:i], []byte("\n"))
+}
+
+// errLine returns the line a JSON decoding error points at.
+func errLine(data []byte, err error) int {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 {
+		return 1
+	}
+	off = min(off, int64(len(data)))
+	return 1 + bytes.Count(data[:off], []byte("\n"))
+}
+
+// jsonReason says what is wrong in words a config author knows.
+func jsonReason(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return fmt.Sprintf("%q must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return fmt.Sprintf("must be %s, not %s", jsonKind(te.Type.Kind().String()), te.Value)
+	}
+	if err.Error() == "unexpected end of JSON input" {
+		return "invalid JSON: the file ends too early"
+	}
+	return "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "map", "struct":
+		return "an object"
+	case "slice":
+		return "an array of strings"
+	case "string":
+		return "a string"
+	}
+	return k
+}

@@ -1,0 +1,111 @@
+package mcp
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func writeConfig(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadConfig(t *testing.T) {
+	p := writeConfig(t, "a.json", `{"mcpServers": {
+  "gh": {"type": "http", "url": "https://api.example/mcp/${ORG}", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+  "fs": {"command": "npx", "args": ["-y", "server-fs", "${DIR:-/srv}", "$HOME", "${EMPTY:-}"], "env": {"K": "${TOKEN}"}, "cwd": "${DIR:-/tmp}"},
+  "plain": {"url": "http://127.0.0.1:1/mcp"}
+}}`)
+	got, err := LoadConfig([]string{p}, env(map[string]string{"ORG": "acme", "TOKEN": "t0ken-value", "EMPTY": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Name != "fs" || got[1].Name != "gh" || got[2].Name != "plain" {
+		t.Fatalf("servers: %+v", got)
+	}
+	fs, gh, plain := got[0], got[1], got[2]
+	if fs.Transport() != "stdio" || !reflect.DeepEqual(fs.Args, []string{"-y", "server-fs", "/srv", "$HOME", ""}) || fs.Env["K"] != "t0ken-value" || fs.Cwd != "/tmp" {
+		t.Errorf("fs: %+v", fs)
+	}
+	if gh.Transport() != "http" || gh.URL != "https://api.example/mcp/acme" || gh.Headers["Authorization"] != "Bearer t0ken-value" {
+		t.Errorf("gh: %+v", gh)
+	}
+	if plain.Transport() != "http" {
+		t.Errorf("plain: %+v", plain)
+	}
+	// The token is a secret of both servers that use it.
+	if !strings.Contains(strings.Join(gh.secrets, " "), "t0ken-value") || !strings.Contains(strings.Join(fs.secrets, " "), "t0ken-value") {
+		t.Errorf("secrets: %q %q", gh.secrets, fs.secrets)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"missing var", "{\"mcpServers\": {\n  \"gh\": {\"command\": \"x\",\n  \"args\": [\"${NOPE}\"]}}}", `:3: server "gh": ${NOPE} is not set`},
+		{"empty var", `{"mcpServers": {"gh": {"command": "x", "env": {"A": "${EMPTY}"}}}}`, `${EMPTY} is not set or is empty`},
+		{"bad syntax", "{\"mcpServers\": {\n\"a\": {\"command\": \"x\",}}}", ":2: invalid JSON"},
+		{"truncated", `{"mcpServers": {`, ":1: invalid JSON"},
+		{"no servers", `{"servers": {}}`, `no "mcpServers" object`},
+		{"args not array", `{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, `"args" must be an array of strings`},
+		{"no command", `{"mcpServers": {"a": {"env": {}}}}`, `needs a "command"`},
+		{"sse", `{"mcpServers": {"a": {"type": "sse", "url": "http://x"}}}`, `"sse" is not supported`},
+		{"bad url", `{"mcpServers": {"a": {"type": "http", "url": "ftp://x"}}}`, `url must start with http`},
+		{"bad name", `{"mcpServers": {"my server": {"command": "x"}}}`, `server "my server": the name must be`},
+		{"unterminated", `{"mcpServers": {"a": {"command": "${HOME"}}}`, `unterminated ${`},
+		{"bad var name", `{"mcpServers": {"a": {"command": "${1X}"}}}`, `${1X} is not a valid variable reference`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeConfig(t, "c.json", tc.text)
+			_, err := LoadConfig([]string{p}, env(map[string]string{"HOME": "/home/u"}))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), p) {
+				t.Fatalf("error %v, want %q prefixed with the path", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfigSeveralFiles(t *testing.T) {
+	a := writeConfig(t, "a.json", `{"mcpServers": {"x": {"command": "a"}}}`)
+	b := writeConfig(t, "b.json", `{"mcpServers": {"y": {"command": "b"}}}`)
+	got, err := LoadConfig([]string{b, a}, env(nil))
+	if err != nil || len(got) != 2 || got[0].Name != "x" || got[0].File != a {
+		t.Fatalf("%+v %v", got, err)
+	}
+	c := writeConfig(t, "c.json", `{"mcpServers": {"x": {"command": "c"}}}`)
+	if _, err := LoadConfig([]string{a, c}, env(nil)); err == nil || !strings.Contains(err.Error(), `server "x" is also defined in `+a) {
+		t.Fatalf("duplicate: %v", err)
+	}
+	if _, err := LoadConfig([]string{filepath.Join(t.TempDir(), "none.json")}, env(nil)); err == nil || !strings.Contains(err.Error(), "none.json") {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestToolName(t *testing.T) {
+	for in, want := range map[string]string{
+		"echo":           "mcp__s__echo",
+		"get-tiny.image": "mcp__s__get-tiny_image",
+		"ünï code":       "mcp__s___n__code",
+	} {
+		if got := toolName("s", in); got != want {
+			t.Errorf("toolName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	long := strings.Repeat("x", 100)
+	a, b := toolName("s", long), toolName("s", long+"y")
+	if len(a) != 64 || len(b) != 64 || a == b {
+		t.Errorf("long names: %q %q", a, b)
+	}
+}

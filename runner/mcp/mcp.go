@@ -1,0 +1,358 @@
+// Package mcp offers the tools of MCP servers (configured with --mcp-config)
+// as awl tools named mcp__<server>__<tool>. It starts the servers in
+// parallel before the first model request, over stdio or streamable HTTP,
+// restarts a server that dies mid-run once, cancels calls that run past
+// their timeout, and turns MCP results (text, images, structured content,
+// resource links) into tool results.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/awlrun/awl/runner/tool"
+)
+
+// Defaults for Options.
+const (
+	DefaultTimeout     = 30 * time.Second
+	DefaultCallTimeout = 2 * time.Minute
+)
+
+// Options are what servers start with.
+type Options struct {
+	// Timeout bounds each server's start: from launch until its tools are
+	// listed. 0 means DefaultTimeout.
+	Timeout time.Duration
+	// CallTimeout bounds one tool call. 0 means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// Environ is the environment of stdio servers before their config's
+	// env entries are added: the tool environment, provider keys removed.
+	Environ []string
+	// Dir is the working directory of stdio servers without a cwd.
+	Dir string
+	// Stderr receives the servers' stderr, each line prefixed with
+	// "mcp <name>: ", and awl's warnings about them. nil discards both.
+	Stderr io.Writer
+	// HTTPClient reaches HTTP servers; nil means a default client.
+	HTTPClient *http.Client
+	// Version is awl's version, sent as the client version.
+	Version string
+}
+
+// Status is how a server's start went.
+type Status struct {
+	Name      string
+	Transport string // "stdio" or "http"
+	// Err is why the server is not available; nil when it started.
+	Err error
+	// Tools are the awl names of the server's tools, in the server's order.
+	Tools []string
+	// Instructions are the server's instructions to the model, if any.
+	Instructions string
+	// Duration is the time from launch until its tools were listed (or
+	// the start failed).
+	Duration time.Duration
+}
+
+// Manager holds the running servers of one run. Its methods are safe for
+// concurrent use.
+type Manager struct {
+	opts    Options
+	servers []*server
+	stderr  *lockedWriter
+	// stopping counts connections being closed in the background; Close
+	// waits for them.
+	stopping sync.WaitGroup
+}
+
+// Start starts every server in parallel and waits until each has listed its
+// tools, failed, or run out of Options.Timeout. A server that fails is
+// reported in its Status (and with a warning on Options.Stderr); the others
+// go on. ctx bounds the start only; Close stops the servers.
+func Start(ctx context.Context, servers []Server, o Options) *Manager {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	m := &Manager{opts: o, stderr: &lockedWriter{w: o.Stderr}}
+	servers = slices.Clone(servers)
+	slices.SortFunc(servers, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })
+	var wg sync.WaitGroup
+	for _, cfg := range servers {
+		s := &server{cfg: cfg, m: m}
+		m.servers = append(m.servers, s)
+		wg.Go(func() { s.start(ctx) })
+	}
+	wg.Wait()
+	for _, s := range m.servers {
+		if s.status.Err != nil {
+			m.warnf("mcp server %s failed to start: %v; going on without it", s.cfg.Name, s.status.Err)
+		}
+	}
+	return m
+}
+
+// Status returns each server's start, sorted by name.
+func (m *Manager) Status() []Status {
+	out := make([]Status, len(m.servers))
+	for i, s := range m.servers {
+		out[i] = s.status
+	}
+	return out
+}
+
+// Failed returns the statuses of the servers that did not start.
+func (m *Manager) Failed() []Status {
+	var out []Status
+	for _, st := range m.Status() {
+		if st.Err != nil {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// Tools returns the tools of every server that started, server by server
+// in name order, each server's in its own order.
+func (m *Manager) Tools() []tool.Tool {
+	var out []tool.Tool
+	for _, s := range m.servers {
+		for _, t := range s.tools {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Close stops every server and waits for them to exit.
+func (m *Manager) Close() {
+	if m == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, s := range m.servers {
+		wg.Go(s.close)
+	}
+	wg.Wait()
+	m.stopping.Wait()
+}
+
+func (m *Manager) warnf(format string, args ...any) {
+	fmt.Fprintf(m.stderr, "awl: "+format+"\n", args...)
+}
+
+// server is one configured server and its current connection.
+type server struct {
+	cfg    Server
+	m      *Manager
+	status Status
+	tools  []*Tool
+
+	mu        sync.Mutex
+	conn      *conn // nil once the server is gone for good
+	restarted bool  // the one restart has been used
+	gone      error // why conn is nil
+}
+
+// conn is one running instance of a server.
+type conn struct {
+	cs   *sdk.ClientSession
+	proc *proc         // stdio only
+	done chan struct{} // closed when the session ends
+}
+
+func (s *server) start(ctx context.Context) {
+	begin := time.Now()
+	s.status = Status{Name: s.cfg.Name, Transport: s.cfg.Transport()}
+	c, res, list, err := s.connect(ctx)
+	s.status.Duration = time.Since(begin)
+	if err != nil {
+		s.status.Err = err
+		return
+	}
+	s.conn = c
+	s.status.Instructions = strings.TrimSpace(res.Instructions)
+	seen := map[string]bool{}
+	for _, t := range list {
+		name := toolName(s.cfg.Name, t.Name)
+		if seen[name] {
+			s.m.warnf("mcp server %s: tool %q has the same awl name as another (%s); skipped", s.cfg.Name, t.Name, name)
+			continue
+		}
+		seen[name] = true
+		s.tools = append(s.tools, newTool(s, name, t))
+		s.status.Tools = append(s.status.Tools, name)
+	}
+}
+
+// connect launches or reaches the server, initializes the session and lists
+// the tools, all within Options.Timeout.
+func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*sdk.Tool, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, s.m.opts.Timeout, fmt.Errorf("no tool list within %s (--mcp-timeout)", s.m.opts.Timeout))
+	defer cancel()
+	c := &conn{done: make(chan struct{})}
+	var transport sdk.Transport
+	if s.cfg.URL != "" {
+		transport = &sdk.StreamableClientTransport{
+			Endpoint:             s.cfg.URL,
+			HTTPClient:           s.httpClient(),
+			DisableStandaloneSSE: true,
+			MaxRetries:           -1,
+		}
+	} else {
+		p, err := s.startProc()
+		if err != nil {
+			return nil, nil, nil, errors.New(s.redact(err.Error()))
+		}
+		c.proc = p
+		transport = &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin}
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "awl", Version: s.m.opts.Version}, &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{},
+	})
+	fail := func(err error) (*conn, *sdk.InitializeResult, []*sdk.Tool, error) {
+		if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil {
+			err = cause
+		}
+		s.m.stopping.Go(c.close)
+		return nil, nil, nil, errors.New(s.redact(err.Error()))
+	}
+	cs, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		return fail(err)
+	}
+	c.cs = cs
+	go func() {
+		cs.Wait()
+		close(c.done)
+	}()
+	var list []*sdk.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return fail(fmt.Errorf("list tools: %w", err))
+		}
+		list = append(list, t)
+	}
+	return c, cs.InitializeResult(), list, nil
+}
+
+// close ends the connection and, for stdio, the process and its group.
+func (c *conn) close() {
+	if c == nil {
+		return
+	}
+	if c.cs != nil {
+		c.cs.Close()
+	}
+	if c.proc != nil {
+		c.proc.stop()
+	}
+}
+
+func (s *server) close() {
+	s.mu.Lock()
+	c := s.conn
+	s.conn = nil
+	if s.gone == nil {
+		s.gone = errors.New("awl is stopping")
+	}
+	s.mu.Unlock()
+	c.close()
+}
+
+// current returns the live connection, or why there is none.
+func (s *server) current() (*conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn == nil {
+		return nil, s.gone
+	}
+	return s.conn, nil
+}
+
+// lost handles the death of c, seen by a call: the first time, the server
+// is restarted (within Options.Timeout); after that it stays gone. It
+// returns what to tell the model.
+func (s *server) lost(c *conn, cause string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn != c {
+		// Another call saw it first and has dealt with it.
+		if s.conn != nil {
+			return "the server was restarted; the call may be retried"
+		}
+		return "the server is not available any more"
+	}
+	s.conn = nil
+	s.m.stopping.Go(c.close)
+	if s.restarted {
+		s.gone = fmt.Errorf("it stopped again after its one restart")
+		s.m.warnf("mcp server %s stopped again (%s); its tools are unavailable for the rest of the run", s.cfg.Name, cause)
+		return "the server stopped again after its one restart; its tools are not available any more"
+	}
+	s.restarted = true
+	s.m.warnf("mcp server %s stopped during a call (%s); restarting it", s.cfg.Name, cause)
+	nc, _, _, err := s.connect(context.Background())
+	if err != nil {
+		s.gone = fmt.Errorf("it stopped, and its restart failed: %v", err)
+		s.m.warnf("mcp server %s could not be restarted: %v", s.cfg.Name, err)
+		return "the server could not be restarted; its tools are not available any more"
+	}
+	s.conn = nc
+	return "the server was restarted; the call may be retried"
+}
+
+// httpClient returns the client for an HTTP server: the configured
+// headers on every request.
+func (s *server) httpClient() *http.Client {
+	base := s.m.opts.HTTPClient
+	if base == nil {
+		base = &http.Client{}
+	}
+	if len(s.cfg.Headers) == 0 {
+		return base
+	}
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c := *base
+	c.Transport = headerTransport{rt: rt, headers: s.cfg.Headers}
+	return &c
+}
+
+type headerTransport struct {
+	rt      http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.rt.RoundTrip(r)
+}
+
+// redact removes the server's secrets (header values, expanded env
+// values) from text.
+func (s *server) redact(text string) string {
+	for _, v := range s.cfg.secrets {
+		if len(v) >= 4 {
+			text = strings.ReplaceAll(text, v, "[redacted]")
+		}
+	}
+	return text
+}

@@ -1,0 +1,433 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/awlrun/awl/runner/mcp/mcptest"
+	"github.com/awlrun/awl/runner/tool"
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(mcptest.ModeVar); mode != "" {
+		mcptest.Main(mode)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// npmBin returns the path of an npm-installed MCP server's executable.
+// Without it (npm ci not run in testdata/npm) the test skips, except in CI,
+// where it fails.
+func npmBin(t testing.TB, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", "npm", "node_modules", ".bin", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, statErr := os.Stat(p)
+	_, nodeErr := exec.LookPath("node")
+	if statErr != nil || nodeErr != nil {
+		msg := fmt.Sprintf("%s is not installed: run `npm ci` in runner/mcp/testdata/npm (make test does it)", name)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return p
+}
+
+// syncBuffer is a bytes.Buffer safe for the servers' concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func start(t *testing.T, servers []Server, o Options) (*Manager, *syncBuffer) {
+	t.Helper()
+	stderr := &syncBuffer{}
+	o.Stderr = stderr
+	if o.Environ == nil {
+		o.Environ = tool.ScrubEnviron(os.Environ())
+	}
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	m := Start(context.Background(), servers, o)
+	t.Cleanup(m.Close)
+	return m, stderr
+}
+
+func toolByName(t *testing.T, m *Manager, name string) tool.Tool {
+	t.Helper()
+	for _, tl := range m.Tools() {
+		if tl.Name() == name {
+			return tl
+		}
+	}
+	var names []string
+	for _, tl := range m.Tools() {
+		names = append(names, tl.Name())
+	}
+	t.Fatalf("no tool %s in %v", name, names)
+	return nil
+}
+
+func call(t *testing.T, tl tool.Tool, args string) tool.Result {
+	t.Helper()
+	return tl.Run(context.Background(), json.RawMessage(args))
+}
+
+func fake(t *testing.T, name, mode string) (Server, string) {
+	log := filepath.Join(t.TempDir(), "fake.log")
+	return Server{Name: name, Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: map[string]string{mcptest.ModeVar: mode, mcptest.LogVar: log}}, log
+}
+
+func everything(t *testing.T) Server {
+	return Server{Name: "everything", Command: npmBin(t, "mcp-server-everything"), Env: map[string]string{"AWL_TEST_MARK": "from-config"}}
+}
+
+func TestEverythingStdio(t *testing.T) {
+	m, stderr := start(t, []Server{everything(t)}, Options{})
+	st := m.Status()
+	if len(st) != 1 || st[0].Err != nil {
+		t.Fatalf("status: %+v", st)
+	}
+	if !slices.Contains(st[0].Tools, "mcp__everything__echo") || !slices.Contains(st[0].Tools, "mcp__everything__get-tiny-image") {
+		t.Fatalf("tools: %v", st[0].Tools)
+	}
+	if st[0].Duration <= 0 {
+		t.Errorf("duration %v", st[0].Duration)
+	}
+
+	echo := toolByName(t, m, "mcp__everything__echo")
+	if ro, ok := echo.(interface{ ReadOnly() bool }); !ok || !ro.ReadOnly() {
+		t.Errorf("echo (readOnlyHint) is not read-only")
+	}
+	if !strings.Contains(string(echo.Schema()), `"message"`) {
+		t.Errorf("echo schema: %s", echo.Schema())
+	}
+	res := call(t, echo, `{"message":"hello <there> & \u00e9"}`)
+	if res.IsError || !strings.Contains(res.Content, "hello <there> & é") {
+		t.Errorf("echo: %+v", res)
+	}
+
+	// A tool marked readOnlyHint: false is not read-only.
+	if toolByName(t, m, "mcp__everything__toggle-simulated-logging").(interface{ ReadOnly() bool }).ReadOnly() {
+		t.Errorf("toggle-simulated-logging is read-only")
+	}
+	env := toolByName(t, m, "mcp__everything__get-env")
+	res = call(t, env, `{}`)
+	if !strings.Contains(res.Content, "from-config") {
+		t.Errorf("config env missing from the server's environment: %.300s", res.Content)
+	}
+
+	img := call(t, toolByName(t, m, "mcp__everything__get-tiny-image"), `{}`)
+	if img.IsError || len(img.Attachments) != 1 || img.Attachments[0].MimeType != "image/png" {
+		t.Fatalf("image: %+v", img)
+	}
+	if raw, err := base64.StdEncoding.DecodeString(img.Attachments[0].Data); err != nil || !bytes.HasPrefix(raw, []byte("\x89PNG")) {
+		t.Errorf("image data is not a PNG: %v", err)
+	}
+	if !strings.Contains(img.Content, "image 1: image/png") {
+		t.Errorf("image text: %q", img.Content)
+	}
+
+	sc := call(t, toolByName(t, m, "mcp__everything__get-structured-content"), `{"location":"New York"}`)
+	if sc.IsError || !strings.Contains(sc.Content, `"temperature"`) {
+		t.Errorf("structured content: %+v", sc)
+	}
+	var v any
+	lines := strings.Split(strings.TrimSpace(sc.Content), "\n")
+	if json.Unmarshal([]byte(lines[len(lines)-1]), &v) != nil {
+		t.Errorf("structured content is not JSON text: %q", sc.Content)
+	}
+
+	links := call(t, toolByName(t, m, "mcp__everything__get-resource-links"), `{"count":2}`)
+	if links.IsError || strings.Count(links.Content, "Resource: demo://") != 2 {
+		t.Errorf("resource links: %+v", links)
+	}
+
+	bad := call(t, echo, `["not an object"]`)
+	if !bad.IsError {
+		t.Errorf("array arguments: %+v", bad)
+	}
+	// The server's own validation error comes back as an error result.
+	missing := call(t, echo, `{}`)
+	if !missing.IsError {
+		t.Errorf("echo without message: %+v", missing)
+	}
+	_ = stderr
+}
+
+func TestEverythingHTTP(t *testing.T) {
+	bin := npmBin(t, "mcp-server-everything")
+	port := freePort(t)
+	cmd := exec.Command("node", bin, "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT="+port)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url := "http://127.0.0.1:" + port + "/mcp"
+	waitListening(t, "127.0.0.1:"+port, &out)
+
+	m, _ := start(t, []Server{{Name: "web", URL: url, Headers: map[string]string{"X-Awl-Test": "secret-header-value"}, secrets: []string{"secret-header-value"}}}, Options{})
+	st := m.Status()
+	if st[0].Err != nil || st[0].Transport != "http" {
+		t.Fatalf("status: %+v\nserver: %s", st, out.String())
+	}
+	res := call(t, toolByName(t, m, "mcp__web__echo"), `{"message":"over http"}`)
+	if res.IsError || !strings.Contains(res.Content, "over http") {
+		t.Errorf("echo: %+v", res)
+	}
+	img := call(t, toolByName(t, m, "mcp__web__get-tiny-image"), `{}`)
+	if len(img.Attachments) != 1 {
+		t.Errorf("image over http: %+v", img)
+	}
+}
+
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
+}
+
+func waitListening(t *testing.T, addr string, out *syncBuffer) {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("server on %s never listened: %s", addr, out.String())
+}
+
+func TestFilesystemServer(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644)
+	m, _ := start(t, []Server{{Name: "fs", Command: npmBin(t, "mcp-server-filesystem"), Args: []string{dir}}}, Options{})
+	if st := m.Status(); st[0].Err != nil {
+		t.Fatalf("status: %+v", st)
+	}
+	read := toolByName(t, m, "mcp__fs__read_text_file")
+	res := call(t, read, fmt.Sprintf(`{"path":%q}`, filepath.Join(dir, "a.txt")))
+	if res.IsError || !strings.Contains(res.Content, "alpha") {
+		t.Errorf("read: %+v", res)
+	}
+	write := toolByName(t, m, "mcp__fs__write_file")
+	if write.(*Tool).ReadOnly() {
+		t.Errorf("write_file is read-only")
+	}
+	res = call(t, write, fmt.Sprintf(`{"path":%q,"content":"beta"}`, filepath.Join(dir, "b.txt")))
+	if res.IsError {
+		t.Fatalf("write: %+v", res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "b.txt")); string(b) != "beta" {
+		t.Errorf("b.txt = %q", b)
+	}
+	// Outside the allowed directory the server refuses: an error result.
+	res = call(t, read, `{"path":"/etc/passwd"}`)
+	if !res.IsError || strings.Contains(res.Content, "root:") {
+		t.Errorf("read outside: %+v", res)
+	}
+}
+
+func TestHangAtStartup(t *testing.T) {
+	hang, _ := fake(t, "hang", "hang")
+	okSrv, _ := fake(t, "good", "crash")
+	begin := time.Now()
+	m, stderr := start(t, []Server{hang, okSrv}, Options{Timeout: 1500 * time.Millisecond})
+	st := m.Status()
+	if st[0].Name != "good" || st[1].Name != "hang" || st[1].Err == nil || !strings.Contains(st[1].Err.Error(), "--mcp-timeout") {
+		t.Fatalf("hang status: %+v", st)
+	}
+	// The start returns at the timeout; stopping the hung process does
+	// not hold it up.
+	if st[1].Duration > 1400*time.Millisecond+time.Second {
+		t.Errorf("hang took %s to fail", st[1].Duration)
+	}
+	if st[0].Err != nil {
+		t.Fatalf("the good server failed too: %+v", st[0])
+	}
+	if len(m.Failed()) != 1 {
+		t.Errorf("failed: %+v", m.Failed())
+	}
+	if !strings.Contains(stderr.String(), "awl: mcp server hang failed to start") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "mcp hang: fake: hanging") {
+		t.Errorf("server stderr not passed on with its prefix: %s", stderr.String())
+	}
+	for _, tl := range m.Tools() {
+		if strings.HasPrefix(tl.Name(), "mcp__hang__") {
+			t.Errorf("tool of a failed server offered: %s", tl.Name())
+		}
+	}
+	// The hung process is gone: it was stopped within the start.
+	if d := time.Since(begin); d > 15*time.Second {
+		t.Errorf("start took %s", d)
+	}
+}
+
+func TestCrashMidCall(t *testing.T) {
+	srv, log := fake(t, "fake", "crash")
+	m, stderr := start(t, []Server{srv}, Options{})
+	crash := toolByName(t, m, "mcp__fake__crash")
+	ok := toolByName(t, m, "mcp__fake__ok")
+	res := call(t, crash, `{}`)
+	if !res.IsError || !strings.Contains(res.Content, "stopped during the call") || !strings.Contains(res.Content, "restarted") {
+		t.Fatalf("crash: %+v", res)
+	}
+	// Restarted once: the next call works.
+	if res := call(t, ok, `{}`); res.IsError || res.Content != "fine" {
+		t.Fatalf("after restart: %+v", res)
+	}
+	// A second crash: no second restart.
+	res = call(t, crash, `{}`)
+	if !res.IsError || !strings.Contains(res.Content, "not available any more") {
+		t.Fatalf("second crash: %+v", res)
+	}
+	if res := call(t, ok, `{}`); !res.IsError || !strings.Contains(res.Content, "not available") {
+		t.Fatalf("after second crash: %+v", res)
+	}
+	b, _ := os.ReadFile(log)
+	if n := strings.Count(string(b), "start crash"); n != 2 {
+		t.Errorf("started %d times, want 2:\n%s", n, b)
+	}
+	if !strings.Contains(stderr.String(), "mcp fake: fake: crashing now") || !strings.Contains(stderr.String(), "restarting it") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+}
+
+func TestConcurrentCrash(t *testing.T) {
+	srv, log := fake(t, "fake", "crash")
+	m, _ := start(t, []Server{srv}, Options{})
+	crash := toolByName(t, m, "mcp__fake__crash")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if res := call(t, crash, `{}`); !res.IsError {
+				t.Errorf("crash: %+v", res)
+			}
+		})
+	}
+	wg.Wait()
+	b, _ := os.ReadFile(log)
+	if n := strings.Count(string(b), "start crash"); n > 3 {
+		t.Errorf("started %d times:\n%s", n, b)
+	}
+}
+
+func TestGarbageOnStdout(t *testing.T) {
+	srv, _ := fake(t, "noisy", "garbage")
+	m, stderr := start(t, []Server{srv}, Options{})
+	if st := m.Status(); st[0].Err != nil {
+		t.Fatalf("status: %+v", st)
+	}
+	res := call(t, toolByName(t, m, "mcp__noisy__ok"), `{}`)
+	if res.IsError || res.Content != "fine" {
+		t.Fatalf("call: %+v", res)
+	}
+	for _, want := range []string{"mcp noisy (stdout, not JSON-RPC): Fake MCP server v1 starting", "mcp noisy (stdout, not JSON-RPC): garbage in the middle of a call"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+func TestCallTimeoutCancels(t *testing.T) {
+	srv, log := fake(t, "slow", "slow")
+	m, _ := start(t, []Server{srv}, Options{CallTimeout: 300 * time.Millisecond})
+	res := call(t, toolByName(t, m, "mcp__slow__wait"), `{}`)
+	if !res.IsError || !strings.Contains(res.Content, "--mcp-call-timeout") {
+		t.Fatalf("result: %+v", res)
+	}
+	// The server got notifications/cancelled: its handler saw the
+	// cancellation.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(log)
+		if strings.Contains(string(b), "cancelled") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never saw the cancellation:\n%s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The server is still there.
+	if res := call(t, toolByName(t, m, "mcp__slow__ok"), `{}`); res.IsError {
+		t.Errorf("after timeout: %+v", res)
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	srv, _ := fake(t, "env", "env")
+	srv.Env["FROM_CONFIG"] = "cfg-value"
+	environ := []string{"PATH=" + os.Getenv("PATH"), "KEEP=kept"}
+	m, _ := start(t, []Server{srv}, Options{Environ: environ})
+	envTool := toolByName(t, m, "mcp__env__env")
+	for name, want := range map[string]string{"FROM_CONFIG": "set:cfg-value", "KEEP": "set:kept", "HOME_NOT_PASSED": "unset"} {
+		if res := call(t, envTool, fmt.Sprintf(`{"name":%q}`, name)); res.Content != want {
+			t.Errorf("%s: %q, want %q", name, res.Content, want)
+		}
+	}
+}
+
+func TestMissingCommand(t *testing.T) {
+	m, stderr := start(t, []Server{{Name: "nope", Command: "/nonexistent/awl-mcp-server"}}, Options{})
+	if st := m.Status(); st[0].Err == nil || !strings.Contains(st[0].Err.Error(), "/nonexistent/awl-mcp-server") {
+		t.Fatalf("status: %+v", st)
+	}
+	if !strings.Contains(stderr.String(), "mcp server nope failed to start") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+}
+
+func TestHTTPRefusedRedactsSecrets(t *testing.T) {
+	port := freePort(t)
+	m, stderr := start(t, []Server{{Name: "web", URL: "http://127.0.0.1:" + port + "/mcp?token=tok-SECRET-123", Headers: map[string]string{"Authorization": "Bearer hdr-SECRET-456"}, secrets: []string{"Bearer hdr-SECRET-456", "tok-SECRET-123"}}}, Options{Timeout: 5 * time.Second})
+	st := m.Status()
+	if st[0].Err == nil {
+		t.Fatalf("status: %+v", st)
+	}
+	for _, s := range []string{st[0].Err.Error(), stderr.String()} {
+		if strings.Contains(s, "SECRET") {
+			t.Errorf("secret in %q", s)
+		}
+	}
+}

@@ -1,0 +1,104 @@
+// Package mcptest is a misbehaving MCP server for tests: one that hangs at
+// startup, one that exits in the middle of a call, one that writes garbage
+// to stdout, one whose calls never end. A test binary runs Main when it is
+// started as the server.
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ModeVar is the environment variable that selects the fake's mode; LogVar
+// names a file the fake appends what happened to ("start", "cancelled").
+const (
+	ModeVar = "AWL_FAKE_MCP"
+	LogVar  = "AWL_FAKE_MCP_LOG"
+)
+
+// Modes:
+//
+//	hang     never answers initialize
+//	crash    tools ok and crash; crash exits the process mid-call
+//	garbage  writes non-JSON lines to stdout at start and in each call
+//	slow     tool wait blocks until the call is cancelled
+//	env      tool env returns the value of the variable named by its argument
+func Main(mode string) {
+	logf("start %s", mode)
+	if mode == "hang" {
+		fmt.Fprintln(os.Stderr, "fake: hanging")
+		select {}
+	}
+	if mode == "garbage" {
+		fmt.Println("Fake MCP server v1 starting... (this should have gone to stderr)")
+	}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "fake", Version: "1"}, &sdk.ServerOptions{
+		Instructions: "Fake server for awl's tests.",
+	})
+	obj := map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}
+	srv.AddTool(&sdk.Tool{Name: "ok", Description: "Says fine.", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		if mode == "garbage" {
+			fmt.Println("garbage in the middle of a call")
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "fine"}}}, nil
+	})
+	switch mode {
+	case "crash":
+		srv.AddTool(&sdk.Tool{Name: "crash", Description: "Exits mid-call.", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			fmt.Fprintln(os.Stderr, "fake: crashing now")
+			os.Exit(3)
+			return nil, nil
+		})
+	case "slow":
+		srv.AddTool(&sdk.Tool{Name: "wait", Description: "Never ends.", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			select {
+			case <-ctx.Done():
+				logf("cancelled")
+				return nil, ctx.Err()
+			case <-time.After(time.Hour):
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
+		})
+	case "env":
+		srv.AddTool(&sdk.Tool{Name: "env", Description: "Reads a variable.", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var args struct{ Name string }
+			_ = jsonUnmarshal(req.Params.Arguments, &args)
+			v, ok := os.LookupEnv(args.Name)
+			text := "unset"
+			if ok {
+				text = "set:" + v
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
+		})
+	}
+	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "fake:", err)
+	}
+	os.Exit(0)
+}
+
+func logf(format string, args ...any) {
+	p := os.Getenv(LogVar)
+	if p == "" {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, format+"\n", args...)
+	f.Close()
+}
+
+func jsonUnmarshal(raw any, v any) error {
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}

@@ -1,0 +1,150 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"time"
+)
+
+// terminateAfter is how long a stdio server has to exit once its stdin is
+// closed, and then once it got SIGTERM, before it is killed.
+const terminateAfter = 2 * time.Second
+
+// proc is a running stdio server process.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *jsonLines
+	errw   *lineWriter
+	exited chan struct{}
+	once   sync.Once
+}
+
+// startProc starts the stdio server: the tool environment plus the config's
+// env, stderr to awl's stderr line by line, in its own process group so
+// that whatever it starts is stopped with it. Lines on its stdout that are
+// not JSON (a banner printed by mistake) go to stderr too, instead of
+// breaking the connection.
+func (s *server) startProc() (*proc, error) {
+	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+	cmd.Dir = s.m.opts.Dir
+	if s.cfg.Cwd != "" {
+		cmd.Dir = s.cfg.Cwd
+	}
+	env := slices.Clone(s.m.opts.Environ)
+	keys := make([]string, 0, len(s.cfg.Env))
+	for k := range s.cfg.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+s.cfg.Env[k])
+	}
+	cmd.Env = env
+	p := &proc{cmd: cmd, exited: make(chan struct{})}
+	p.errw = &lineWriter{prefix: "mcp " + s.cfg.Name + ": ", w: s.m.stderr}
+	cmd.Stderr = p.errw
+	// A grandchild that keeps stderr open must not hold up Wait.
+	cmd.WaitDelay = terminateAfter
+	isolate(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout = w
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("start %s: %w", s.cfg.Command, err)
+	}
+	w.Close()
+	p.stdin = stdin
+	p.stdout = &jsonLines{r: r, br: bufio.NewReaderSize(r, 64<<10), note: &lineWriter{prefix: "mcp " + s.cfg.Name + " (stdout, not JSON-RPC): ", w: s.m.stderr}}
+	go func() {
+		cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// stop closes the server's stdin and waits for it to exit; after
+// terminateAfter it sends SIGTERM to its process group, and after as long
+// again SIGKILL. Whatever the group still holds is killed.
+func (p *proc) stop() {
+	p.once.Do(func() {
+		p.stdin.Close()
+		select {
+		case <-p.exited:
+		case <-time.After(terminateAfter):
+			terminateGroup(p.cmd.Process)
+			select {
+			case <-p.exited:
+			case <-time.After(terminateAfter):
+			}
+		}
+		killGroup(p.cmd.Process)
+		<-p.exited
+		p.stdout.Close()
+		p.errw.Flush()
+		p.stdout.note.Flush()
+	})
+}
+
+// jsonLines reads a server's stdout and passes on only the lines that
+// start (after white space) with { or [: JSON-RPC messages. Other lines
+// go to note. Memory stays bounded whatever the line length.
+type jsonLines struct {
+	r    io.Closer
+	br   *bufio.Reader
+	note *lineWriter
+	mu   sync.Mutex
+	// pending is the rest of a chunk being passed on; mid is set while
+	// inside a line whose start was seen; drop is set when that line is
+	// not JSON.
+	pending   []byte
+	mid, drop bool
+}
+
+func (j *jsonLines) Read(p []byte) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for len(j.pending) == 0 {
+		chunk, err := j.br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			if !j.mid {
+				t := bytes.TrimLeft(chunk, " \t\r")
+				j.drop = len(t) > 0 && t[0] != '{' && t[0] != '[' && t[0] != '\n'
+			}
+			j.mid = chunk[len(chunk)-1] != '\n'
+			if j.drop {
+				j.note.Write(chunk)
+			} else {
+				j.pending = append(j.pending[:0], chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && len(j.pending) == 0 {
+			return 0, err
+		}
+		if err != nil {
+			break
+		}
+	}
+	n := copy(p, j.pending)
+	j.pending = j.pending[n:]
+	return n, nil
+}
+
+func (j *jsonLines) Close() error { return j.r.Close() }

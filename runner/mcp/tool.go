@@ -1,0 +1,280 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/runner/tool"
+)
+
+// Prefix starts the name of every MCP tool: mcp__<server>__<tool>.
+const Prefix = "mcp__"
+
+// maxToolName is the longest tool name every provider accepts.
+const maxToolName = 64
+
+// toolName returns the awl name of a server's tool. Characters providers
+// refuse in a tool name become _, and a name over 64 bytes is cut and ends
+// in a hash of the full name, so it stays unique.
+func toolName(server, name string) string {
+	var b strings.Builder
+	b.WriteString(Prefix + server + "__")
+	for _, r := range name {
+		if r < utf8.RuneSelf && (r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	full := b.String()
+	if len(full) <= maxToolName {
+		return full
+	}
+	sum := sha256.Sum256([]byte(Prefix + server + "__" + name))
+	return full[:maxToolName-9] + "_" + hex.EncodeToString(sum[:4])
+}
+
+// Tool is one tool of an MCP server, offered to the model as an awl tool.
+type Tool struct {
+	srv      *server
+	name     string // awl name
+	remote   string // the server's name for it
+	desc     string
+	schema   json.RawMessage
+	readOnly bool
+}
+
+var _ tool.Tool = (*Tool)(nil)
+
+func newTool(s *server, name string, t *mcpsdk.Tool) *Tool {
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
+	}
+	if desc == "" && t.Annotations != nil {
+		desc = t.Annotations.Title
+	}
+	schema := []byte(`{"type":"object","properties":{}}`)
+	if t.InputSchema != nil {
+		if b, err := json.Marshal(t.InputSchema); err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+			schema = b
+		}
+	}
+	return &Tool{
+		srv:      s,
+		name:     name,
+		remote:   t.Name,
+		desc:     desc,
+		schema:   schema,
+		readOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint,
+	}
+}
+
+// Name is mcp__<server>__<tool>.
+func (t *Tool) Name() string { return t.name }
+
+// Description is the server's description of the tool.
+func (t *Tool) Description() string { return t.desc }
+
+// Schema is the tool's input schema as the server gave it.
+func (t *Tool) Schema() json.RawMessage { return bytes.Clone(t.schema) }
+
+// ReadOnly reports whether the server marked the tool readOnlyHint; only
+// such tools may run in parallel with others.
+func (t *Tool) ReadOnly() bool { return t.readOnly }
+
+// Server is the name of the tool's server.
+func (t *Tool) Server() string { return t.srv.cfg.Name }
+
+// errCallTimeout is the cause of a call stopped by --mcp-call-timeout.
+var errCallTimeout = errors.New("call timeout")
+
+// Run calls the tool. Every failure is an error result: bad arguments, a
+// server error, a call past --mcp-call-timeout (cancelled with
+// notifications/cancelled), a server that died during the call (it is
+// restarted once).
+func (t *Tool) Run(ctx context.Context, input json.RawMessage) tool.Result {
+	s := t.srv
+	if len(bytes.TrimSpace(input)) == 0 {
+		input = json.RawMessage("{}")
+	}
+	if !json.Valid(input) || !bytes.HasPrefix(bytes.TrimSpace(input), []byte("{")) {
+		return errorf("%s: the arguments must be a JSON object", t.name)
+	}
+	c, err := s.current()
+	if err != nil {
+		return errorf("%s: MCP server %s is not available: %v", t.name, s.cfg.Name, err)
+	}
+	timeout := s.m.opts.CallTimeout
+	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
+	defer cancel()
+	res, err := c.cs.CallTool(cctx, &mcpsdk.CallToolParams{Name: t.remote, Arguments: json.RawMessage(input)})
+	switch {
+	case err == nil:
+		return convertResult(res)
+	case ctx.Err() != nil:
+		return errorf("%s: interrupted: the run stopped during the call", t.name)
+	case errors.Is(context.Cause(cctx), errCallTimeout):
+		return errorf("%s: no result within %s (--mcp-call-timeout); the call was cancelled", t.name, timeout)
+	}
+	var rpcErr *sdk.Error
+	if errors.As(err, &rpcErr) {
+		return errorf("%s: MCP server %s answered with an error: %s", t.name, s.cfg.Name, s.redact(rpcErr.Message))
+	}
+	if dead(c, err) {
+		what := s.lost(c, shortErr(s.redact(err.Error())))
+		return errorf("%s: MCP server %s stopped during the call; %s", t.name, s.cfg.Name, what)
+	}
+	return errorf("%s: MCP server %s: %s", t.name, s.cfg.Name, s.redact(err.Error()))
+}
+
+// dead reports whether err means c's server is gone: the connection closed,
+// or the session ended within a moment of the error.
+func dead(c *conn, err error) bool {
+	if errors.Is(err, mcpsdk.ErrConnectionClosed) {
+		return true
+	}
+	select {
+	case <-c.done:
+		return true
+	case <-time.After(time.Second):
+		return false
+	}
+}
+
+// shortErr keeps an error's text to one line.
+func shortErr(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func errorf(format string, args ...any) tool.Result {
+	return tool.Result{Content: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// maxText is how much text a result keeps: the first and last halves
+// around a note of what was cut, like bash output.
+const maxText = tool.OutputHeadBytes + tool.OutputTailBytes
+
+// convertResult turns an MCP result into a tool result: text as it is,
+// images as attachments, structured content as JSON text (unless a text
+// block already holds the same JSON), resource links by URI, embedded text
+// resources with their URI, and a note for what cannot be shown.
+func convertResult(res *mcpsdk.CallToolResult) tool.Result {
+	var parts []string
+	var atts []conv.Attachment
+	var texts []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcpsdk.TextContent:
+			parts = append(parts, c.Text)
+			texts = append(texts, c.Text)
+		case *mcpsdk.ImageContent:
+			att, err := tool.ImageAttachment(c.Data)
+			if err != nil {
+				parts = append(parts, fmt.Sprintf("[image (%s) left out: %v]", c.MIMEType, err))
+				continue
+			}
+			atts = append(atts, att)
+			parts = append(parts, fmt.Sprintf("[image %d: %s, %d bytes, attached]", len(atts), att.MimeType, len(c.Data)))
+		case *mcpsdk.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio (%s, %d bytes) left out: awl does not pass audio to the model]", c.MIMEType, len(c.Data)))
+		case *mcpsdk.ResourceLink:
+			parts = append(parts, resourceLink(c))
+		case *mcpsdk.EmbeddedResource:
+			parts = append(parts, embedded(c.Resource))
+		}
+	}
+	if res.StructuredContent != nil && !sameJSON(res.StructuredContent, texts) {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	text := strings.Join(parts, "\n")
+	if text == "" && len(atts) == 0 {
+		if res.IsError {
+			text = "the tool failed and said nothing more"
+		} else {
+			text = "(no output)"
+		}
+	}
+	return tool.Result{Content: cut(text), IsError: res.IsError, Attachments: atts}
+}
+
+func resourceLink(l *mcpsdk.ResourceLink) string {
+	s := "Resource: " + l.URI
+	var extra []string
+	if l.Name != "" {
+		extra = append(extra, l.Name)
+	}
+	if l.MIMEType != "" {
+		extra = append(extra, l.MIMEType)
+	}
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
+	}
+	if l.Description != "" {
+		s += ": " + l.Description
+	}
+	return s
+}
+
+func embedded(r *mcpsdk.ResourceContents) string {
+	if r == nil {
+		return "[empty embedded resource]"
+	}
+	if r.Blob != nil || r.Text == "" {
+		return fmt.Sprintf("[embedded resource %s (%s, %d bytes) left out: binary]", r.URI, r.MIMEType, len(r.Blob))
+	}
+	return "Resource " + r.URI + ":\n" + r.Text
+}
+
+// sameJSON reports whether one of texts is JSON equal to v.
+func sameJSON(v any, texts []string) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false
+	}
+	var want any
+	if json.Unmarshal(b, &want) != nil {
+		return false
+	}
+	for _, t := range texts {
+		var got any
+		if json.Unmarshal([]byte(t), &got) == nil && reflect.DeepEqual(got, want) {
+			return true
+		}
+	}
+	return false
+}
+
+// cut keeps the first and last maxText/2 bytes of a long text.
+func cut(s string) string {
+	if len(s) <= maxText {
+		return s
+	}
+	h, t := maxText/2, len(s)-maxText/2
+	for i := 0; i < utf8.UTFMax && !utf8.RuneStart(s[h]); i++ {
+		h--
+	}
+	for i := 0; i < utf8.UTFMax && t < len(s) && !utf8.RuneStart(s[t]); i++ {
+		t++
+	}
+	head, tail := s[:h], s[t:]
+	return fmt.Sprintf("%s\n[… %d bytes cut …]\n%s", head, len(s)-len(head)-len(tail), tail)
+}
