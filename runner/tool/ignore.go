@@ -35,6 +35,11 @@ type ignorePattern struct {
 	// minSegs is the fewest path segments an anchored pattern matches;
 	// "a/**" matches below a but not a itself.
 	minSegs int
+	// segs, when set, is an anchored pattern with "**" inside, matched by
+	// pattern.match instead; dirOnly and negate are its trailing / and
+	// leading !.
+	segs            pattern
+	dirOnly, negate bool
 }
 
 // parseIgnoreFile parses the text of an ignore file. Blank lines and
@@ -64,6 +69,7 @@ func parseIgnoreFile(data []byte) []ignorePattern {
 			continue
 		}
 		ip := ignorePattern{p: gitignore.ParsePattern(line, nil)}
+		inner := false
 		if strings.Contains(body, "/") {
 			ip.anchored = true
 			segs := strings.Split(strings.TrimPrefix(body, "/"), "/")
@@ -71,10 +77,21 @@ func parseIgnoreFile(data []byte) []ignorePattern {
 			if segs[len(segs)-1] == "**" {
 				ip.minSegs++ // "**" at the end needs something under the directory
 			}
-			for _, s := range segs {
+			for i, s := range segs {
 				if s == "**" {
 					ip.minSegs-- // "**" may match no segment
+					if i < len(segs)-1 && i > 0 {
+						inner = true
+					}
 				}
+			}
+			if inner {
+				// go-git matches a "**" inside a pattern greedily, without
+				// trying later places (a/**/b/c misses a/b/x/b/c); the glob
+				// tool's matcher backtracks.
+				ip.segs = segs
+				ip.dirOnly = strings.HasSuffix(strings.TrimRight(line, " "), "/")
+				ip.negate = strings.HasPrefix(line, "!")
 			}
 		}
 		ps = append(ps, ip)
@@ -91,6 +108,15 @@ func (p ignorePattern) match(path []string, isDir bool) gitignore.MatchResult {
 	}
 	if len(path) < p.minSegs {
 		return gitignore.NoMatch
+	}
+	if p.segs != nil {
+		switch {
+		case p.dirOnly && !isDir, !p.segs.match(path):
+			return gitignore.NoMatch
+		case p.negate:
+			return gitignore.Include
+		}
+		return gitignore.Exclude
 	}
 	r := p.p.Match(path, isDir)
 	if r == gitignore.NoMatch || len(path) == 1 {

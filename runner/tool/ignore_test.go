@@ -15,7 +15,7 @@ import (
 // file holds the word marker, so grep sees what glob sees.
 var ignoreTree = map[string]string{
 	".gitignore": "# comment\n*.log\n!keep.log\n/build/\nnode_modules/\ndocs/**/*.tmp\nsecret[!x].txt\nvendor/*\n!vendor/keep/\n" +
-		"\\#hash.txt\ntrailing.txt   \nlogs/**\n!logs/keep.txt\n",
+		"\\#hash.txt\ntrailing.txt   \nlogs/**\n!logs/keep.txt\nm/**/b/c\n",
 	".ignore":                    "generated/\n",
 	"a.log":                      "marker\n",
 	"keep.log":                   "marker\n",
@@ -48,6 +48,9 @@ var ignoreTree = map[string]string{
 	"vendor/keep/k.go":           "marker\n",
 	"local-only.txt":             "marker\n",
 	"logs/keep.txt":              "marker\n",
+	"m/b/c":                      "marker\n",
+	"m/b/x/b/c":                  "marker\n",
+	"m/b/x/b/d":                  "marker\n",
 	"logs/drop.txt":              "marker\n",
 	"generated/g.go":             "marker\n",
 	"nested/deep/.gitignore":     "*.txt\n",
@@ -125,12 +128,12 @@ func TestIgnoreAgreesWithGit(t *testing.T) {
 	dir := gitRepo(t, ignoreTree)
 	env := Env{Dir: dir}
 	wantFiles := gitFiles(t, dir)
-	for _, must := range []string{"keep.log", "src/important.gen.js", "src/sub/only-here.txt", "src/build/out.js", "vendor/keep/k.go", "secretx.txt", "logs/keep.txt"} {
+	for _, must := range []string{"keep.log", "src/important.gen.js", "src/sub/only-here.txt", "src/build/out.js", "vendor/keep/k.go", "secretx.txt", "logs/keep.txt", "m/b/x/b/d"} {
 		if !slices.Contains(wantFiles, must) {
 			t.Fatalf("fixture: git does not list %s: %q", must, wantFiles)
 		}
 	}
-	for _, not := range []string{"#hash.txt", "trailing.txt", "a.log", "src/only-here.txt", "build/out.js", "local-only.txt", "generated/g.go", "docs/a/b/c.tmp", "docs/c.tmp", "secreta.txt", "vendor/lib.go", "logs/drop.txt"} {
+	for _, not := range []string{"#hash.txt", "trailing.txt", "a.log", "src/only-here.txt", "build/out.js", "local-only.txt", "generated/g.go", "docs/a/b/c.tmp", "docs/c.tmp", "secreta.txt", "vendor/lib.go", "logs/drop.txt", "m/b/c", "m/b/x/b/c"} {
 		if slices.Contains(wantFiles, not) {
 			t.Fatalf("fixture: git lists %s: %q", not, wantFiles)
 		}
