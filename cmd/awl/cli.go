@@ -220,7 +220,7 @@ func parseFailure(a *app, args []string, err error) {
 	res := runner.Result{Err: runner.Usagef(err.Error())}
 	switch mode {
 	case "json", "ndjson":
-		runner.EmitResult(runner.NewEmitter(a.stdout, nil), res, 0)
+		runner.EmitResult(runner.NewEmitter(a.stdout, nil), res, time.Since(a.start))
 	}
 	writeStepSummary(a, res, runner.ExitUsage)
 }
