@@ -431,3 +431,36 @@ func TestHTTPRefusedRedactsSecrets(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStartEverything measures MCP startup: from launching
+// server-everything over stdio until its tools are listed (Start returns).
+// Stopping the server is not timed.
+func BenchmarkStartEverything(b *testing.B) {
+	srv := Server{Name: "everything", Command: npmBin(b, "mcp-server-everything")}
+	benchStart(b, srv)
+}
+
+// BenchmarkStartGoServer is the same for a small Go server (the fake), the
+// floor a server's own start-up adds to.
+func BenchmarkStartGoServer(b *testing.B) {
+	srv := Server{Name: "fake", Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: map[string]string{mcptest.ModeVar: "crash"}}
+	benchStart(b, srv)
+}
+
+func benchStart(b *testing.B, srv Server) {
+	dir := b.TempDir()
+	environ := tool.ScrubEnviron(os.Environ())
+	var listed time.Duration
+	for b.Loop() {
+		m := Start(context.Background(), []Server{srv}, Options{Environ: environ, Dir: dir})
+		b.StopTimer()
+		st := m.Status()[0]
+		if st.Err != nil || len(st.Tools) == 0 {
+			b.Fatalf("start: %+v", st)
+		}
+		listed += st.Duration
+		m.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(listed.Milliseconds())/float64(b.N), "ms-to-tools")
+}
