@@ -73,6 +73,9 @@ type Manager struct {
 	// stopping counts connections being closed in the background; Close
 	// waits for them.
 	stopping sync.WaitGroup
+	// serial is held by a call to a tool that is not read-only: such
+	// calls never overlap, whatever the caller's scheduling.
+	serial sync.Mutex
 }
 
 // Start starts every server in parallel and waits until each has listed its

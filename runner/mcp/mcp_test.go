@@ -464,3 +464,21 @@ func benchStart(b *testing.B, srv Server) {
 	}
 	b.ReportMetric(float64(listed.Milliseconds())/float64(b.N), "ms-to-tools")
 }
+
+// TestMutatingCallsDoNotOverlap: tools without readOnlyHint run one at a
+// time; read-only ones do not wait for them.
+func TestMutatingCallsDoNotOverlap(t *testing.T) {
+	srv, _ := fake(t, "slow", "slow")
+	m, _ := start(t, []Server{srv}, Options{CallTimeout: 400 * time.Millisecond})
+	wait := toolByName(t, m, "mcp__slow__wait") // never ends: cut by the call timeout
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for range 2 {
+		wg.Go(func() { call(t, wait, `{}`) })
+	}
+	wg.Wait()
+	// Two calls of 400 ms each, one after the other.
+	if d := time.Since(begin); d < 800*time.Millisecond {
+		t.Errorf("two mutating calls took %s together: they overlapped", d)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -114,6 +115,12 @@ func (t *Tool) Run(ctx context.Context, input json.RawMessage) tool.Result {
 	if !json.Valid(input) || !bytes.HasPrefix(bytes.TrimSpace(input), []byte("{")) {
 		return errorf("%s: the arguments must be a JSON object", t.name)
 	}
+	if !t.readOnly {
+		if !lockCtx(ctx, &s.m.serial) {
+			return errorf("%s: interrupted: the run stopped before the call started", t.name)
+		}
+		defer s.m.serial.Unlock()
+	}
 	c, err := s.current()
 	if err != nil {
 		return errorf("%s: MCP server %s is not available: %v", t.name, s.cfg.Name, err)
@@ -139,6 +146,18 @@ func (t *Tool) Run(ctx context.Context, input json.RawMessage) tool.Result {
 		return errorf("%s: MCP server %s stopped during the call; %s", t.name, s.cfg.Name, what)
 	}
 	return errorf("%s: MCP server %s: %s", t.name, s.cfg.Name, s.redact(err.Error()))
+}
+
+// lockCtx locks mu, or gives up when ctx is done first.
+func lockCtx(ctx context.Context, mu *sync.Mutex) bool {
+	for !mu.TryLock() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return true
 }
 
 // dead reports whether err means c's server is gone: the connection closed,
