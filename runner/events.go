@@ -128,6 +128,9 @@ type ResultEvent struct {
 	Structured json.RawMessage `json:"structured,omitempty"`
 	// Problems is what a gate still rejected when the run ended on it.
 	Problems []string `json:"problems,omitempty"`
+	// Checks is each --check command's last exit code and how many times
+	// it ran; absent without --check.
+	Checks []CheckResult `json:"checks,omitempty"`
 }
 
 // NoticeEvent tells the user something changed in how the run proceeds

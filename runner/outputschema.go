@@ -212,6 +212,10 @@ func (r *run) setupGates() error {
 		r.gateList = append(r.gateList, schemaGate{schema: r.schema, retries: max(r.cfg.SchemaRetries, 0)})
 	}
 	r.gateList = append(r.gateList, r.cfg.Gates...)
+	if g := r.newCheckGate(); g != nil {
+		r.checks = g
+		r.gateList = append(r.gateList, g)
+	}
 	return nil
 }
 

@@ -24,7 +24,9 @@ type RunEntry struct {
 	CostUSD    *float64   `json:"costUsd"`
 	DurationMS int64      `json:"durationMs"`
 	AwlVersion string     `json:"awlVersion"`
-	Flags      RunFlags   `json:"flags"`
+	// Checks is each --check command's last exit code and runs.
+	Checks []CheckResult `json:"checks,omitempty"`
+	Flags  RunFlags      `json:"flags"`
 }
 
 // EntryUsage is token usage as the session format spells it.
@@ -46,6 +48,8 @@ type RunFlags struct {
 	TimeoutMS       int64    `json:"timeoutMs,omitempty"`
 	Reasoning       string   `json:"reasoning,omitempty"`
 	Tools           []string `json:"tools"`
+	Checks          []string `json:"checks,omitempty"`
+	CheckRetries    int      `json:"checkRetries,omitempty"`
 }
 
 // finish appends the run entry, when the run holds the session, and
@@ -66,6 +70,7 @@ func (r *run) finish(d time.Duration) {
 		CostUSD:    r.res.CostUSD,
 		DurationMS: d.Milliseconds(),
 		AwlVersion: cfg.Version,
+		Checks:     r.res.Checks,
 		Flags: RunFlags{
 			Provider:        cfg.Provider.Name(),
 			Model:           cfg.Model,
@@ -76,7 +81,11 @@ func (r *run) finish(d time.Duration) {
 			TimeoutMS:       cfg.Timeout.Milliseconds(),
 			Reasoning:       cfg.Reasoning,
 			Tools:           make([]string, 0, len(cfg.Tools)),
+			Checks:          cfg.Checks,
 		},
+	}
+	if len(cfg.Checks) > 0 {
+		e.Flags.CheckRetries = cfg.CheckRetries
 	}
 	if e.AwlVersion == "" {
 		e.AwlVersion = "dev"

@@ -87,6 +87,10 @@ type Config struct {
 	OutputSchema     *OutputSchema
 	DropOutputSchema bool
 	SchemaRetries    int
+	// Checks are --check commands, run after the model ends its turn;
+	// CheckRetries bounds the turns spent fixing what they report.
+	Checks       []string
+	CheckRetries int
 	// Gates judge each final answer after the output schema's gate, in
 	// order (gate.go).
 	Gates []Gate
@@ -123,7 +127,9 @@ type Result struct {
 	// accepted it; Problems is what a gate still rejected (exit 7 or 8).
 	Structured json.RawMessage
 	Problems   []string
-	Err        error
+	// Checks is each --check command's last exit code and runs.
+	Checks []CheckResult
+	Err    error
 }
 
 // Run executes cfg to completion, emits the result event last, and returns
@@ -142,6 +148,9 @@ func Run(ctx context.Context, cfg Config) Result {
 		}
 	}
 	r.res.Err = err
+	if r.checks != nil {
+		r.res.Checks = r.checks.results
+	}
 	d := cfg.now().Sub(start)
 	r.finish(d)
 	EmitResult(cfg.Events, r.res, d)
@@ -165,6 +174,7 @@ func EmitResult(em *Emitter, res Result, d time.Duration) {
 		SessionPath: res.SessionPath,
 		Structured:  res.Structured,
 		Problems:    res.Problems,
+		Checks:      res.Checks,
 	}
 	if ev.Denied == nil {
 		ev.Denied = []Denial{}
@@ -207,6 +217,7 @@ type run struct {
 	lastTokens int64
 	lastTurn   time.Duration
 	noticed    bool
+	checks     *checkGate // nil without --check
 
 	promptOpts prompt.Options // the last context gathered, for compaction
 	window     windowState    // how full the window is (compact.go)

@@ -72,6 +72,8 @@ type runCmd struct {
 
 	OutputSchema      schemaRef `name:"output-schema" help:"The final answer must be JSON valid against this JSON Schema file (exit 7 when it never is); - reads it from stdin; none drops a resumed session's schema." placeholder:"FILE"`
 	SchemaRetries     int       `name:"schema-retries" default:"2" help:"Turns the model gets to fix an answer that fails --output-schema." placeholder:"N"`
+	Check             []string  `name:"check" sep:"none" help:"After the model ends its turn, run CMD with bash -c; a failure is fed back to the model (repeatable; exit 8 when checks still fail)." placeholder:"CMD"`
+	CheckRetries      int       `name:"check-retries" default:"2" help:"Turns the model gets to fix what --check reports." placeholder:"N"`
 	recordedSchema    []byte    // the --output-schema of a --replay recording
 	OutputLastMessage string    `name:"output-last-message" help:"Also write the final answer (text, or the JSON value) to FILE." placeholder:"FILE"`
 
@@ -338,6 +340,8 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		OutputSchema:     schema,
 		DropOutputSchema: c.OutputSchema.Ref == "none",
 		SchemaRetries:    c.SchemaRetries,
+		Checks:           c.Check,
+		CheckRetries:     c.CheckRetries,
 		StdinState:       stdinState,
 		Start:            a.start,
 		Events:           em,
@@ -363,6 +367,7 @@ func (c *runCmd) validate() error {
 		{"--mcp-timeout", c.MCPTimeout < 0},
 		{"--mcp-call-timeout", c.MCPCallTimeout < 0},
 		{"--schema-retries", c.SchemaRetries < 0},
+		{"--check-retries", c.CheckRetries < 0},
 	} {
 		if f.bad {
 			return runner.Usagef(f.name + " must not be negative")
@@ -370,6 +375,11 @@ func (c *runCmd) validate() error {
 	}
 	if c.Tools != nil && len(cleanList(c.Tools)) == 0 {
 		return runner.Usagef("--tools: the list is empty (use --no-tools to offer none)")
+	}
+	for _, cmd := range c.Check {
+		if strings.TrimSpace(cmd) == "" {
+			return runner.Usagef("--check: the command is empty")
+		}
 	}
 	return nil
 }

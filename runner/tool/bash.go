@@ -67,6 +67,14 @@ func (t bashTool) run(ctx context.Context, in bashArgs) Result {
 	return confinedResult(res, t.env.Confine)
 }
 
+// RunCommand runs command with `bash -c` in dir as the bash tool runs the
+// model's commands (its own process group killed after timeout, stdin
+// /dev/null, output cut like bash output, the environment without secrets),
+// but unconfined: it is for commands the user gave (--check).
+func RunCommand(ctx context.Context, dir, command string, timeout time.Duration) Result {
+	return runBash(ctx, dir, ScrubEnviron(os.Environ()), command, timeout, "", nil)
+}
+
 // runBash runs command in dir in its own process group, killing the group
 // when timeout passes or ctx is done.
 func runBash(ctx context.Context, dir string, environ []string, command string, timeout time.Duration, note string, confine Confiner) Result {
