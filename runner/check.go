@@ -10,10 +10,6 @@ import (
 	"github.com/awlrun/awl/runner/tool"
 )
 
-// ExitCheck ends a run whose --check commands still failed after
-// --check-retries more turns.
-const ExitCheck = 8
-
 // CheckResult is one --check command in the result: its last exit code
 // (-1 when it did not exit on its own: killed, timed out, not started) and
 // how many times it ran.

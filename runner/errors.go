@@ -23,6 +23,7 @@ const (
 	ExitProvider  = 5
 	ExitLimit     = 6
 	ExitSchema    = 7 // --output-schema: the answer never validated
+	ExitCheck     = 8 // --check: a check still failed
 	ExitTimeout   = 124
 	ExitInterrupt = 130
 	ExitTerm      = 143
