@@ -282,6 +282,7 @@ func (sc *infoScanner) scan(path, scope string) Info {
 		}
 		isMsg := bytes.HasPrefix(prefix, messagePrefix)
 		isRun := bytes.HasPrefix(prefix, runPrefix)
+		isCompaction := bytes.HasPrefix(prefix, compactionPrefix)
 		if last != '}' || !bytes.HasPrefix(prefix, entryPrefix) || bytes.HasPrefix(prefix, headerPrefix) {
 			// Not the shape awl's encoder writes: look properly.
 			line, err := sc.readLine(f, start, end)
@@ -295,23 +296,26 @@ func (sc *infoScanner) scan(path, scope string) Info {
 			}
 			isMsg = e.Type == TypeMessage
 			isRun = e.Type == typeRun
+			isCompaction = e.Type == "compaction"
 		}
 		if isRun {
 			runs = append(runs, linePos{start, end - start})
 			msgAfterRun = false
 		}
-		if isMsg {
-			msgAfterRun = true
+		if isMsg || isCompaction {
+			msgAfterRun = msgAfterRun || isMsg
 			if suffix == nil {
 				var err error
 				if suffix, err = sc.readLine(f, max(start, end-suffixSize), end); err != nil {
 					return err
 				}
 			}
-			if c, ok := costOf(suffix); ok {
+			if c, ok := costOf(suffix, isMsg); ok {
 				costSum += c
 				costSeen = true
 			}
+		}
+		if isMsg {
 			in.Messages++
 			p := linePos{start, end - start}
 			if len(sc.head) < keepLines {
@@ -419,7 +423,12 @@ func (sc *infoScanner) scan(path, scope string) Info {
 }
 
 // runPrefix is how awl starts a run entry line; typeRun is its type.
-var runPrefix = []byte(`{"type":"run"`)
+// compactionPrefix starts a compaction entry, which records the cost of
+// its summary request.
+var (
+	runPrefix        = []byte(`{"type":"run"`)
+	compactionPrefix = []byte(`{"type":"compaction"`)
+)
 
 const typeRun = "run"
 
@@ -429,17 +438,22 @@ const suffixSize = 64
 
 var costKey = []byte(`,"costUsd":`)
 
-// costOf reads the costUsd that ends an assistant message line as awl
-// writes it: …,"costUsd":0.0123}}.
-func costOf(suffix []byte) (float64, bool) {
-	if !bytes.HasSuffix(suffix, []byte("}}")) {
+// costOf reads the costUsd that ends a line as awl writes it: an assistant
+// message's (msg) …,"costUsd":0.0123}}, a compaction entry's
+// …,"costUsd":0.0123}.
+func costOf(suffix []byte, msg bool) (float64, bool) {
+	end := []byte("}")
+	if msg {
+		end = []byte("}}")
+	}
+	if !bytes.HasSuffix(suffix, end) {
 		return 0, false
 	}
 	k := bytes.LastIndex(suffix, costKey)
 	if k < 0 {
 		return 0, false
 	}
-	v, err := strconv.ParseFloat(string(suffix[k+len(costKey):len(suffix)-2]), 64)
+	v, err := strconv.ParseFloat(string(suffix[k+len(costKey):len(suffix)-len(end)]), 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) {
 		return 0, false
 	}

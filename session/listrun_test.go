@@ -69,6 +69,13 @@ func TestListRunsStatusAndCost(t *testing.T) {
 			mustAppend(t, s, Entry{Message: costMsg("unpriced", nil)})
 			mustAppend(t, s, runEntry(`{"exitCode":0,"reason":"completed","costUsd":null}`))
 		}, want{status: "ok", reason: "completed", total: nil}},
+		{"a compaction's cost counts", func(s *Session) {
+			mustAppend(t, s, Entry{Provider: "p", Model: "m", Message: userMsg("hi")})
+			mustAppend(t, s, Entry{Message: costMsg("a", ptr(0.5))})
+			mustAppend(t, s, Entry{Type: "compaction", Fields: []byte(`{"summary":"s","usage":{"input":1},"costUsd":0.25}`)})
+			mustAppend(t, s, Entry{Message: costMsg("b", ptr(0.125))})
+			mustAppend(t, s, runEntry(`{"exitCode":0,"reason":"completed","costUsd":0.875}`))
+		}, want{status: "ok", reason: "completed", total: ptr(0.875)}},
 		{"no messages", func(s *Session) {}, want{status: "", noRun: true}},
 	}
 	for i, c := range cases {
@@ -123,9 +130,10 @@ func TestCostOf(t *testing.T) {
 		{`,"costUsd":1}`, 0, false},                  // not the end of a message
 		{`"text":"x,\"costUsd\":9}}"}]}}`, 0, false}, // in a string, escaped
 		{`,"costUsd":-1}}`, 0, false},
+		{`,"costUsd":0.25}`, 0, false}, // a compaction's end is not a message's
 		{`,"costUsd":abc}}`, 0, false},
 	} {
-		got, ok := costOf([]byte(c.in))
+		got, ok := costOf([]byte(c.in), true)
 		if got != c.want || ok != c.ok {
 			t.Errorf("costOf(%s) = %v, %v", c.in, got, ok)
 		}
@@ -172,5 +180,14 @@ func TestListCostAcrossTheChunkBoundary(t *testing.T) {
 		if c := infos[0].TotalCostUSD; c == nil || *c != 0.012345678 {
 			t.Fatalf("delta %d: total %v", delta, fmtp(c))
 		}
+	}
+}
+
+func TestCostOfCompaction(t *testing.T) {
+	if c, ok := costOf([]byte(`"usage":{"input":1},"costUsd":0.25}`), false); !ok || c != 0.25 {
+		t.Errorf("got %v %v", c, ok)
+	}
+	if _, ok := costOf([]byte(`"usage":{"input":1},"costUsd":null}`), false); ok {
+		t.Error("a null cost read as known")
 	}
 }
