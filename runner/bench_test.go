@@ -35,6 +35,7 @@ type noop struct{}
 func (noop) Name() string                                     { return "noop" }
 func (noop) Description() string                              { return "does nothing" }
 func (noop) Schema() json.RawMessage                          { return json.RawMessage(`{"type":"object","properties":{}}`) }
+func (noop) ReadOnly() bool                                   { return false }
 func (noop) Run(context.Context, json.RawMessage) tool.Result { return tool.Result{Content: "ok"} }
 
 // BenchmarkToolLoop50 measures awl's own overhead per turn in a 50-turn tool

@@ -11,7 +11,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/awlrun/awl/conv"
@@ -521,43 +520,6 @@ func (r *run) onProviderEvent(ev provider.Event) {
 			em.Emit(DeltaEvent{Base: em.Stamp("thinking_delta", id), Index: ev.Index, Text: ev.Text})
 		}
 	}
-}
-
-// runTools runs the calls concurrently and returns their results in the
-// order the model asked for them.
-func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string]tool.Tool) []conv.Block {
-	em := r.cfg.Events
-	id := r.res.SessionID
-	out := make([]conv.Block, len(uses))
-	var wg sync.WaitGroup
-	for i, u := range uses {
-		r.res.ToolCalls++
-		input := json.RawMessage(u.Input)
-		if len(strings.TrimSpace(u.Input)) == 0 {
-			input = json.RawMessage("{}")
-		}
-		if !json.Valid(input) {
-			input = mustJSONString(u.Input)
-		}
-		em.Emit(ToolStartEvent{Base: em.Stamp("tool_start", id), Name: u.Name, CallID: u.ID, Input: input})
-		t, ok := byName[u.Name]
-		if !ok {
-			res := r.refuse(u)
-			out[i] = res
-			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: slices.Contains(r.cfg.Known, u.Name)})
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			start := time.Now()
-			res := t.Run(ctx, json.RawMessage(u.Input))
-			out[i] = conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: res.Content, IsError: res.IsError, Attachments: res.Attachments}
-			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError, ExitCode: res.ExitCode})
-		}()
-	}
-	wg.Wait()
-	return out
 }
 
 func (r *run) refuse(u conv.Block) conv.Block {

@@ -11,15 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/internal/testbin"
 )
 
 // The test binary doubles as the helper process of the multi-process tests:
@@ -35,44 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(child(role, os.Getenv("AWL_SESSION_PATH")))
 	}
 	code := m.Run()
-	if plainChild.dir != "" {
-		os.RemoveAll(plainChild.dir)
-	}
+	testbin.Cleanup()
 	os.Exit(code)
-}
-
-// plainChild is a build of these tests without the race detector, whose
-// runtime takes about a second to start on a small VM: too slow to start a
-// helper process hundreds of times.
-var plainChild struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-// childBinary returns the program to run as the helper process: this test
-// binary, or under -race a plain build of the same tests.
-func childBinary(t *testing.T) string {
-	t.Helper()
-	if !raceEnabled {
-		return os.Args[0]
-	}
-	plainChild.once.Do(func() {
-		plainChild.dir, plainChild.err = os.MkdirTemp("", "awl-session-child-")
-		if plainChild.err != nil {
-			return
-		}
-		plainChild.path = filepath.Join(plainChild.dir, "session.test")
-		out, err := exec.Command("go", "test", "-c", "-o", plainChild.path, ".").CombinedOutput()
-		if err != nil {
-			plainChild.err = fmt.Errorf("go test -c: %v\n%s", err, out)
-		}
-	})
-	if plainChild.err != nil {
-		t.Fatal(plainChild.err)
-	}
-	return plainChild.path
 }
 
 func child(role, path string) int {
@@ -170,7 +133,7 @@ func isLarge(n int) bool { return n%29 == 7 || n%11 == 3 }
 // on the returned channel, closed at EOF.
 func startChild(t *testing.T, role, path string, stdin io.Reader) (*exec.Cmd, <-chan string) {
 	t.Helper()
-	cmd := exec.Command(childBinary(t), "-test.run=^$")
+	cmd := exec.Command(testbin.Path(t), "-test.run=^$")
 	cmd.Env = append(os.Environ(), "AWL_SESSION_CHILD="+role, "AWL_SESSION_PATH="+path)
 	cmd.Stdin = stdin
 	cmd.Stderr = os.Stderr

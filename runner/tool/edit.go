@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -70,7 +69,7 @@ func (t editTool) run(ctx context.Context, in editArgs) Result {
 		return errorf("edit %s: not written: the run was stopped (%v)", in.Path, context.Cause(ctx))
 	}
 	updated := strings.ReplaceAll(content, in.OldString, in.NewString)
-	if err := os.WriteFile(t.env.resolve(in.Path), []byte(updated), 0o644); err != nil {
+	if err := replaceFile(t.env.resolve(in.Path), []byte(updated)); err != nil {
 		return errorf("edit: %s", pathErr(in.Path, err))
 	}
 	lines := lineNumbers(content, starts)

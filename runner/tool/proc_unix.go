@@ -21,3 +21,11 @@ func isolate(cmd *exec.Cmd) {
 func killGroup(p *os.Process) error {
 	return syscall.Kill(-p.Pid, syscall.SIGKILL)
 }
+
+// keepOwner gives f the owner and group st has, when the process may (as
+// root, or for a group it belongs to); otherwise it leaves them.
+func keepOwner(f *os.File, st os.FileInfo) {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		_ = f.Chown(int(s.Uid), int(s.Gid))
+	}
+}

@@ -19,8 +19,8 @@ import (
 	"github.com/awlrun/awl/provider"
 )
 
-// Tool is one built-in tool. Run may be called concurrently from several
-// goroutines; a tool keeps no state between calls.
+// Tool is one tool the model can call. Run may be called concurrently from
+// several goroutines; a tool keeps no state between calls.
 type Tool interface {
 	// Name is the name the model calls the tool by.
 	Name() string
@@ -30,6 +30,12 @@ type Tool interface {
 	// properties, required, additionalProperties false. Its bytes are
 	// stable from call to call, so requests that carry it cache well.
 	Schema() json.RawMessage
+	// ReadOnly reports whether the tool only looks: it changes no file,
+	// starts no process and has no other effect a later call could see.
+	// Calls to read-only tools of one model turn may run at the same time;
+	// every other call runs alone, in the order the model gave. A tool
+	// that cannot promise this (a shell, an MCP tool) says false.
+	ReadOnly() bool
 	// Run runs one call. It returns when the call is done or ctx is done,
 	// whichever is first.
 	Run(ctx context.Context, input json.RawMessage) Result
@@ -115,32 +121,40 @@ next:
 // edit, ls, glob, grep, view_image.
 func Builtins(env Env) []Tool {
 	return []Tool{
-		newBuiltin("bash", bashDescription, bashParams, bashTool{env}.run),
-		newBuiltin("read", readDescription, readParams, readTool{env}.run),
-		newBuiltin("write", writeDescription, writeParams, writeTool{env}.run),
-		newBuiltin("edit", editDescription, editParams, editTool{env}.run),
-		newBuiltin("ls", lsDescription, lsParams, lsTool{env}.run),
-		newBuiltin("glob", globDescription, globParams, globTool{env}.run),
-		newBuiltin("grep", grepDescription, grepParams, grepTool{env}.run),
-		newBuiltin("view_image", viewImageDescription, viewImageParams, viewImageTool{env}.run),
+		newBuiltin("bash", mutating, bashDescription, bashParams, bashTool{env}.run),
+		newBuiltin("read", readOnly, readDescription, readParams, readTool{env}.run),
+		newBuiltin("write", mutating, writeDescription, writeParams, writeTool{env}.run),
+		newBuiltin("edit", mutating, editDescription, editParams, editTool{env}.run),
+		newBuiltin("ls", readOnly, lsDescription, lsParams, lsTool{env}.run),
+		newBuiltin("glob", readOnly, globDescription, globParams, globTool{env}.run),
+		newBuiltin("grep", readOnly, grepDescription, grepParams, grepTool{env}.run),
+		newBuiltin("view_image", readOnly, viewImageDescription, viewImageParams, viewImageTool{env}.run),
 	}
 }
+
+// Whether a built-in tool is read-only (see Tool.ReadOnly).
+const (
+	readOnly = true
+	mutating = false
+)
 
 // builtin is a Tool whose arguments decode into an A before run sees them.
 type builtin[A any] struct {
 	name, desc string
+	readOnly   bool
 	params     params
 	schema     json.RawMessage
 	run        func(context.Context, A) Result
 }
 
-func newBuiltin[A any](name, desc string, ps params, run func(context.Context, A) Result) *builtin[A] {
-	return &builtin[A]{name: name, desc: desc, params: ps, schema: ps.schema(), run: run}
+func newBuiltin[A any](name string, ro bool, desc string, ps params, run func(context.Context, A) Result) *builtin[A] {
+	return &builtin[A]{name: name, readOnly: ro, desc: desc, params: ps, schema: ps.schema(), run: run}
 }
 
 func (b *builtin[A]) Name() string            { return b.name }
 func (b *builtin[A]) Description() string     { return b.desc }
 func (b *builtin[A]) Schema() json.RawMessage { return slices.Clone(b.schema) }
+func (b *builtin[A]) ReadOnly() bool          { return b.readOnly }
 
 // Run checks input against the tool's params; bad arguments come back as an
 // error result naming the tool and what was wrong.

@@ -49,7 +49,7 @@ func (t writeTool) run(ctx context.Context, in writeArgs) Result {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return errorf("write: create parent directories of %s: %s", in.Path, pathErr(filepath.Dir(in.Path), err))
 	}
-	if err := os.WriteFile(file, []byte(in.Content), 0o644); err != nil {
+	if err := replaceFile(file, []byte(in.Content)); err != nil {
 		return errorf("write: %s", pathErr(in.Path, err))
 	}
 	verb := "created"

@@ -1,5 +1,5 @@
 //go:build !race
 
-package session
+package testbin
 
 const raceEnabled = false

@@ -1,0 +1,68 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/runner/tool"
+)
+
+// runTools runs the tool calls of one model turn and returns their results
+// in the order the model gave the calls.
+//
+// Calls to read-only tools run concurrently with each other. A call to any
+// other tool (write, edit, bash, a tool that does not declare itself
+// read-only) waits until every earlier call has ended, and every later call
+// waits until it has ended: mutating calls run one at a time, in the model's
+// order, and a read sees the effect of the writes the model asked for
+// before it. tool_start is emitted when a call actually starts, tool_end
+// when it ends.
+func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string]tool.Tool) []conv.Block {
+	em := r.cfg.Events
+	id := r.res.SessionID
+	out := make([]conv.Block, len(uses))
+	var running sync.WaitGroup // read-only calls started since the last mutating one
+	for i, u := range uses {
+		r.res.ToolCalls++
+		t, ok := byName[u.Name]
+		if ok && !t.ReadOnly() {
+			running.Wait()
+		}
+		em.Emit(ToolStartEvent{Base: em.Stamp("tool_start", id), Name: u.Name, CallID: u.ID, Input: eventInput(u.Input)})
+		if !ok {
+			out[i] = r.refuse(u)
+			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: slices.Contains(r.cfg.Known, u.Name)})
+			continue
+		}
+		call := func() {
+			start := time.Now()
+			res := t.Run(ctx, json.RawMessage(u.Input))
+			out[i] = conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: res.Content, IsError: res.IsError, Attachments: res.Attachments}
+			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError, ExitCode: res.ExitCode})
+		}
+		if !t.ReadOnly() {
+			call()
+			continue
+		}
+		running.Go(call)
+	}
+	running.Wait()
+	return out
+}
+
+// eventInput is a call's input as a tool_start event carries it: the JSON
+// the model sent, {} for nothing, or a JSON string when it is not JSON.
+func eventInput(in string) json.RawMessage {
+	if len(strings.TrimSpace(in)) == 0 {
+		return json.RawMessage("{}")
+	}
+	if !json.Valid([]byte(in)) {
+		return mustJSONString(in)
+	}
+	return json.RawMessage(in)
+}
