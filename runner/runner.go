@@ -103,6 +103,10 @@ type Config struct {
 	// was called.
 	Start time.Time
 
+	// Redact replaces secret values in every entry before it is
+	// appended, and so before it is echoed or sent; nil redacts nothing.
+	Redact *Redactor
+
 	Events *Emitter
 	// Notes receives one-line human diagnostics (retries), typically
 	// stderr; nil discards them.
@@ -146,7 +150,7 @@ func Run(ctx context.Context, cfg Config) Result {
 			err = cause
 		}
 	}
-	r.res.Err = err
+	r.res.Err = cfg.Redact.Error(err)
 	if r.checks != nil {
 		r.res.Checks = r.checks.results
 	}
@@ -304,12 +308,20 @@ func (r *run) do(ctx context.Context) error {
 
 // appendEntry appends e and echoes it once it is durable.
 func (r *run) appendEntry(e session.Entry) error {
-	stored, err := r.sess.Append(e)
+	_, err := r.append(e)
+	return err
+}
+
+// append is the one place entries are appended: secrets are redacted here,
+// so the stored line, the echoed entry event and every request built from
+// the session carry the same redacted bytes. It returns the stored entry.
+func (r *run) append(e session.Entry) (session.Entry, error) {
+	stored, err := r.sess.Append(r.cfg.Redact.Entry(e))
 	if err != nil {
-		return fmt.Errorf("append to session %s: %w", r.sess.Path, err)
+		return session.Entry{}, fmt.Errorf("append to session %s: %w", r.sess.Path, err)
 	}
 	r.cfg.Events.Emit(EntryEvent{Base: r.cfg.Events.Stamp("entry", r.sess.Header.ID), Entry: EchoLine(stored.Line)})
-	return nil
+	return stored, nil
 }
 
 func (r *run) appendUser(blocks []conv.Block) error {
@@ -469,9 +481,12 @@ func (r *run) loop(ctx context.Context) error {
 		r.noteUsage(len(req.Messages), msg.Usage)
 		msg.CostUSD = r.priceOf(msg)
 		r.account(msg)
-		if err := r.appendEntry(session.Entry{Type: "message", Message: &msg}); err != nil {
+		stored, err := r.append(session.Entry{Type: "message", Message: &msg})
+		if err != nil {
 			return err
 		}
+		// What is stored (secrets redacted) is what runs and is reported.
+		msg = *stored.Message
 		if t := msg.Text(); t != "" || msg.StopReason != conv.StopToolUse {
 			r.res.Text = t
 		}
@@ -503,6 +518,7 @@ func (r *run) onProviderEvent(ev provider.Event) {
 	id := r.res.SessionID
 	switch ev.Kind {
 	case provider.EventRetry:
+		ev.Err = r.cfg.Redact.String(ev.Err)
 		em.Emit(RetryEvent{Base: em.Stamp("retry", id), Attempt: ev.Attempt, Status: ev.Status, WaitMS: ev.Wait.Milliseconds(), Error: ev.Err})
 		if r.cfg.Notes != nil {
 			what := ev.Err

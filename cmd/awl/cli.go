@@ -26,6 +26,9 @@ type app struct {
 	// start is when the process started: a run's duration_ms counts from
 	// it, the wait for stdin included.
 	start time.Time
+	// keyFiles caches the content of files named by _FILE key variables,
+	// by path: each is read once (providerKey).
+	keyFiles map[string]keyFile
 	// code is the exit code a command chose; errors returned from Run are
 	// classified instead.
 	code int

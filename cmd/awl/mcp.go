@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/mcp"
-	"github.com/awlrun/awl/runner/tool"
 )
 
 // loadMCP reads the --mcp-config files. A .mcp.json in the working
@@ -43,7 +41,7 @@ func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp
 	m := mcp.Start(ctx, wanted, mcp.Options{
 		Timeout:     c.MCPTimeout,
 		CallTimeout: c.MCPCallTimeout,
-		Environ:     tool.ScrubEnviron(os.Environ()),
+		Environ:     toolEnviron(c.secretVars),
 		Dir:         cwd,
 		Stderr:      a.stderr,
 		Version:     version,

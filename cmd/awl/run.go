@@ -59,6 +59,9 @@ type runCmd struct {
 	MCPCallTimeout    time.Duration `name:"mcp-call-timeout" default:"2m" help:"Cancel an MCP tool call that runs longer than this."`
 	MCPStrict         bool          `name:"mcp-strict" help:"Exit 4 when an MCP server fails to start (default: warn and go on without it)."`
 	mcp               *mcp.Manager
+	// secretVars are the variables kept from tools and MCP servers
+	// (secretNames), set by prepare.
+	secretVars []string
 
 	MaxTurns        int           `name:"max-turns" help:"Stop after N model requests (exit 6)." placeholder:"N"`
 	Timeout         time.Duration `name:"timeout" help:"Stop the whole run after this long (exit 124)." placeholder:"DURATION"`
@@ -81,6 +84,8 @@ type runCmd struct {
 	Continue bool   `name:"continue" short:"c" help:"Continue the session of this directory used last (latest modification); start one if there is none."`
 
 	Image []string `name:"image" sep:"none" help:"Attach an image (PNG, JPEG, GIF, WebP; repeatable)." placeholder:"FILE"`
+
+	RedactEnv []string `name:"redact-env" sep:"none" help:"Treat this variable's value as a secret: replaced by [redacted:NAME] wherever it would be stored, shown or sent, and kept from tools (repeatable; env AWL_REDACT_ENV, comma-separated)." placeholder:"NAME"`
 
 	NoAgentsMD   bool `name:"no-agents-md" help:"Don't show the model AGENTS.md files."`
 	NoEnvContext bool `name:"no-env-context" help:"Don't show the model the environment context."`
@@ -196,6 +201,12 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err := c.checkLastMessage(); err != nil {
 		return res, runner.Config{}, err
 	}
+	secretNames, err := c.secretNames(a)
+	if err != nil {
+		return res, runner.Config{}, err
+	}
+	hideSecrets(secretNames)
+	c.secretVars = secretNames
 	// Everything that can be checked is checked before stdin is read: a
 	// job piping a long build into a misconfigured awl learns so at once,
 	// not when the build ends.
@@ -264,7 +275,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err != nil {
 		return fail(err)
 	}
-	toolEnv := tool.Env{Dir: cwd, Getenv: a.getenv, Confine: confiner(sb)}
+	toolEnv := tool.Env{Dir: cwd, Getenv: a.getenv, Environ: toolEnviron(secretNames), Confine: confiner(sb)}
 	if _, _, err := c.selectTools(toolEnv, nil); err != nil {
 		return fail(err)
 	}
@@ -344,6 +355,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		CheckRetries:     c.CheckRetries,
 		StdinState:       stdinState,
 		Start:            a.start,
+		Redact:           redactor(a, secretNames),
 		Events:           em,
 		Notes:            a.stderr,
 		Getenv:           a.getenv,
@@ -564,7 +576,14 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 	}
 	if name == "" {
 		for _, s := range provider.Specs() {
-			if s.Auto && providerKey(a, s) != "" {
+			if !s.Auto {
+				continue
+			}
+			key, err := providerKey(a, s)
+			if err != nil {
+				return nil, "", nil, err
+			}
+			if key != "" {
 				name = s.Name
 				break
 			}
@@ -578,7 +597,10 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 		return nil, "", nil, runner.Usagef(fmt.Sprintf("%s: unknown provider %q (%s)", from, name, providerNames()))
 	}
 	baseURL := cmp.Or(c.BaseURL, a.getenv(spec.BaseURLVar))
-	key := providerKey(a, spec)
+	key, err := providerKey(a, spec)
+	if err != nil {
+		return nil, "", nil, err
+	}
 	if key == "" && spec.KeyRequired && !(spec.KeylessWithBaseURL && baseURL != "") {
 		msg := spec.KeyVar + " is not set"
 		if spec.KeylessWithBaseURL {
@@ -594,12 +616,6 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 		return nil, "", nil, err
 	}
 	return p, model, nil, nil
-}
-
-// providerKey returns the API key of spec's provider, from its key
-// variable.
-func providerKey(a *app, spec provider.Spec) string {
-	return a.getenv(spec.KeyVar)
 }
 
 // providerNames lists what --provider accepts, for help and errors.

@@ -102,15 +102,14 @@ func (e Env) checkWrite(name, path string) (Result, bool) {
 // would otherwise copy an API key into the session log.
 var SecretVars = provider.SecretVars()
 
-// ScrubEnviron returns environ without SecretVars.
-func ScrubEnviron(environ []string) []string {
+// ScrubEnviron returns environ without SecretVars and without the
+// variables named in more.
+func ScrubEnviron(environ []string, more ...string) []string {
 	out := make([]string, 0, len(environ))
-next:
 	for _, kv := range environ {
-		for _, s := range SecretVars {
-			if strings.HasPrefix(kv, s+"=") {
-				continue next
-			}
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(SecretVars, name) || slices.Contains(more, name) {
+			continue
 		}
 		out = append(out, kv)
 	}

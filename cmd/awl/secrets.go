@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/awlrun/awl/internal/procenv"
+	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/tool"
+)
+
+// actionsSecretVars hold GitHub Actions credentials; under GitHub Actions
+// (GITHUB_ACTIONS=true) they are treated like provider keys.
+var actionsSecretVars = []string{"GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"}
+
+// keyFile is what reading one _FILE variable's file gave.
+type keyFile struct {
+	value string
+	err   error
+}
+
+// providerKey returns the API key of spec's provider: its key variable, or
+// else the content of the file its _FILE variable names, without trailing
+// whitespace. The file is read once per run (the result is kept on a) and
+// its content is never put into any environment. This is the one place a
+// key is read; the registry says which variables.
+func providerKey(a *app, spec provider.Spec) (string, error) {
+	if v := a.getenv(spec.KeyVar); v != "" || spec.KeyFileVar == "" {
+		return v, nil
+	}
+	path := a.getenv(spec.KeyFileVar)
+	if path == "" {
+		return "", nil
+	}
+	if a.keyFiles == nil {
+		a.keyFiles = map[string]keyFile{}
+	}
+	kf, ok := a.keyFiles[path]
+	if !ok {
+		data, err := os.ReadFile(path)
+		kf.value = strings.TrimRight(string(data), " \t\r\n")
+		switch {
+		case err != nil:
+			kf.err = &provider.Error{Kind: provider.KindConfig, Provider: spec.Name, Message: fmt.Sprintf("%s: %v", spec.KeyFileVar, err)}
+		case kf.value == "":
+			kf.err = &provider.Error{Kind: provider.KindConfig, Provider: spec.Name, Message: fmt.Sprintf("%s: %s is empty", spec.KeyFileVar, path)}
+		}
+		a.keyFiles[path] = kf
+	}
+	return kf.value, kf.err
+}
+
+// secretNames lists the variables whose values this run keeps secret: every
+// provider's credential variables, --redact-env and AWL_REDACT_ENV, and
+// under GitHub Actions its tokens. An invalid name is a usage error.
+func (c *runCmd) secretNames(a *app) ([]string, error) {
+	names := provider.SecretVars()
+	add := func(from, list string) error {
+		for _, n := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
+			if strings.ContainsAny(n, "=\x00") {
+				return runner.Usagef(fmt.Sprintf("%s: %q is not a variable name", from, n))
+			}
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		return nil
+	}
+	for _, f := range c.RedactEnv {
+		if err := add("--redact-env", f); err != nil {
+			return nil, err
+		}
+	}
+	if err := add("AWL_REDACT_ENV", a.getenv("AWL_REDACT_ENV")); err != nil {
+		return nil, err
+	}
+	if a.getenv("GITHUB_ACTIONS") == "true" {
+		add("GITHUB_ACTIONS", strings.Join(actionsSecretVars, ","))
+	}
+	return names, nil
+}
+
+// hideSecrets keeps the named variables from every process but awl itself:
+// awl becomes non-dumpable and their values are blanked in its
+// /proc/PID/environ. Tools get an environment without them (toolEnviron).
+func hideSecrets(names []string) {
+	// Without /proc there is no environ to read either; nothing to report.
+	_ = procenv.Hide(names)
+}
+
+// toolEnviron is the environment tools run with: awl's own without the
+// secret variables.
+func toolEnviron(names []string) []string {
+	return tool.ScrubEnviron(os.Environ(), names...)
+}
+
+// redactor returns the redactor for the values of names and of every key
+// read from a provider's _FILE variable.
+func redactor(a *app, names []string) *runner.Redactor {
+	var secrets []runner.Secret
+	for _, n := range names {
+		if v := a.getenv(n); v != "" {
+			secrets = append(secrets, runner.Secret{Name: n, Value: v})
+		}
+	}
+	for _, spec := range provider.Specs() {
+		if a.getenv(spec.KeyVar) == "" && spec.KeyFileVar != "" {
+			if v, err := providerKey(a, spec); err == nil && v != "" {
+				secrets = append(secrets, runner.Secret{Name: spec.KeyVar, Value: v})
+			}
+		}
+	}
+	return runner.NewRedactor(secrets)
+}

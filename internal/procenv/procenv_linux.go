@@ -1,0 +1,102 @@
+package procenv
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Hide marks the process non-dumpable and overwrites, in place, the value of
+// every variable in names in the environment block the process started
+// with, with NUL bytes. /proc/self/environ then shows NAME= followed by
+// empty strings; every other variable keeps its bytes and place, so a C
+// library that still points into the block reads the others unchanged.
+//
+// Go copied the environment at start, so os.Getenv still returns the
+// values, and children started with os.Environ still get them: callers pass
+// tools an environment without them. An error means the block could not be
+// changed (no /proc); the process is non-dumpable regardless.
+func Hide(names []string) error {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0); e != 0 {
+		return fmt.Errorf("prctl(PR_SET_DUMPABLE, 0): %w", e)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	start, end, err := envBounds()
+	if err != nil {
+		return err
+	}
+	mem, err := os.OpenFile("/proc/self/mem", os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer mem.Close()
+	block := make([]byte, end-start)
+	if _, err := mem.ReadAt(block, start); err != nil {
+		return fmt.Errorf("read environment block: %w", err)
+	}
+	if !blank(block, names) {
+		return nil
+	}
+	if _, err := mem.WriteAt(block, start); err != nil {
+		return fmt.Errorf("write environment block: %w", err)
+	}
+	return nil
+}
+
+// blank overwrites the values of the named variables in block (NAME=VALUE
+// strings, each ended by NUL) with NULs and reports whether it changed
+// anything.
+func blank(block []byte, names []string) bool {
+	changed := false
+	for rest, off := block, 0; len(rest) > 0; {
+		n := bytes.IndexByte(rest, 0)
+		if n < 0 {
+			n = len(rest)
+		}
+		kv := rest[:n]
+		if eq := bytes.IndexByte(kv, '='); eq > 0 {
+			for _, name := range names {
+				if string(kv[:eq]) == name {
+					clear(block[off+eq+1 : off+n])
+					changed = changed || eq+1 < n
+					break
+				}
+			}
+		}
+		off += n + 1
+		rest = block[min(off, len(block)):]
+	}
+	return changed
+}
+
+// envBounds returns where the environment block lies in this process's
+// memory: fields 50 and 51 (env_start, env_end) of /proc/self/stat.
+func envBounds() (start, end int64, err error) {
+	stat, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	// Field 2, the command name, is in parentheses and may hold spaces
+	// or parentheses itself: count fields after the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, 0, errors.New("/proc/self/stat: no command name")
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	const first = 3 // fields[0] is field 3
+	if len(fields) < 51-first+1 {
+		return 0, 0, errors.New("/proc/self/stat: no env_start/env_end (kernel before 3.5)")
+	}
+	start, err1 := strconv.ParseInt(fields[50-first], 10, 64)
+	end, err2 := strconv.ParseInt(fields[51-first], 10, 64)
+	if err := errors.Join(err1, err2); err != nil || start <= 0 || end < start {
+		return 0, 0, fmt.Errorf("/proc/self/stat: bad env_start/env_end %q %q", fields[50-first], fields[51-first])
+	}
+	return start, end, nil
+}

@@ -1,0 +1,233 @@
+package runner
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/awlrun/awl/session"
+)
+
+// MinSecretLen is the shortest secret value that is redacted: shorter
+// values ("1", "true", a short word) occur in ordinary text too often to
+// replace.
+const MinSecretLen = 8
+
+// Secret is a value that must never be stored, echoed or sent: Name is
+// where it came from (an environment variable) and names it in the
+// replacement text.
+type Secret struct {
+	Name, Value string
+}
+
+// Redactor replaces every exact occurrence of known secret values with
+// [redacted:NAME]. The zero value and nil redact nothing.
+//
+// Every tool result passes through it, so the scan is one pass over the text
+// for all secrets at once that skips ahead several bytes per step
+// (Wu-Manber): each secret is found by its last m bytes (m is the shortest
+// secret's length, at most maxTail: the random end of a key, not a shared
+// prefix like "sk-"), and only a window whose last two bytes end some
+// secret's tail is looked at closer.
+type Redactor struct {
+	plain, json scanner
+}
+
+// maxTail caps the tail length m, and so the longest skip.
+const maxTail = 32
+
+// scanner finds the patterns of one mode (plain text, or JSON text, where a
+// secret may also occur escaped).
+type scanner struct {
+	pats []pattern
+	m    int // tail length: the shortest pattern, at most maxTail
+	// shift[h] is how far the window may move when its last two bytes
+	// hash to h: m-1 when no pattern's tail holds such a pair.
+	shift *[1 << 12]uint8
+	// ends[h] lists the patterns whose tail ends with a pair hashing to h.
+	ends map[uint16][]int
+}
+
+// pairHash maps the two bytes a, b to a shift table index. Collisions only
+// make a shift shorter than it could be.
+func pairHash(a, b byte) uint16 { return (uint16(a)<<4 ^ uint16(b)) & (1<<12 - 1) }
+
+type pattern struct {
+	text string
+	repl string
+}
+
+// NewRedactor returns a redactor for secrets, ignoring values shorter than
+// MinSecretLen. A value known under several names is redacted under the
+// first.
+func NewRedactor(secrets []Secret) *Redactor {
+	var plain, withJSON []pattern
+	seen := map[string]bool{}
+	for _, s := range secrets {
+		if len(s.Value) < MinSecretLen || seen[s.Value] {
+			continue
+		}
+		seen[s.Value] = true
+		p := pattern{text: s.Value, repl: "[redacted:" + s.Name + "]"}
+		plain = append(plain, p)
+		withJSON = append(withJSON, p)
+		if q, _ := json.Marshal(s.Value); string(q[1:len(q)-1]) != s.Value {
+			withJSON = append(withJSON, pattern{text: string(q[1 : len(q)-1]), repl: p.repl})
+		}
+	}
+	return &Redactor{plain: newScanner(plain), json: newScanner(withJSON)}
+}
+
+func newScanner(pats []pattern) scanner {
+	sc := scanner{pats: pats, m: maxTail}
+	if len(pats) == 0 {
+		return sc
+	}
+	for _, p := range pats {
+		sc.m = min(sc.m, len(p.text))
+	}
+	sc.shift = new([1 << 12]uint8)
+	for i := range sc.shift {
+		sc.shift[i] = uint8(sc.m - 1)
+	}
+	sc.ends = map[uint16][]int{}
+	for i, p := range pats {
+		tail := p.text[len(p.text)-sc.m:]
+		for j := 1; j < sc.m; j++ {
+			h := pairHash(tail[j-1], tail[j])
+			sc.shift[h] = min(sc.shift[h], uint8(sc.m-1-j))
+		}
+		h := pairHash(tail[sc.m-2], tail[sc.m-1])
+		sc.ends[h] = append(sc.ends[h], i)
+	}
+	return sc
+}
+
+// span is one occurrence to replace: text[start:end], named by pattern pat.
+type span struct{ start, end, pat int }
+
+// find returns the occurrences of the patterns in s, ordered by start, with
+// overlapping ones merged into the first (so no byte of any secret is
+// left), or nil.
+func (sc *scanner) find(s string) []span {
+	if len(sc.pats) == 0 {
+		return nil
+	}
+	var found []span
+	for pos := sc.m - 1; pos < len(s); {
+		h := pairHash(s[pos-1], s[pos])
+		if sh := sc.shift[h]; sh > 0 {
+			pos += int(sh)
+			continue
+		}
+		for _, i := range sc.ends[h] {
+			t := sc.pats[i].text
+			if start := pos + 1 - len(t); start >= 0 && s[start:pos+1] == t {
+				found = append(found, span{start, pos + 1, i})
+			}
+		}
+		pos++
+	}
+	if len(found) < 2 {
+		return found
+	}
+	slices.SortFunc(found, func(a, b span) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end)) })
+	merged := found[:1]
+	for _, f := range found[1:] {
+		last := &merged[len(merged)-1]
+		if f.start < last.end {
+			last.end = max(last.end, f.end)
+			continue
+		}
+		merged = append(merged, f)
+	}
+	return merged
+}
+
+// replace returns s with the spans sc found replaced.
+func (sc *scanner) replace(s string) string {
+	spans := sc.find(s)
+	if spans == nil {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	at := 0
+	for _, sp := range spans {
+		b.WriteString(s[at:sp.start])
+		b.WriteString(sc.pats[sp.pat].repl)
+		at = sp.end
+	}
+	b.WriteString(s[at:])
+	return b.String()
+}
+
+// String returns s with every secret replaced. When s holds none, it is
+// returned as is, without allocating.
+func (r *Redactor) String(s string) string {
+	if r == nil {
+		return s
+	}
+	return r.plain.replace(s)
+}
+
+// JSON is String for JSON text, where a secret may also occur escaped
+// inside a string. The replacement needs no escaping, so the result stays
+// valid JSON.
+func (r *Redactor) JSON(s string) string {
+	if r == nil {
+		return s
+	}
+	return r.json.replace(s)
+}
+
+// Entry returns e with secrets replaced in everything that is text: text,
+// thinking, tool inputs and results, and the fields of entries that are not
+// messages. Opaque provider data (signatures, ids, image bytes) is left
+// alone. e itself is not changed.
+func (r *Redactor) Entry(e session.Entry) session.Entry {
+	if r == nil || len(r.plain.pats) == 0 {
+		return e
+	}
+	if len(e.Fields) > 0 {
+		if f := r.JSON(string(e.Fields)); f != string(e.Fields) {
+			e.Fields = []byte(f)
+		}
+	}
+	if e.Message == nil {
+		return e
+	}
+	m := *e.Message
+	m.Content = slices.Clone(m.Content)
+	for i := range m.Content {
+		b := &m.Content[i]
+		b.Text = r.String(b.Text)
+		b.Thinking = r.String(b.Thinking)
+		b.Content = r.String(b.Content)
+		b.Input = r.JSON(b.Input)
+	}
+	e.Message = &m
+	return e
+}
+
+// redactedError is an error whose text had secrets replaced; it still
+// unwraps to the original, so it is classified the same.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// Error returns err with secrets replaced in its text.
+func (r *Redactor) Error(err error) error {
+	if r == nil || err == nil {
+		return err
+	}
+	if msg := r.String(err.Error()); msg != err.Error() {
+		return &redactedError{msg: msg, err: err}
+	}
+	return err
+}

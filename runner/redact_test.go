@@ -1,0 +1,141 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/session"
+)
+
+func TestRedactorReplacesExactValues(t *testing.T) {
+	r := NewRedactor([]Secret{
+		{"ANTHROPIC_API_KEY", "sk-ant-0123456789"},
+		{"LONGER", "prefix-sk-ant-0123456789-suffix"},
+		{"SHORT", "abcdefg"},              // 7 bytes: never redacted
+		{"EIGHT", "abcdefgh"},             // 8 bytes: redacted
+		{"SAME", "sk-ant-0123456789"},     // a value already known keeps its first name
+		{"QUOTED", `pa"ss\word-with-esc`}, // occurs escaped in JSON
+		{"EMPTY", ""},
+	})
+	cases := []struct{ in, want string }{
+		{"no secret here", "no secret here"},
+		{"key=sk-ant-0123456789\n", "key=[redacted:ANTHROPIC_API_KEY]\n"},
+		{"sk-ant-0123456789sk-ant-0123456789", "[redacted:ANTHROPIC_API_KEY][redacted:ANTHROPIC_API_KEY]"},
+		{"x prefix-sk-ant-0123456789-suffix y", "x [redacted:LONGER] y"},
+		{"sk-ant-012345678", "sk-ant-012345678"}, // one byte short: not the secret
+		{"pin abcdefg and abcdefgh", "pin abcdefg and [redacted:EIGHT]"},
+		{`raw pa"ss\word-with-esc`, `raw [redacted:QUOTED]`},
+	}
+	for _, c := range cases {
+		if got := r.String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got, want := r.JSON(`{"command":"echo pa\"ss\\word-with-esc sk-ant-0123456789"}`), `{"command":"echo [redacted:QUOTED] [redacted:ANTHROPIC_API_KEY]"}`; got != want {
+		t.Errorf("JSON = %s, want %s", got, want)
+	}
+	var nilR *Redactor
+	if nilR.String("sk-ant-0123456789") != "sk-ant-0123456789" || nilR.Error(nil) != nil {
+		t.Error("a nil Redactor changed something")
+	}
+}
+
+func TestRedactorEntryCoversEveryTextField(t *testing.T) {
+	const key = "sk-SENTINEL-abcdefgh"
+	r := NewRedactor([]Secret{{"OPENAI_API_KEY", key}})
+	in := session.Entry{Type: "message", Message: &conv.Message{Role: conv.RoleAssistant, Content: []conv.Block{
+		{Type: conv.BlockText, Text: "the key is " + key},
+		{Type: conv.BlockThinking, Thinking: "I saw " + key, Signature: "sig"},
+		{Type: conv.BlockToolUse, ID: "c1", Name: "bash", Input: `{"command":"echo ` + key + `"}`},
+		{Type: conv.BlockToolResult, ToolUseID: "c1", Content: key + "\nexit code: 0"},
+	}}}
+	out := r.Entry(in)
+	for i, b := range out.Message.Content {
+		if s := fmt.Sprintf("%+v", b); strings.Contains(s, key) {
+			t.Errorf("block %d still holds the key: %s", i, s)
+		}
+	}
+	if out.Message.Content[2].Input != `{"command":"echo [redacted:OPENAI_API_KEY]"}` {
+		t.Errorf("input = %s", out.Message.Content[2].Input)
+	}
+	if !strings.Contains(in.Message.Content[0].Text, key) {
+		t.Error("Entry changed the entry it was given")
+	}
+	ctx := r.Entry(session.Entry{Type: "turnContext", Fields: []byte(`{"env":"` + key + `"}`)})
+	if string(ctx.Fields) != `{"env":"[redacted:OPENAI_API_KEY]"}` {
+		t.Errorf("fields = %s", ctx.Fields)
+	}
+}
+
+func TestRedactedErrorKeepsItsClass(t *testing.T) {
+	r := NewRedactor([]Secret{{"K", "sk-SENTINEL-abcdefgh"}})
+	orig := &provider.Error{Kind: provider.KindAuth, Message: "bad key sk-SENTINEL-abcdefgh"}
+	err := r.Error(orig)
+	if strings.Contains(err.Error(), "SENTINEL") {
+		t.Errorf("error text: %s", err)
+	}
+	if c1, _ := Classify(err); c1 != ExitConfig {
+		t.Errorf("redacted error classified %d, want %d", c1, ExitConfig)
+	}
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Error("redacted error no longer unwraps to the provider error")
+	}
+}
+
+// TestRedactorFindsEverySecretInNoise builds texts of random noise and
+// near misses (secret prefixes and suffixes, and a short secret inside a
+// long one) with secrets dropped in, and checks the result against the
+// text built with the replacements instead.
+func TestRedactorFindsEverySecretInNoise(t *testing.T) {
+	secrets := []Secret{
+		{"A", "sk-ant-api03-Zq9xW2"},
+		{"B", "sk-proj-Zq9xW2abcdefghijklmnopqrstuvwxyz0123456789"},
+		{"C", "abcdefgh"}, // 8 bytes: the tail length drops to 8
+		{"D", "ghp_0123456789ABCDEFGHIJ"},
+	}
+	r := NewRedactor(secrets)
+	noise := []string{"a", "b", " ", "\n", "sk-", "sk-ant-api03-", "sk-proj-Zq9xW2abc", "Zq9xW2", "abcdefg", "bcdefgh", "ghp_0123", "ABCDEFGHIJ", "0123456789"}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for n := range 2000 {
+		var in, want strings.Builder
+		last := ""
+		for range rnd.IntN(30) {
+			if rnd.IntN(4) == 0 {
+				sec := secrets[rnd.IntN(len(secrets))]
+				in.WriteString(sec.Value)
+				want.WriteString("[redacted:" + sec.Name + "]")
+				last = ""
+				continue
+			}
+			w := noise[rnd.IntN(len(noise))]
+			// Keep noise from completing a secret across its edges.
+			if strings.Contains(r.String(last+w), "[redacted") {
+				continue
+			}
+			last = w
+			in.WriteString(w)
+			want.WriteString(w)
+		}
+		if got := r.String(in.String()); got != want.String() {
+			t.Fatalf("case %d: String(%q)\n= %q\nwant %q", n, in.String(), got, want.String())
+		}
+	}
+	// A secret inside a longer one is replaced as part of the longer one;
+	// two that overlap are replaced together, leaving no byte of either.
+	r = NewRedactor([]Secret{{"INNER", "0123456789"}, {"OUTER", "key-0123456789-end"}, {"X", "ABCDEFGH12"}, {"Y", "GH12345678"}})
+	for in, want := range map[string]string{
+		"[key-0123456789-end]": "[[redacted:OUTER]]",
+		"[0123456789]":         "[[redacted:INNER]]",
+		"[ABCDEFGH12345678]":   "[[redacted:X]]",
+	} {
+		if got := r.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
