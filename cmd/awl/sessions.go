@@ -282,7 +282,7 @@ func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
 
 // quietPipe returns nil for a broken pipe on stdout: the reader has seen
 // all it wants (`awl sessions | head -1`), which is a successful end, not an
-// error to print. awl ignores SIGPIPE, so such writes fail with EPIPE.
+// error to print. awl catches SIGPIPE, so such writes fail with EPIPE.
 func quietPipe(err error) error {
 	if errors.Is(err, syscall.EPIPE) {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -102,7 +103,12 @@ func runBash(ctx context.Context, dir string, environ []string, command string, 
 		}
 	}
 
+	// The parent-death signal fires when the OS thread that started the
+	// child ends, not the process: keep this goroutine on its thread until
+	// the child has been waited for.
+	runtime.LockOSThread()
 	err := cmd.Run()
+	runtime.UnlockOSThread()
 	if cmd.Process == nil {
 		return errorf("bash: could not start: %v", err)
 	}

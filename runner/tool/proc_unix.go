@@ -11,9 +11,11 @@ import (
 // isolate starts cmd in a new session, and so in a new process group whose id
 // is its pid. The session has no controlling terminal: a program that opens
 // /dev/tty to ask for a password fails at once instead of waiting for an
-// answer (or being stopped by SIGTTIN) until the timeout.
+// answer (or being stopped by SIGTTIN) until the timeout. Where the system
+// has one, the command also gets a parent-death signal (deathSignal).
 func isolate(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	deathSignal(cmd.SysProcAttr)
 }
 
 // killGroup kills the process group led by p: the command and everything it
