@@ -298,6 +298,12 @@ func read(path string, f *os.File, trim, keepLines bool) (*Session, error) {
 		return nil, err
 	}
 	sess.size = int64(len(data))
+	// Resuming a broken chain would silently drop what lies before the
+	// break (the system prompt, the first prompt): it is corruption,
+	// refused before anything in the file is touched.
+	if err := checkChain(path, sess.Entries); err != nil {
+		return nil, err
+	}
 	if torn >= 0 {
 		sess.Recovered = true
 		sess.size = int64(torn)
@@ -311,6 +317,29 @@ func read(path string, f *os.File, trim, keepLines bool) (*Session, error) {
 		}
 	}
 	return sess, nil
+}
+
+// checkChain checks that entry ids are unique and that every parentId names
+// an entry before it. Entry i is on line i+2 (the header is line 1).
+func checkChain(path string, entries []Entry) error {
+	seen := make(map[string]int, len(entries))
+	for i := range entries {
+		e := &entries[i]
+		line := i + 2
+		if e.ParentID != "" {
+			if _, ok := seen[e.ParentID]; !ok {
+				return corruptError(path, line, fmt.Sprintf("parentId %q names no earlier entry", e.ParentID))
+			}
+		}
+		if e.ID == "" {
+			continue
+		}
+		if first, dup := seen[e.ID]; dup {
+			return corruptError(path, line, fmt.Sprintf("duplicate entry id %q (first on line %d)", e.ID, first))
+		}
+		seen[e.ID] = line
+	}
+	return nil
 }
 
 // parseFile parses a whole session file. It returns the offset of a torn
