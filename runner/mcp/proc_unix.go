@@ -9,9 +9,11 @@ import (
 )
 
 // isolate starts cmd in its own session and process group, with no
-// controlling terminal.
+// controlling terminal, and (on Linux) killed by the kernel if awl dies
+// without stopping it.
 func isolate(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	deathSignal(cmd.SysProcAttr)
 }
 
 // terminateGroup asks the process group led by p to stop (SIGTERM).
