@@ -449,11 +449,16 @@ func costOf(suffix []byte, msg bool) (float64, bool) {
 	if !bytes.HasSuffix(suffix, end) {
 		return 0, false
 	}
-	k := bytes.LastIndex(suffix, costKey)
-	if k < 0 {
+	// Walk back over the number, then expect the key: no search.
+	numEnd := len(suffix) - len(end)
+	k := numEnd
+	for k > 0 && strings.IndexByte("0123456789.eE+-", suffix[k-1]) >= 0 {
+		k--
+	}
+	if k == numEnd || !bytes.HasSuffix(suffix[:k], costKey) {
 		return 0, false
 	}
-	v, err := strconv.ParseFloat(string(suffix[k+len(costKey):len(suffix)-len(end)]), 64)
+	v, err := strconv.ParseFloat(string(suffix[k:numEnd]), 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) {
 		return 0, false
 	}
