@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,8 +50,32 @@ func inSession(sid int) []int {
 }
 
 // TestToolDiesWithAwl: after a SIGKILL of awl during `bash sleep 30`, no
-// process of the tool survives.
+// process of the tool survives: not the command bash execs, and not what
+// bash forks.
 func TestToolDiesWithAwl(t *testing.T) {
+	for _, c := range []struct {
+		command string
+		sleeps  int
+	}{
+		{"sleep 30", 1},
+		{"sleep 30 & sleep 31 | cat; wait", 2},
+	} {
+		t.Run(c.command, func(t *testing.T) { testToolDiesWithAwl(t, c.command, c.sleeps) })
+	}
+}
+
+// sleepsIn counts the sleep processes among pids.
+func sleepsIn(pids []int) int {
+	n := 0
+	for _, p := range pids {
+		if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/comm"); string(comm) == "sleep\n" {
+			n++
+		}
+	}
+	return n
+}
+
+func testToolDiesWithAwl(t *testing.T, command string, sleeps int) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +87,8 @@ func TestToolDiesWithAwl(t *testing.T) {
 	}
 	srv := providertest.New()
 	defer srv.Close()
-	srv.Enqueue(providertest.ToolCall("anthropic", "c1", "bash", `{"command":"sleep 30"}`), providertest.Text("anthropic", "done"))
+	input, _ := json.Marshal(map[string]string{"command": command})
+	srv.Enqueue(providertest.ToolCall("anthropic", "c1", "bash", string(input)), providertest.Text("anthropic", "done"))
 	cmd := exec.Command(awl, "run", "--no-stdin", "go")
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic",
@@ -70,13 +97,15 @@ func TestToolDiesWithAwl(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	var tool int
+	// The tool runs in its own session, whose id is the pid of the
+	// process awl started.
+	tool := 0
 	for deadline := time.Now().Add(60 * time.Second); tool == 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the tool never started")
 		}
 		for _, c := range children(cmd.Process.Pid) {
-			if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(c) + "/comm"); string(comm) == "sleep\n" {
+			if sleepsIn(inSession(c)) == sleeps {
 				tool = c
 			}
 		}
@@ -85,12 +114,14 @@ func TestToolDiesWithAwl(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	// The tool runs in its own session, whose id is its first process's.
 	var left []int
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if left = inSession(tool); len(left) == 0 {
 			return
 		}
+	}
+	for _, p := range left {
+		syscall.Kill(p, syscall.SIGKILL)
 	}
 	t.Fatalf("tool processes %v survived a SIGKILL of awl", left)
 }

@@ -107,7 +107,14 @@ func runBash(ctx context.Context, dir string, environ []string, command string, 
 	// child ends, not the process: keep this goroutine on its thread until
 	// the child has been waited for.
 	runtime.LockOSThread()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		// Its process group is its pid (isolate); the reaper kills it
+		// if awl dies before the call ends.
+		trackGroup(cmd.Process.Pid, true)
+		err = cmd.Wait()
+		trackGroup(cmd.Process.Pid, false)
+	}
 	runtime.UnlockOSThread()
 	if cmd.Process == nil {
 		return errorf("bash: could not start: %v", err)

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package tool
+
+// trackGroup does nothing where tools have a parent-death signal only on
+// Linux; elsewhere a killed awl leaves its tools running.
+func trackGroup(int, bool) {}
