@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,6 +55,30 @@ type docLink struct {
 	target string
 }
 
+// proseLines yields the lines of a Markdown text with their 0-based index,
+// skipping fenced code blocks (``` or ~~~) and their fences.
+func proseLines(text string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		fence := ""
+		for i, line := range strings.Split(text, "\n") {
+			trim := strings.TrimSpace(line)
+			if fence != "" {
+				if strings.HasPrefix(trim, fence) {
+					fence = ""
+				}
+				continue
+			}
+			if strings.HasPrefix(trim, "```") || strings.HasPrefix(trim, "~~~") {
+				fence = trim[:3]
+				continue
+			}
+			if !yield(i, line) {
+				return
+			}
+		}
+	}
+}
+
 // docLinks returns the links of a Markdown file outside code.
 func docLinks(t *testing.T, path string) []docLink {
 	b, err := os.ReadFile(path)
@@ -61,19 +86,7 @@ func docLinks(t *testing.T, path string) []docLink {
 		t.Fatal(err)
 	}
 	var out []docLink
-	fence := ""
-	for i, line := range strings.Split(string(b), "\n") {
-		trim := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trim, fence) {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(trim, "```") || strings.HasPrefix(trim, "~~~") {
-			fence = trim[:3]
-			continue
-		}
+	for i, line := range proseLines(string(b)) {
 		line = inlineCode.ReplaceAllString(line, "")
 		for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
 			out = append(out, docLink{i + 1, m[1]})
@@ -123,19 +136,7 @@ func headingAnchors(path string) map[string]bool {
 	b, _ := os.ReadFile(path)
 	out := map[string]bool{}
 	seen := map[string]int{}
-	fence := ""
-	for _, line := range strings.Split(string(b), "\n") {
-		trim := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trim, fence) {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(trim, "```") || strings.HasPrefix(trim, "~~~") {
-			fence = trim[:3]
-			continue
-		}
+	for _, line := range proseLines(string(b)) {
 		m := mdHeading.FindStringSubmatch(line)
 		if m == nil {
 			continue
