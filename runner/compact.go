@@ -40,9 +40,10 @@ func (w Window) compactAt() int64 {
 	return 80
 }
 
-// over reports whether tokens reach pct percent of the window.
+// over reports whether tokens reach pct percent of the window. It counts
+// in floating point: a window near the top of int64 must not wrap.
 func (w Window) over(tokens, pct int64) bool {
-	return w.Tokens > 0 && tokens*100 >= pct*w.Tokens
+	return w.Tokens > 0 && float64(tokens)*100 >= float64(pct)*float64(w.Tokens)
 }
 
 // CompactInstruction is the fixed request awl appends, for one request
@@ -106,13 +107,29 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 			est = estimateTokens(msgs)
 		}
 	}
-	if !w.NoCompact && w.over(est, w.compactAt()) {
+	if !w.NoCompact && w.over(est, w.compactAt()) && turnSinceCompaction(r.sess.ActivePath()) {
 		if err := r.compact(ctx, specs, est, "threshold"); err != nil {
 			return nil, err
 		}
 		msgs = Project(r.sess.ActivePath())
 	}
 	return msgs, nil
+}
+
+// turnSinceCompaction reports whether path holds an assistant message
+// after its latest compaction (or at all, without one). Without one there
+// is no work to summarise: the context and the prompt alone pass the
+// threshold, and a summary would only stand in for the prompt.
+func turnSinceCompaction(path []session.Entry) bool {
+	for i := len(path) - 1; i >= 0; i-- {
+		switch e := path[i]; {
+		case e.Type == TypeCompaction:
+			return false
+		case e.Message != nil && e.Message.Role == conv.RoleAssistant:
+			return true
+		}
+	}
+	return false
 }
 
 // keepTurns is how many of the latest assistant turns keep their tool

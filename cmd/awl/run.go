@@ -70,6 +70,13 @@ type runCmd struct {
 	MaxTotalTokens  int64         `name:"max-total-tokens" help:"Stop before a model request once this run has used N tokens, cache included (exit 6)." placeholder:"N"`
 	Pricing         string        `name:"pricing" help:"A JSON price table that overrides or extends awl's (env AWL_PRICING)." placeholder:"FILE"`
 
+	// The context window: nil means the flag was not given (pointers, so
+	// that an explicit 0 is refused rather than taken for the default).
+	ContextWindow *int64 `name:"context-window" help:"The model's context window in tokens (default: awl's model table; for a model it does not know, pruning and compaction wait for the API to say the prompt is too long)." placeholder:"N"`
+	PruneAt       *int   `name:"prune-at" help:"Show old tool results as short stubs once a request reaches PCT% of the context window (1-100; default 60, or --compact-at when lower)." placeholder:"PCT"`
+	CompactAt     *int   `name:"compact-at" help:"Have the model summarise the conversation once a request reaches PCT% of the context window (1-100; default 80)." placeholder:"PCT"`
+	NoCompact     bool   `name:"no-compact" help:"Never compact, not even when the API says the prompt is too long (then exit 5)."`
+
 	Output string `name:"output" short:"o" enum:"text,json,ndjson" default:"text" help:"text (final answer), json (one result object) or ndjson (events as they happen)."`
 	Stream bool   `name:"stream" help:"With ndjson, also emit text and thinking deltas."`
 
@@ -283,6 +290,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err != nil {
 		return fail(err)
 	}
+	window := c.window(a, prices, prov.Name(), model)
 
 	// A schema file is checked here too; `--output-schema -` reads stdin,
 	// so it comes after every other check.
@@ -335,6 +343,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		Sandbox:          sb,
 		SandboxStatus:    sbStatus,
 		MCP:              mcpStatus,
+		Window:           window,
 		MaxTurns:         c.MaxTurns,
 		MaxOutputTokens:  c.MaxOutputTokens,
 		MaxCostUSD:       c.MaxCostUSD,
@@ -384,6 +393,9 @@ func (c *runCmd) validate() error {
 		if f.bad {
 			return runner.Usagef(f.name + " must not be negative")
 		}
+	}
+	if err := c.validateWindow(); err != nil {
+		return err
 	}
 	if c.Tools != nil && len(cleanList(c.Tools)) == 0 {
 		return runner.Usagef("--tools: the list is empty (use --no-tools to offer none)")
