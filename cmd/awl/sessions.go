@@ -492,7 +492,12 @@ func (v *viewer) session(s *session.Session) {
 	v.tools = map[string]string{}
 	v.provider, v.model = h.Provider, h.Model
 	for _, e := range s.ActivePath() {
-		if e.Type != session.TypeMessage || e.Message == nil {
+		switch {
+		case e.Type == runner.TypePrune && v.prune(&e):
+			continue
+		case e.Type == runner.TypeCompaction && v.compaction(&e):
+			continue
+		case e.Type != session.TypeMessage || e.Message == nil:
 			fmt.Fprintf(v.w, "\n· %s %s\n", displayLine(e.Type, 40), displayLine(string(e.Fields), 200))
 			continue
 		}

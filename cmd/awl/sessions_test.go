@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/session"
 )
 
@@ -236,6 +237,20 @@ func TestViewerSwitch(t *testing.T) {
 	user("openai", "gpt-b", "three")
 	user("openai", "gpt-b", "four")
 	user("anthropic", "claude-a", "five")
+	got := closeAndView(t, s)
+	if n := strings.Count(got, "── now "); n != 2 {
+		t.Errorf("%d switch lines, want 2:\n%s", n, got)
+	}
+	for _, want := range []string{"ok\n\n── now openai / gpt-b ──\n\n── user ──\nthree\n", "ok\n\n── now anthropic / claude-a ──\n\n── user ──\nfive\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("view lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// closeAndView closes s and returns what awl sessions show prints for it.
+func closeAndView(t *testing.T, s *session.Session) string {
+	t.Helper()
 	s.Close()
 	loaded, err := session.Load(s.Path)
 	if err != nil {
@@ -246,15 +261,7 @@ func TestViewerSwitch(t *testing.T) {
 	v := viewer{w: w}
 	v.session(loaded)
 	w.Flush()
-	got := b.String()
-	if n := strings.Count(got, "── now "); n != 2 {
-		t.Errorf("%d switch lines, want 2:\n%s", n, got)
-	}
-	for _, want := range []string{"ok\n\n── now openai / gpt-b ──\n\n── user ──\nthree\n", "ok\n\n── now anthropic / claude-a ──\n\n── user ──\nfive\n"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("view lacks %q:\n%s", want, got)
-		}
-	}
+	return b.String()
 }
 
 // benchTranscript returns the entry lines (no header) of a session of about
@@ -365,5 +372,43 @@ func TestParseCookbook(t *testing.T) {
 	}
 	if got := normalizeOutput("019dc5ba-53f6-71a5-ab8f-b1f8709c2572\t2026-11-29T12:00:00.000Z\t/s/x_1.jsonl\n"); got != "<id>\t<time>\t<file>" {
 		t.Errorf("normalizeOutput = %q", got)
+	}
+}
+
+// TestViewerMarks: show marks prunes and compactions, with the compaction's
+// summary; an entry edited by hand into something unreadable is shown raw,
+// and a summary's control characters never reach the terminal.
+func TestViewerMarks(t *testing.T) {
+	store := &session.Store{Dir: filepath.Join(t.TempDir(), "sessions")}
+	s, err := store.Create("/w", "anthropic", "claude-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []session.Entry{
+		{Type: runner.TypePrune, Fields: []byte(`{"upToId":"abc12345","tokensBefore":52400,"tokensAfter":18000}`)},
+		{Type: runner.TypeCompaction, Fields: []byte(`{"summary":"Task: fix it.\nState: \u001b[31mdone\u001b[0m.","firstKeptEntryId":"def67890","tokensBefore":1234567,"tokensAfter":812,"provider":"anthropic","model":"claude-a","reason":"threshold","costUsd":0.0123}`)},
+		{Type: runner.TypeCompaction, Fields: []byte(`{"summary":42,"tokensBefore":"many"}`)},
+		{Type: runner.TypeCompaction, Fields: []byte(`{"summary":"  ","reason":"manual","costUsd":null}`)},
+		{Type: runner.TypePrune, Fields: []byte(`{"upToId":["x"]}`)},
+	} {
+		if _, err := s.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := closeAndView(t, s)
+	for _, want := range []string{
+		"\n── pruned: requests show tool results up to abc12345 as stubs · tokens 52.4k → 18k ──\n",
+		"\n── compacted (threshold) · anthropic / claude-a · tokens 1.2M → 812 · $0.0123 ──\n" +
+			"requests show this summary in place of the conversation before it (kept whole from def67890):\nTask: fix it.\nState: [31mdone[0m.\n",
+		"\n· compaction {\"summary\":42,\"tokensBefore\":\"many\"}\n",
+		"\n── compacted (manual) · tokens 0 → 0 ──\nrequests show this summary in place of the conversation before it (nothing kept whole):\n[empty summary]\n",
+		"\n· prune {\"upToId\":[\"x\"]}\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("view lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\x1b") {
+		t.Errorf("view has an escape:\n%s", got)
 	}
 }

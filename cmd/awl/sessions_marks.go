@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/awlrun/awl/session"
+)
+
+// The members of prune and compaction entries that `awl sessions show`
+// reads (docs/session-format.md has them all). A member of another JSON
+// type, in a hand-edited file, makes the entry unreadable for the view,
+// which then prints it raw like any entry it does not know.
+type (
+	pruneView struct {
+		UpToID       string `json:"upToId"`
+		TokensBefore int64  `json:"tokensBefore"`
+		TokensAfter  int64  `json:"tokensAfter"`
+	}
+	compactionView struct {
+		Summary          string   `json:"summary"`
+		FirstKeptEntryID string   `json:"firstKeptEntryId"`
+		TokensBefore     int64    `json:"tokensBefore"`
+		TokensAfter      int64    `json:"tokensAfter"`
+		Provider         string   `json:"provider"`
+		Model            string   `json:"model"`
+		Reason           string   `json:"reason"`
+		CostUSD          *float64 `json:"costUsd"`
+	}
+)
+
+// prune marks a prune entry: from here on, requests show the tool results
+// up to UpToID as stubs. It returns false, printing nothing, when the
+// entry cannot be read.
+func (v *viewer) prune(e *session.Entry) bool {
+	var p pruneView
+	if json.Unmarshal(e.Fields, &p) != nil {
+		return false
+	}
+	fmt.Fprintf(v.w, "\n── pruned: requests show tool results up to %s as stubs · tokens %s → %s ──\n",
+		displayLine(p.UpToID, 80), tokenCount(p.TokensBefore), tokenCount(p.TokensAfter))
+	return true
+}
+
+// compaction marks a compaction entry and shows its summary, which stands
+// in requests for everything before it (but the kept messages, from
+// FirstKeptEntryID). The summary is cut like a tool result unless --full.
+func (v *viewer) compaction(e *session.Entry) bool {
+	var c compactionView
+	if json.Unmarshal(e.Fields, &c) != nil {
+		return false
+	}
+	title := []string{"compacted"}
+	if c.Reason != "" {
+		title[0] += " (" + displayLine(c.Reason, 20) + ")"
+	}
+	if c.Provider != "" || c.Model != "" {
+		title = append(title, displayLine(c.Provider, 40)+" / "+displayLine(c.Model, 60))
+	}
+	title = append(title, fmt.Sprintf("tokens %s → %s", tokenCount(c.TokensBefore), tokenCount(c.TokensAfter)))
+	if c.CostUSD != nil {
+		title = append(title, fmt.Sprintf("$%.4f", *c.CostUSD))
+	}
+	v.section(strings.Join(title, " · "))
+	kept := "nothing kept whole"
+	if c.FirstKeptEntryID != "" {
+		kept = "kept whole from " + displayLine(c.FirstKeptEntryID, 80)
+	}
+	fmt.Fprintf(v.w, "requests show this summary in place of the conversation before it (%s):\n", kept)
+	if strings.TrimSpace(c.Summary) == "" {
+		fmt.Fprintln(v.w, "[empty summary]")
+		return true
+	}
+	v.text(c.Summary, true)
+	return true
+}
+
+// tokenCount writes a token count briefly: 812, 52.4k, 1.2M.
+func tokenCount(n int64) string {
+	switch {
+	case n >= 999_950:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/1e6)) + "M"
+	case n >= 1000:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/1e3)) + "k"
+	}
+	return fmt.Sprint(n)
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
