@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/provider/providertest"
+	"github.com/awlrun/awl/runner/sandbox"
 )
 
 // children lists the pids of pid's child processes.
@@ -56,11 +57,22 @@ func TestToolDiesWithAwl(t *testing.T) {
 	for _, c := range []struct {
 		command string
 		sleeps  int
+		args    []string
 	}{
-		{"sleep 30", 1},
-		{"sleep 30 & sleep 31 | cat; wait", 2},
+		{"sleep 30", 1, nil},
+		{"sleep 30 & sleep 31 | cat; wait", 2, nil},
+		// A confined command is started from a thread of its own.
+		{"sleep 30 & sleep 31 | cat; wait", 2, []string{"--sandbox", "workspace-write"}},
 	} {
-		t.Run(c.command, func(t *testing.T) { testToolDiesWithAwl(t, c.command, c.sleeps) })
+		t.Run(strings.Join(append([]string{c.command}, c.args...), " "), func(t *testing.T) {
+			if abi := sandbox.ABI(); c.args != nil && abi < sandbox.ABINetwork {
+				if os.Getenv("CI") != "" {
+					t.Fatalf("this kernel's Landlock ABI is %d, and CI is set: the sandbox must be tested in CI", abi)
+				}
+				t.Skipf("this kernel's Landlock ABI is %d; the test needs %d", abi, sandbox.ABINetwork)
+			}
+			testToolDiesWithAwl(t, c.command, c.sleeps, c.args...)
+		})
 	}
 }
 
@@ -75,7 +87,7 @@ func sleepsIn(pids []int) int {
 	return n
 }
 
-func testToolDiesWithAwl(t *testing.T, command string, sleeps int) {
+func testToolDiesWithAwl(t *testing.T, command string, sleeps int, args ...string) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +101,7 @@ func testToolDiesWithAwl(t *testing.T, command string, sleeps int) {
 	defer srv.Close()
 	input, _ := json.Marshal(map[string]string{"command": command})
 	srv.Enqueue(providertest.ToolCall("anthropic", "c1", "bash", string(input)), providertest.Text("anthropic", "done"))
-	cmd := exec.Command(awl, "run", "--no-stdin", "go")
+	cmd := exec.Command(awl, append(append([]string{"run", "--no-stdin"}, args...), "go")...)
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic",
 		"AWL_SESSION_DIR="+filepath.Join(tmp, "sessions"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))

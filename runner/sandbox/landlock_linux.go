@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os/exec"
 	"runtime"
 	"syscall"
 
@@ -37,16 +38,18 @@ func missingReason() string {
 	return "unknown"
 }
 
-// restrict confines the calling OS thread, and so the program it execs
-// next, to p: reading and executing anywhere, writing only in p's writable
-// directories and /dev/null, and, without p.Network, no TCP connect or bind
-// (nor UDP, where the kernel restricts it). It enforces what the kernel
-// supports.
-//
-// Only this thread is confined, which is cheaper than confining all of the
-// Go runtime's threads: the thread stays locked and the helper calls
-// execve from it at once, which ends every other thread.
-func restrict(p Policy) error {
+// ruleset is a Landlock ruleset, made once per sandbox and applied to a
+// new thread for each command.
+type ruleset struct {
+	fd    int
+	flags uint32
+}
+
+// newRuleset makes the ruleset of p: reading and executing anywhere,
+// writing only in p's writable directories and /dev/null, and, without
+// p.Network, no TCP connect or bind (nor UDP, where the kernel restricts
+// it). It covers what the kernel supports.
+func newRuleset(p Policy) (*ruleset, error) {
 	cfg := landlock.V11.BestEffort()
 	rules := []landlock.Rule{
 		landlock.RODirs("/"),
@@ -62,21 +65,59 @@ func restrict(p Policy) error {
 		rules = append(rules, landlock.RWDirs(dirs...).WithRefer())
 	}
 	fd, flags, err := cfg.NewRulesetFD(rules...)
-	if err != nil || fd < 0 {
-		return err
+	if err != nil {
+		return nil, fmt.Errorf("make the Landlock ruleset: %w", err)
 	}
-	defer unix.Close(fd)
-	runtime.LockOSThread() // never unlocked: the thread execs or exits
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	if fd < 0 {
+		return nil, errors.New("make the Landlock ruleset: the kernel has no Landlock")
 	}
-	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
-	}
-	return nil
+	return &ruleset{fd: fd, flags: flags}, nil
 }
 
-// execve replaces the process with path.
-func execve(path string, argv, env []string) error {
-	return syscall.Exec(path, argv, env)
+func (rs *ruleset) close() { unix.Close(rs.fd) }
+
+// start starts cmd from a new OS thread confined to rs. Once cmd has
+// started, the thread waits for it to exit and then ends.
+//
+// Go 1.28's SysProcAttr can apply a ruleset in the child between fork and
+// exec; until then, the thread does it.
+func (rs *ruleset) start(cmd *exec.Cmd) error {
+	started := make(chan error, 1)
+	go rs.run(cmd, started)
+	return <-started
+}
+
+func (rs *ruleset) run(cmd *exec.Cmd, started chan<- error) {
+	// Never unlocked: when this goroutine returns, the runtime ends the
+	// thread with it instead of running other goroutines on a confined
+	// thread. Nor does the runtime create threads from a locked one, so
+	// the confinement reaches nothing but the processes started here.
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		started <- fmt.Errorf("could not confine the command: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+		return
+	}
+	if err := llsys.LandlockRestrictSelf(rs.fd, rs.flags); err != nil {
+		started <- fmt.Errorf("could not confine the command: landlock_restrict_self: %w", err)
+		return
+	}
+	if err := cmd.Start(); err != nil {
+		started <- err
+		return
+	}
+	pid := cmd.Process.Pid
+	// Opened before cmd is handed back, so before anyone can reap it.
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	started <- nil
+	// The command's parent-death signal fires when this thread ends:
+	// wait, without reaping, until the command has exited.
+	idType, id := unix.P_PIDFD, pidfd
+	if err != nil {
+		idType, id = unix.P_PID, pid
+	} else {
+		defer unix.Close(pidfd)
+	}
+	var info unix.Siginfo
+	for unix.Waitid(idType, id, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+	}
 }

@@ -2,13 +2,20 @@
 
 package sandbox
 
-import "errors"
+import (
+	"errors"
+	"os/exec"
+)
 
 // ABI returns 0: Landlock is Linux's.
 func ABI() int { return 0 }
 
 func missingReason() string { return "Landlock is a Linux feature" }
 
-func restrict(Policy) error { return errors.New("Landlock is a Linux feature") }
+type ruleset struct{}
 
-func execve(string, []string, []string) error { return errors.New("not supported") }
+func newRuleset(Policy) (*ruleset, error) { return nil, errors.New("Landlock is a Linux feature") }
+
+func (*ruleset) close() {}
+
+func (*ruleset) start(*exec.Cmd) error { return errors.New("Landlock is a Linux feature") }

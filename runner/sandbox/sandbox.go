@@ -2,16 +2,19 @@
 // its built-in tools write, with Linux Landlock. awl itself is never
 // confined: it must reach the model and write the session.
 //
-// A confined command is started through awl itself, re-executed in a hidden
-// helper mode (HelperArg), which this package's init runs in any program
-// that links it: the helper restricts itself with Landlock and then execs
-// the real program, so the restriction covers that program and
-// everything it starts. Writes by the built-in write and edit tools happen
-// in awl's process and are checked against the same rules by CheckWrite.
+// A confined command is started (forked and executed) from an OS thread of
+// awl's that restricted itself with Landlock first: a Landlock domain
+// belongs to a thread, and a process inherits the domain of the thread
+// that forked it, so the command and everything it starts are confined
+// while awl's other threads are not. The thread is used for nothing else
+// and ends once the command has exited. This costs a thread and two
+// system calls per command, where re-executing awl as a helper that
+// confines itself and then execs the command costs a whole extra program
+// start. Writes by the built-in write and edit tools happen in awl's
+// process and are checked against the same rules by CheckWrite.
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -167,13 +170,16 @@ func (e *UnsupportedError) Error() string {
 type Sandbox struct {
 	Policy
 	status Status
-	// exe is the awl executable started as the helper; "" when the
-	// kernel has no Landlock and commands run unconfined (best effort).
-	exe string
+	// rules is the Landlock ruleset commands are confined to; nil when
+	// the kernel has no Landlock and commands run unconfined (best
+	// effort).
+	rules *ruleset
 	// dirs are WritableDirs with symbolic links resolved.
 	dirs []string
 	// ownTmp says Close removes TmpDir.
 	ownTmp bool
+	// withNet is WithNetwork's sandbox, closed with this one.
+	withNet *Sandbox
 }
 
 // Options configure New.
@@ -185,9 +191,6 @@ type Options struct {
 	// BestEffort goes on when the kernel cannot enforce the whole policy,
 	// enforcing what it can; Status says what is missing.
 	BestEffort bool
-	// Exe is the awl executable to re-execute as the helper; "" means
-	// os.Executable().
-	Exe string
 	// ABI is the kernel's Landlock ABI version to assume (tests): 0
 	// detects it, a negative value means none.
 	ABI int
@@ -229,22 +232,12 @@ func New(o Options) (*Sandbox, Status, error) {
 			st.Warning = fmt.Sprintf("the network is not confined: Landlock ABI %d cannot restrict TCP connect and bind (ABI %d can)", abi, ABINetwork)
 		}
 	}
-	exe := ""
-	if abi > 0 {
-		exe = o.Exe
-		if exe == "" {
-			var err error
-			if exe, err = os.Executable(); err != nil {
-				return nil, st, fmt.Errorf("sandbox: find the awl executable to confine commands with: %w", err)
-			}
-		}
-	}
 	tmp, err := os.MkdirTemp("", "awl-sandbox-")
 	if err != nil {
 		return nil, st, fmt.Errorf("sandbox: create the private temporary directory: %w", err)
 	}
 	p.TmpDir = tmp
-	s := &Sandbox{Policy: p, status: st, exe: exe, ownTmp: true}
+	s := &Sandbox{Policy: p, status: st, ownTmp: true}
 	for _, d := range p.WritableDirs() {
 		r, err := filepath.EvalSymlinks(d)
 		if err != nil {
@@ -253,30 +246,72 @@ func New(o Options) (*Sandbox, Status, error) {
 		}
 		s.dirs = append(s.dirs, r)
 	}
+	if abi > 0 {
+		if s.rules, err = newRuleset(p); err != nil {
+			s.Close()
+			return nil, st, fmt.Errorf("sandbox: %w", err)
+		}
+	}
 	return s, st, nil
+}
+
+// WithNetwork returns a sandbox with the same files policy and the same
+// private temporary directory as s, whose commands may use the network.
+// It is s itself when s allows the network already. s.Close closes it.
+func (s *Sandbox) WithNetwork() (*Sandbox, error) {
+	if s.Network {
+		return s, nil
+	}
+	if s.withNet != nil {
+		return s.withNet, nil
+	}
+	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs}
+	n.Network = true
+	n.status.Network = true
+	if s.rules != nil {
+		var err error
+		if n.rules, err = newRuleset(n.Policy); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	s.withNet = n
+	return n, nil
 }
 
 // Status reports the sandbox for the session event.
 func (s *Sandbox) Status() Status { return s.status }
 
-// Close removes the private temporary directory and everything in it.
+// Close releases the ruleset and removes the private temporary directory
+// and everything in it (unless s came from WithNetwork).
 func (s *Sandbox) Close() error {
-	if s == nil || !s.ownTmp {
+	if s == nil {
+		return nil
+	}
+	if s.rules != nil {
+		s.rules.close()
+		s.rules = nil
+	}
+	if s.withNet != nil {
+		s.withNet.Close()
+		s.withNet = nil
+	}
+	if !s.ownTmp {
 		return nil
 	}
 	s.ownTmp = false
 	return os.RemoveAll(s.TmpDir)
 }
 
-// HelperArg is the hidden first argument that makes awl run as the sandbox
-// helper: awl HelperArg POLICY-JSON PATH ARGV0 ARGS...
-const HelperArg = "__awl-sandbox-exec"
-
-// Wrap rewrites cmd, not yet started, to start confined: its environment
-// gets TMPDIR set to the private temporary directory, and, where the kernel
-// has Landlock, it is started through the helper. cmd.Path must be set
-// (exec.Command resolves it).
-func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
+// Start starts cmd, as cmd.Start does, confined: its environment gets
+// TMPDIR set to the private temporary directory, and, where the kernel has
+// Landlock, it is started from a thread confined to the policy. cmd.Env
+// nil means awl's environment.
+//
+// The parent-death signal of a confined command (SysProcAttr.Pdeathsig)
+// fires when it exits or awl does, as for one started by cmd.Start from a
+// thread that outlives it: the thread that started it waits for it to
+// exit, without reaping it, so cmd.Wait works as usual.
+func (s *Sandbox) Start(cmd *exec.Cmd) error {
 	if cmd.Err != nil {
 		return cmd.Err
 	}
@@ -286,18 +321,10 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) error {
 	}
 	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
 	cmd.Env = append(env, "TMPDIR="+s.TmpDir)
-	if s.exe == "" {
-		return nil
+	if s.rules == nil {
+		return cmd.Start()
 	}
-	policy, err := json.Marshal(s.Policy)
-	if err != nil {
-		return err
-	}
-	args := make([]string, 0, len(cmd.Args)+4)
-	args = append(args, "awl", HelperArg, string(policy), cmd.Path)
-	args = append(args, cmd.Args...)
-	cmd.Path, cmd.Args = s.exe, args
-	return nil
+	return s.rules.start(cmd)
 }
 
 // CheckWrite returns nil when a confined tool may write path (absolute),
@@ -358,42 +385,4 @@ func within(path, dir string) bool {
 		dir += string(filepath.Separator)
 	}
 	return strings.HasPrefix(path, dir)
-}
-
-// init runs the helper mode in any program that links this package, before
-// the packages that do not depend on this one are initialised: a confined
-// command then pays for less of awl's start-up (net/http, the CLI grammar).
-func init() {
-	if IsHelper(os.Args) {
-		Helper(os.Args[2:])
-	}
-}
-
-// IsHelper reports whether args (os.Args) start awl as the sandbox helper.
-func IsHelper(args []string) bool {
-	return len(args) > 1 && args[1] == HelperArg
-}
-
-// Helper runs the helper mode and does not return: args are os.Args[2:],
-// POLICY-JSON PATH ARGV0 ARGS.... It confines itself to the policy and
-// execs PATH; a failure is reported on stderr with exit status 126, as a
-// shell reports a command it cannot run.
-func Helper(args []string) {
-	fail := func(format string, a ...any) {
-		fmt.Fprintf(os.Stderr, "awl sandbox: "+format+"\n", a...)
-		os.Exit(126)
-	}
-	if len(args) < 3 {
-		fail("helper: want POLICY PATH ARGV0 [ARGS...], got %d arguments", len(args))
-	}
-	var p Policy
-	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
-		fail("helper: bad policy: %v", err)
-	}
-	if err := restrict(p); err != nil {
-		fail("could not confine the command: %v", err)
-	}
-	if err := execve(args[1], args[2:], os.Environ()); err != nil {
-		fail("exec %s: %v", args[1], err)
-	}
 }

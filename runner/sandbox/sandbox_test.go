@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/awlrun/awl/runner/sandbox"
@@ -377,4 +379,113 @@ func TestCloseRemovesTmp(t *testing.T) {
 	}
 	sb.Close()
 	mustNotExist(t, sb.TmpDir)
+}
+
+// TestAwlStaysUnconfined: commands are confined from threads of awl's own,
+// and nothing of that confinement may reach the rest of awl, which must
+// still write the session anywhere, start unconfined processes and reach
+// the model, on whatever thread the Go runtime runs it.
+func TestAwlStaysUnconfined(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	port, accepted := listen(t)
+	outside := filepath.Join(f.home, "outside")
+	// Confined calls in parallel, each denied.
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			res := f.bash(t, fmt.Sprintf("echo x > %s-%d", outside, i))
+			if !res.IsError || !strings.Contains(res.Content, "Permission denied") {
+				t.Errorf("call %d was not confined:\n%s", i, res.Content)
+			}
+		})
+	}
+	wg.Wait()
+	// Then awl itself, on many threads at once (each goroutine holds a
+	// thread of its own while it works).
+	for i := range 32 {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			p := fmt.Sprintf("%s-awl-%d", outside, i)
+			if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+				t.Errorf("awl could not write %s after confined calls: %v", p, err)
+			}
+			if err := exec.Command("sh", "-c", "echo x > "+p+".sh").Run(); err != nil {
+				t.Errorf("an unconfined command could not write %s.sh: %v", p, err)
+			}
+			c, err := net.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				t.Errorf("awl could not connect after confined calls: %v", err)
+				return
+			}
+			c.Close()
+			<-accepted
+		})
+	}
+	wg.Wait()
+}
+
+// TestWithNetwork: the networked twin of a sandbox keeps its files policy
+// and private temporary directory, reaches the network, and is closed
+// with it.
+func TestWithNetwork(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	n, err := f.sb.WithNetwork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n2, _ := f.sb.WithNetwork(); n2 != n {
+		t.Error("WithNetwork made a second twin")
+	}
+	if n.TmpDir != f.sb.TmpDir || !n.Network || f.sb.Network {
+		t.Fatalf("twin %+v of %+v", n.Policy, f.sb.Policy)
+	}
+	port, accepted := listen(t)
+	run := func(sb *sandbox.Sandbox, script string) error {
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Dir = f.cwd
+		if err := sb.Start(cmd); err != nil {
+			return err
+		}
+		return cmd.Wait()
+	}
+	connect := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port)
+	if err := run(n, connect); err != nil {
+		t.Errorf("the twin could not connect: %v", err)
+	}
+	<-accepted
+	if err := run(f.sb, connect); err == nil {
+		t.Error("the sandbox itself connected")
+	}
+	if err := run(n, "echo x > "+filepath.Join(f.home, "x")); err == nil {
+		t.Error("the twin wrote outside the workspace")
+	}
+	if err := run(n, `test "$TMPDIR" = `+f.sb.TmpDir+` && echo x > "$TMPDIR/x" && echo y > y`); err != nil {
+		t.Errorf("the twin could not write its temporary directory or the workspace: %v", err)
+	}
+}
+
+// TestStartedCommandIsWaitable: Start hands back a command that Wait reaps
+// as usual, with its exit status, while the starting thread waits for it
+// without reaping.
+func TestStartedCommandIsWaitable(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	f := newFixture(t, sandbox.Options{Mode: sandbox.ReadOnly})
+	for i := range 50 {
+		cmd := exec.Command("sh", "-c", fmt.Sprintf("exit %d", i%4))
+		if err := f.sb.Start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		if got := cmd.ProcessState.ExitCode(); got != i%4 {
+			t.Fatalf("exit code %d (err %v), want %d", got, err, i%4)
+		}
+	}
+	// A command that cannot start is an error from Start, as from
+	// cmd.Start.
+	if err := f.sb.Start(exec.Command("/nonexistent/awl-test")); err == nil {
+		t.Error("Start of a missing program succeeded")
+	}
 }

@@ -97,17 +97,17 @@ func runBash(ctx context.Context, dir string, environ []string, command string, 
 	isolate(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	cmd.WaitDelay = bashPipeGrace
+	start := cmd.Start
 	if confine != nil {
-		if err := confine.Wrap(cmd); err != nil {
-			return errorf("bash: could not start in the sandbox: %v", err)
-		}
+		start = func() error { return confine.Start(cmd) }
 	}
 
 	// The parent-death signal fires when the OS thread that started the
 	// child ends, not the process: keep this goroutine on its thread until
-	// the child has been waited for.
+	// the child has been waited for. (A confined child is started from a
+	// thread of its own that waits for it.)
 	runtime.LockOSThread()
-	err := cmd.Start()
+	err := start()
 	if err == nil {
 		// Its process group is its pid (isolate); the reaper kills it
 		// if awl dies before the call ends.

@@ -18,10 +18,13 @@ type fakeConfiner struct {
 	extraEnv string
 }
 
-func (f *fakeConfiner) Wrap(cmd *exec.Cmd) error {
+func (f *fakeConfiner) Start(cmd *exec.Cmd) error {
 	f.wrapped = append(f.wrapped, strings.Join(cmd.Args, " "))
 	cmd.Env = append(cmd.Env, f.extraEnv)
-	return f.wrapErr
+	if f.wrapErr != nil {
+		return f.wrapErr
+	}
+	return cmd.Start()
 }
 
 func (f *fakeConfiner) CheckWrite(path string) error {
@@ -40,7 +43,7 @@ func TestConfine(t *testing.T) {
 	fc := &fakeConfiner{denied: outside, extraEnv: "CONFINED=yes"}
 	env := Env{Dir: dir, Confine: fc}
 
-	// bash starts through Wrap, after its environment is set.
+	// bash starts through Start, after its environment is set.
 	res := call(t, env, "bash", args(t, map[string]any{"command": "echo $CONFINED"}))
 	want(t, res, false, "yes\n", "exit code: 0")
 	if strings.Contains(res.Content, "fake sandbox") {
@@ -55,12 +58,12 @@ func TestConfine(t *testing.T) {
 	if !strings.HasSuffix(res.Content, "\n(fake sandbox)") {
 		t.Errorf("note not last:\n%s", res.Content)
 	}
-	// A Wrap failure is a result, and nothing runs.
+	// A Start failure is a result, and nothing runs.
 	fc.wrapErr = errors.New("no helper")
 	res = call(t, env, "bash", args(t, map[string]any{"command": "touch ran"}))
-	want(t, res, true, "bash: could not start in the sandbox: no helper")
+	want(t, res, true, "bash: could not start: no helper")
 	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
-		t.Error("the command ran although Wrap failed")
+		t.Error("the command ran although Start failed")
 	}
 
 	// write and edit ask before writing, with the path resolved, and name

@@ -72,11 +72,11 @@ type Env struct {
 }
 
 // Confiner confines tools (the sandbox). Anything that starts a process for
-// the model, not only bash, starts it through Wrap.
+// the model, not only bash, starts it through Start.
 type Confiner interface {
-	// Wrap rewrites cmd, not yet started and with its Env set, so that it
-	// starts confined.
-	Wrap(cmd *exec.Cmd) error
+	// Start starts cmd confined, in place of cmd.Start. cmd.Env nil
+	// means awl's environment.
+	Start(cmd *exec.Cmd) error
 	// CheckWrite returns nil when a tool may write the absolute path, or
 	// the error to give the model after the path as the model wrote it.
 	CheckWrite(path string) error
