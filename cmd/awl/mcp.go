@@ -9,6 +9,7 @@ import (
 
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/mcp"
+	"github.com/awlrun/awl/runner/sandbox"
 )
 
 // loadMCP reads the --mcp-config files. A .mcp.json in the working
@@ -28,7 +29,7 @@ func (c *runCmd) loadMCP(a *app) ([]mcp.Server, error) {
 
 // startMCP starts the servers whose tools the tool policy may offer, and
 // with --mcp-strict turns a failed start into exit 4.
-func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp.Server) (*mcp.Manager, error) {
+func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp.Server, sb *sandbox.Sandbox) (*mcp.Manager, error) {
 	var wanted []mcp.Server
 	for _, s := range servers {
 		if c.mayOffer(mcp.Prefix + s.Name + "__") {
@@ -38,14 +39,22 @@ func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp
 	if len(wanted) == 0 {
 		return nil, nil
 	}
-	m := mcp.Start(ctx, wanted, mcp.Options{
+	opts := mcp.Options{
 		Timeout:     c.MCPTimeout,
 		CallTimeout: c.MCPCallTimeout,
 		Environ:     toolEnviron(c.secretVars),
 		Dir:         cwd,
 		Stderr:      a.stderr,
 		Version:     version,
-	})
+	}
+	if sb != nil {
+		netsb, err := sb.WithNetwork()
+		if err != nil {
+			return nil, err
+		}
+		opts.Confine, opts.ConfineNetwork = sb, netsb
+	}
+	m := mcp.Start(ctx, wanted, opts)
 	if err := ctx.Err(); err != nil {
 		m.Close()
 		return nil, context.Cause(ctx)

@@ -316,7 +316,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		fmt.Fprintf(a.stderr, "awl: no session of %s to continue; starting a new one\n", cwd)
 	}
 	// MCP servers start last, right before the first request.
-	c.mcp, err = c.startMCP(ctx, a, cwd, mcpServers)
+	c.mcp, err = c.startMCP(ctx, a, cwd, mcpServers, sb)
 	if err != nil {
 		return fail(err)
 	}

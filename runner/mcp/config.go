@@ -24,6 +24,10 @@ type Server struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+	// Sandbox is how the run's sandbox (--sandbox) confines a stdio
+	// server: "" as it confines the tools, "network" the same but with
+	// the network allowed, "off" not at all.
+	Sandbox string
 
 	// URL and Headers reach a streamable HTTP server.
 	URL     string
@@ -33,6 +37,12 @@ type Server struct {
 	// values and the values of variables expanded into env entries.
 	secrets []string
 }
+
+// The values of a server's "sandbox".
+const (
+	SandboxNetwork = "network"
+	SandboxOff     = "off"
+)
 
 // Transport is "stdio" or "http".
 func (s Server) Transport() string {
@@ -59,6 +69,7 @@ type rawServer struct {
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env"`
 	Cwd     string            `json:"cwd"`
+	Sandbox *string           `json:"sandbox"`
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
 }
@@ -167,6 +178,17 @@ func loadFile(path string, getenv func(string) string) ([]Server, error) {
 				return nil, at(`needs a "command" (stdio) or a "url" (http)`)
 			}
 			s.URL, s.Headers = "", nil
+		}
+		if rs.Sandbox != nil {
+			switch *rs.Sandbox {
+			case SandboxNetwork, SandboxOff:
+				s.Sandbox = *rs.Sandbox
+			default:
+				return nil, at(`unknown sandbox %q: "network" lets the server use the network in the run's sandbox, "off" starts it outside; leave it out to confine the server as the tools are`, *rs.Sandbox)
+			}
+			if s.URL != "" {
+				return nil, at(`"sandbox" applies to stdio servers: an HTTP server is not started by awl`)
+			}
 		}
 		out = append(out, s)
 	}

@@ -66,6 +66,10 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad name", `{"mcpServers": {"my server": {"command": "x"}}}`, `server "my server": the name must be`},
 		{"unterminated", `{"mcpServers": {"a": {"command": "${HOME"}}}`, `unterminated ${`},
 		{"bad var name", `{"mcpServers": {"a": {"command": "${1X}"}}}`, `${1X} is not a valid variable reference`},
+		{"bad sandbox", `{"mcpServers": {"a": {"command": "x", "sandbox": "workspace-write"}}}`, `server "a": unknown sandbox "workspace-write"`},
+		{"empty sandbox", `{"mcpServers": {"a": {"command": "x", "sandbox": ""}}}`, `server "a": unknown sandbox ""`},
+		{"sandbox not a string", `{"mcpServers": {"a": {"command": "x", "sandbox": false}}}`, `server "a":`},
+		{"sandbox on http", `{"mcpServers": {"a": {"url": "http://x", "sandbox": "off"}}}`, `"sandbox" applies to stdio servers`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeConfig(t, "c.json", tc.text)

@@ -40,6 +40,11 @@ type Options struct {
 	Environ []string
 	// Dir is the working directory of stdio servers without a cwd.
 	Dir string
+	// Confine, when set, is the run's sandbox: stdio servers start
+	// confined by it, or by ConfineNetwork when their config says
+	// "sandbox": "network". Neither confines a server with "sandbox":
+	// "off".
+	Confine, ConfineNetwork tool.Confiner
 	// Stderr receives the servers' stderr, each line prefixed with
 	// "mcp <name>: ", and awl's warnings about them. nil discards both.
 	Stderr io.Writer

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/runner/mcp/mcptest"
+	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/runner/tool"
 )
 
@@ -480,5 +481,60 @@ func TestMutatingCallsDoNotOverlap(t *testing.T) {
 	// Two calls of 400 ms each, one after the other.
 	if d := time.Since(begin); d < 800*time.Millisecond {
 		t.Errorf("two mutating calls took %s together: they overlapped", d)
+	}
+}
+
+// TestSandboxedServer: under the run's sandbox a stdio server is confined
+// as the tools are, so a server tricked into writing outside the workspace
+// fails; "sandbox": "off" in its config starts it outside the sandbox.
+func TestSandboxedServer(t *testing.T) {
+	if abi := sandbox.ABI(); abi < sandbox.ABINetwork {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("this kernel's Landlock ABI is %d, and CI is set: the sandbox must be tested in CI", abi)
+		}
+		t.Skipf("this kernel's Landlock ABI is %d; the test needs %d", abi, sandbox.ABINetwork)
+	}
+	bin := npmBin(t, "mcp-server-filesystem")
+	work, outside := t.TempDir(), t.TempDir()
+	sb, _, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	netsb, err := sb.WithNetwork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server may write both directories as far as its own
+	// configuration goes; only the sandbox stands in the way.
+	servers := []Server{
+		{Name: "confined", Command: bin, Args: []string{work, outside}},
+		{Name: "net", Command: bin, Args: []string{work, outside}, Sandbox: SandboxNetwork},
+		{Name: "free", Command: bin, Args: []string{work, outside}, Sandbox: SandboxOff},
+	}
+	m, _ := start(t, servers, Options{Dir: work, Confine: sb, ConfineNetwork: netsb})
+	for _, st := range m.Status() {
+		if st.Err != nil {
+			t.Fatalf("%s did not start: %v", st.Name, st.Err)
+		}
+	}
+	for _, c := range []struct {
+		server  string
+		outside bool // may write outside the workspace
+	}{{"confined", false}, {"net", false}, {"free", true}} {
+		write := toolByName(t, m, "mcp__"+c.server+"__write_file")
+		in := filepath.Join(work, c.server+".txt")
+		if res := call(t, write, fmt.Sprintf(`{"path":%q,"content":"in"}`, in)); res.IsError {
+			t.Errorf("%s: write in the workspace: %s", c.server, res.Content)
+		}
+		out := filepath.Join(outside, c.server+".txt")
+		res := call(t, write, fmt.Sprintf(`{"path":%q,"content":"out"}`, out))
+		_, statErr := os.Stat(out)
+		if c.outside && (res.IsError || statErr != nil) {
+			t.Errorf("%s: write outside failed: %s (%v)", c.server, res.Content, statErr)
+		}
+		if !c.outside && (!res.IsError || statErr == nil) {
+			t.Errorf("%s: wrote outside the workspace: %s", c.server, res.Content)
+		}
 	}
 }

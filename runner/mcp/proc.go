@@ -62,7 +62,7 @@ func (s *server) startProc() (*proc, error) {
 		return nil, err
 	}
 	cmd.Stdout = w
-	if err := cmd.Start(); err != nil {
+	if err := s.startConfined(cmd); err != nil {
 		r.Close()
 		w.Close()
 		return nil, fmt.Errorf("start %s: %w", s.cfg.Command, err)
@@ -75,6 +75,22 @@ func (s *server) startProc() (*proc, error) {
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// startConfined starts the server's process, confined as its config and the run's
+// sandbox say.
+func (s *server) startConfined(cmd *exec.Cmd) error {
+	confine := s.m.opts.Confine
+	switch s.cfg.Sandbox {
+	case SandboxOff:
+		confine = nil
+	case SandboxNetwork:
+		confine = s.m.opts.ConfineNetwork
+	}
+	if confine == nil {
+		return cmd.Start()
+	}
+	return confine.Start(cmd)
 }
 
 // stop closes the server's stdin and waits for it to exit; after
