@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/awlrun/awl/conv"
@@ -111,6 +112,11 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 		if err := r.compact(ctx, specs, est, "threshold"); err != nil {
 			return nil, err
 		}
+		// The summary request was paid for: a budget it used up stops
+		// the run before the request it was made for.
+		if err := r.budgetStop(); err != nil {
+			return nil, err
+		}
 		msgs = Project(r.sess.ActivePath())
 	}
 	return msgs, nil
@@ -210,21 +216,17 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 		// with every large tool result stubbed.
 		msgs = pruneAll(msgs, toolUses(path))
 	}
-	msgs = append(msgs[:len(msgs):len(msgs)], conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(CompactInstruction)}})
-	// Tools stay offered, so that a history with tool calls is a valid
-	// request on every API and the cached prefix still serves; the
-	// instruction asks for none, and none that come back are run.
-	req := provider.Request{Model: r.cfg.Model, Messages: msgs, Tools: specs, MaxTokens: r.cfg.MaxOutputTokens, Reasoning: r.cfg.Reasoning}
-	msg, err := r.providerStream(ctx, req)
+	msg, err := r.summarise(ctx, specs, msgs)
+	if err != nil && reason != "overflow" && overflowed(err) {
+		// The summary request itself did not fit (the window was
+		// overestimated, or a manual compaction of a session that had
+		// outgrown it): once more with every large tool result stubbed.
+		msg, err = r.summarise(ctx, specs, pruneAll(msgs, toolUses(path)))
+	}
 	if err != nil {
-		return fmt.Errorf("compaction: %w", err)
+		return err
 	}
-	msg.CostUSD = r.priceOf(msg)
-	r.account(msg)
 	summary := msg.Text()
-	if summary == "" {
-		return &provider.Error{Kind: provider.KindRequest, Provider: r.cfg.Provider.Name(), Message: "compaction: the model answered the summary request with no text"}
-	}
 
 	state, err := prompt.Gather(r.promptOpts)
 	if err != nil {
@@ -275,6 +277,37 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 		FirstKeptEntryID: fields.FirstKeptEntryID, DurationMS: time.Since(start).Milliseconds(),
 	})
 	return nil
+}
+
+// summarise sends the summary request: msgs and the fixed instruction. It
+// accounts for its usage and cost, and returns the answer, which must hold
+// text. Tool calls in the answer are never run: with text beside them the
+// text is the summary; alone they are an error, and nothing is compacted.
+func (r *run) summarise(ctx context.Context, specs []provider.Tool, msgs []conv.Message) (conv.Message, error) {
+	msgs = append(msgs[:len(msgs):len(msgs)], conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(CompactInstruction)}})
+	// Tools stay offered, so that a history with tool calls is a valid
+	// request on every API and the cached prefix still serves; the
+	// instruction asks for none, and none that come back are run.
+	req := provider.Request{Model: r.cfg.Model, Messages: msgs, Tools: specs, MaxTokens: r.cfg.MaxOutputTokens, Reasoning: r.cfg.Reasoning}
+	msg, err := r.providerStream(ctx, req)
+	if err != nil {
+		return conv.Message{}, fmt.Errorf("compaction: %w", err)
+	}
+	msg.CostUSD = r.priceOf(msg)
+	r.account(msg)
+	fail := func(what string) (conv.Message, error) {
+		return conv.Message{}, &provider.Error{Kind: provider.KindRequest, Provider: r.cfg.Provider.Name(),
+			Message: "compaction: the model answered the summary request " + what + "; nothing was compacted"}
+	}
+	switch {
+	case msg.StopReason == conv.StopError:
+		return fail("with an error")
+	case strings.TrimSpace(msg.Text()) != "":
+		return msg, nil
+	case len(msg.ToolUses()) > 0:
+		return fail(fmt.Sprintf("with a call to %s and no text (the tool was not run)", msg.ToolUses()[0].Name))
+	}
+	return fail("with no text")
 }
 
 // firstKept picks where the messages kept whole after a compaction start:
@@ -336,4 +369,87 @@ func mustJSON(v any) []byte {
 func overflowed(err error) bool {
 	var pe *provider.Error
 	return errors.As(err, &pe) && provider.IsContextOverflow(pe)
+}
+
+// Compact compacts a session on demand (`awl sessions compact`): one
+// summary request to cfg.Provider and cfg.Model, with the reason "manual".
+// The session is cfg.Resume, opened and locked by the caller, or else
+// cfg.ResumePath; Compact closes it. Like a resume, it first closes tool
+// calls a killed run left without results. It then appends the compaction
+// entry, the model-visible context rebuilt in full from cfg (Cwd, System,
+// AppendSystem, Tools, NoEnv, NoAgentsMD; the output schema the session
+// recorded) with its baseline, and the run entry, echoing each entry, then
+// the compaction event, and the result event last.
+//
+// When the summary request fails, nothing but the run entry is appended
+// and Result.Err is the request's error (exit 5). A session with no model
+// turn since its last compaction has nothing to compact: nothing is
+// appended, Notes says so, and Result.Err is nil. Result.Text is the
+// summary; Turns stays 0, Usage and CostUSD are the summary request's.
+func Compact(ctx context.Context, cfg Config) Result {
+	return execute(ctx, cfg, (*run).compactSession)
+}
+
+func (r *run) compactSession(ctx context.Context) error {
+	cfg := r.cfg
+	sess := cfg.Resume
+	if sess == nil {
+		var err error
+		if sess, err = session.Open(cfg.ResumePath); err != nil {
+			return err
+		}
+	}
+	r.res.SessionID, r.res.SessionPath = sess.Header.ID, sess.Path
+	names := make([]string, len(cfg.Tools))
+	specs := make([]provider.Tool, len(cfg.Tools))
+	for i, t := range cfg.Tools {
+		names[i] = t.Name()
+		specs[i] = provider.Tool{Name: t.Name(), Description: t.Description(), Schema: t.Schema()}
+	}
+	cfg.Events.Emit(SessionEvent{
+		Base:      cfg.Events.Stamp("session", sess.Header.ID),
+		Schema:    EventSchemaVersion,
+		Path:      sess.Path,
+		Cwd:       cfg.Cwd,
+		Provider:  cfg.Provider.Name(),
+		Model:     cfg.Model,
+		Resumed:   true,
+		Stdin:     "off",
+		Recovered: sess.Recovered,
+		Tools:     names,
+		Sandbox:   cfg.sandboxStatus(),
+		MCP:       mcpEvents(cfg.MCP),
+	})
+	if !turnSinceCompaction(sess.ActivePath()) {
+		// Nothing to do, and so nothing to record: r.sess stays nil, so
+		// no run entry is appended.
+		sess.Close()
+		if cfg.Notes != nil {
+			fmt.Fprintf(cfg.Notes, "awl: session %s has no model turn since its last compaction; nothing to compact\n", sess.Header.ID)
+		}
+		return nil
+	}
+	r.sess = sess
+	if err := r.closeDanglingToolCalls(); err != nil {
+		return err
+	}
+	if err := r.setupGates(); err != nil {
+		return err
+	}
+	r.setContextOptions(names)
+	path := r.sess.ActivePath()
+	if err := r.compact(ctx, specs, estimateTokens(Project(path)), "manual"); err != nil {
+		return err
+	}
+	path = r.sess.ActivePath()
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Type == TypeCompaction {
+			var f compactionFields
+			if json.Unmarshal(path[i].Fields, &f) == nil {
+				r.res.Text = f.Summary
+			}
+			break
+		}
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
 )
@@ -343,4 +344,296 @@ func TestResumeAfterCompaction(t *testing.T) {
 			}
 		})
 	}
+}
+
+// isSummaryRequest reports whether req is a compaction's summary request.
+func isSummaryRequest(req providertest.Request) bool {
+	return bytes.Contains(req.Body, []byte("Stop here and write a summary of this conversation"))
+}
+
+// sessionFile returns the content of the rig's one session file.
+func (g *longRig) sessionFile(t *testing.T) []byte {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(g.store.Dir, "*", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("%d session files, want 1", len(files))
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// summaryAnswers makes the rig answer its summary requests with answer(k)
+// for the k-th (from 1), and every other request as longRun does. It
+// records the session file as it was when the first summary request came.
+func (g *longRig) summaryAnswers(t *testing.T, answer func(k int, req providertest.Request) providertest.Response) *[]byte {
+	var before []byte
+	k := 0
+	g.srv.RespondWith(func(n int, req providertest.Request) providertest.Response {
+		if !isSummaryRequest(req) {
+			return g.model.respond(n, req)
+		}
+		k++
+		if k == 1 {
+			before = g.sessionFile(t)
+		}
+		return answer(k, req)
+	})
+	return &before
+}
+
+// checkOnlyRunEntryAdded fails unless after is before plus one run entry
+// with exit code 5.
+func checkOnlyRunEntryAdded(t *testing.T, before, after []byte) {
+	t.Helper()
+	if len(before) == 0 {
+		t.Fatal("no summary request was made")
+	}
+	if !bytes.HasPrefix(after, before) {
+		t.Fatalf("the session changed before the failed compaction's run entry:\nbefore %d bytes, after %d", len(before), len(after))
+	}
+	added := strings.Split(strings.TrimSuffix(string(after[len(before):]), "\n"), "\n")
+	if len(added) != 1 || gjson.Get(added[0], "type").String() != "run" || gjson.Get(added[0], "exitCode").Int() != 5 {
+		t.Fatalf("appended %q, want one run entry with exit code 5", added)
+	}
+}
+
+// TestCompactionRequestFails: a summary request the server refuses (500,
+// or a 400 that is not about length) ends the run with exit 5, and the
+// session is byte for byte what it was when that request was sent, plus
+// the run entry.
+func TestCompactionRequestFails(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		resp providertest.Response
+	}{
+		{"500", providertest.Response{Status: 500, Body: []byte(`{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`)}},
+		{"400", providertest.Response{Status: 400, Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"messages: bad block"}}`)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newLongRig(t, "anthropic", 100, 1<<30)
+			before := g.summaryAnswers(t, func(int, providertest.Request) providertest.Response { return tc.resp })
+			res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{Tokens: 8000}))
+			if code, _ := runner.Classify(res.Err); code != runner.ExitProvider || !strings.Contains(res.Err.Error(), "compaction") {
+				t.Fatalf("exit %d (%v), want %d naming the compaction", code, res.Err, runner.ExitProvider)
+			}
+			checkOnlyRunEntryAdded(t, *before, g.sessionFile(t))
+			if n := len(g.eventsOf(t, "compaction")); n != 0 {
+				t.Errorf("%d compaction events", n)
+			}
+		})
+	}
+}
+
+// TestCompactionSummaryOverflows: a summary request that is itself too
+// long is sent once more with every large tool result stubbed; when that
+// is still too long, the run ends with exit 5 and the session unchanged.
+func TestCompactionSummaryOverflows(t *testing.T) {
+	tooLong := providertest.Response{Status: 400, Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 9999 tokens > 8000 maximum"}}`)}
+	t.Run("then fits", func(t *testing.T) {
+		g := newLongRig(t, "anthropic", 30, 1<<30)
+		var sizes []int
+		g.summaryAnswers(t, func(k int, req providertest.Request) providertest.Response {
+			sizes = append(sizes, len(req.Body))
+			if k == 1 {
+				return tooLong
+			}
+			return providertest.Stream("anthropic", providertest.Turn{Text: "Task: reads.", InputTokens: 100, OutputTokens: 10})
+		})
+		res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{Tokens: 8000}))
+		if res.Err != nil {
+			t.Fatalf("run failed: %v", res.Err)
+		}
+		if len(sizes) < 2 || sizes[1] >= sizes[0]*3/4 {
+			t.Errorf("summary request sizes %v: want the retry much smaller than the refused one", sizes)
+		}
+		if len(g.eventsOf(t, "compaction")) == 0 {
+			t.Error("no compaction")
+		}
+	})
+	t.Run("still too long", func(t *testing.T) {
+		g := newLongRig(t, "anthropic", 30, 1<<30)
+		before := g.summaryAnswers(t, func(int, providertest.Request) providertest.Response { return tooLong })
+		res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{Tokens: 8000}))
+		if code, _ := runner.Classify(res.Err); code != runner.ExitProvider {
+			t.Fatalf("exit %d (%v), want %d", code, res.Err, runner.ExitProvider)
+		}
+		checkOnlyRunEntryAdded(t, *before, g.sessionFile(t))
+	})
+}
+
+// TestCompactionAnswerCallsTool: the model answers the summary request
+// with a tool call. The tool never runs. With text beside the call, the
+// text is the summary; without, the run fails (exit 5) and nothing is
+// compacted.
+func TestCompactionAnswerCallsTool(t *testing.T) {
+	call := providertest.Call{ID: "toolu_sum", Name: "bash", Input: `{"command":"touch pwned"}`}
+	t.Run("with text", func(t *testing.T) {
+		g := newLongRig(t, "anthropic", 30, 1<<30)
+		g.summaryAnswers(t, func(int, providertest.Request) providertest.Response {
+			return providertest.Stream("anthropic", providertest.Turn{Text: "Task: read big.txt.", Calls: []providertest.Call{call}, InputTokens: 100, OutputTokens: 10})
+		})
+		res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{Tokens: 8000}))
+		if res.Err != nil {
+			t.Fatalf("run failed: %v", res.Err)
+		}
+		if _, err := os.Stat(filepath.Join(g.work, "pwned")); err == nil {
+			t.Error("the tool call in the summary answer ran")
+		}
+		for _, ev := range g.eventsOf(t, "tool_start") {
+			if ev["call_id"] == call.ID {
+				t.Errorf("tool_start for the summary answer's call: %v", ev)
+			}
+		}
+		if len(g.eventsOf(t, "compaction")) == 0 {
+			t.Fatal("no compaction")
+		}
+		if !bytes.Contains(g.sessionFile(t), []byte(`"summary":"Task: read big.txt."`)) {
+			t.Error("the compaction entry does not hold the answer's text as its summary")
+		}
+	})
+	t.Run("without text", func(t *testing.T) {
+		g := newLongRig(t, "anthropic", 30, 1<<30)
+		before := g.summaryAnswers(t, func(int, providertest.Request) providertest.Response {
+			return providertest.Stream("anthropic", providertest.Turn{Calls: []providertest.Call{call}, InputTokens: 100, OutputTokens: 10})
+		})
+		res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{Tokens: 8000}))
+		if code, _ := runner.Classify(res.Err); code != runner.ExitProvider || !strings.Contains(res.Err.Error(), "a call to bash and no text (the tool was not run)") {
+			t.Fatalf("exit %d (%v), want %d saying the tool was not run", code, res.Err, runner.ExitProvider)
+		}
+		if _, err := os.Stat(filepath.Join(g.work, "pwned")); err == nil {
+			t.Error("the tool call in the summary answer ran")
+		}
+		checkOnlyRunEntryAdded(t, *before, g.sessionFile(t))
+	})
+}
+
+// TestResumeOverThresholdCompactsFirst: a session that grew without a
+// window, resumed with one it already passes, is estimated from its bytes
+// (no usage is known to this process) and compacted before the resumed
+// run's first request.
+func TestResumeOverThresholdCompactsFirst(t *testing.T) {
+	g := newLongRig(t, "anthropic", 8, 1<<30)
+	res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{}))
+	if res.Err != nil || len(g.eventsOf(t, "compaction")) != 0 {
+		t.Fatalf("first run: %v, %d compactions; want none", res.Err, len(g.eventsOf(t, "compaction")))
+	}
+	first := len(g.srv.Requests())
+	sess, err := session.Load(res.SessionPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 0
+	for _, m := range runner.Project(sess.ActivePath()) {
+		for _, b := range m.Content {
+			size += len(b.Text) + len(b.Content) + len(b.Input)
+		}
+	}
+	// Pruning cannot bring the history under 80% of this window: the two
+	// latest reads stay whole.
+	const window = 4000
+	if float64(size)/runner.BytesPerToken < 0.8*window {
+		t.Fatalf("the history is %d bytes: too small for the test", size)
+	}
+
+	cfg := g.config("and now stop", runner.Window{Tokens: window})
+	cfg.ResumePath = res.SessionPath
+	g.model.mu.Lock()
+	g.model.turns = 0 // answer at once
+	g.model.mu.Unlock()
+	g.events.Reset()
+	res = runner.Run(context.Background(), cfg)
+	if res.Err != nil {
+		t.Fatalf("resume: %v", res.Err)
+	}
+	reqs := g.srv.Requests()[first:]
+	if len(reqs) != 2 || !isSummaryRequest(reqs[0]) || isSummaryRequest(reqs[1]) {
+		t.Fatalf("the resumed run sent %d requests; want the summary request, then the real one", len(reqs))
+	}
+	comps := g.eventsOf(t, "compaction")
+	if len(comps) != 1 || comps[0]["reason"] != "threshold" {
+		t.Fatalf("compactions %v, want one at the threshold", comps)
+	}
+	if b := comps[0]["tokens_before"].(float64); b < 0.8*window || b > float64(size)/runner.BytesPerToken*1.2 {
+		t.Errorf("tokens_before %.0f: want the bytes estimate of %d bytes, over 80%% of %d", b, size, window)
+	}
+	if !bytes.Contains(reqs[1].Body, []byte("<awl-compaction>")) {
+		t.Error("the resumed run's request does not carry the summary")
+	}
+}
+
+// TestCompactionAndLimits: a summary request is no turn for --max-turns,
+// but its tokens and cost count toward the budgets, which are checked
+// again before the request it was made for.
+func TestCompactionAndLimits(t *testing.T) {
+	t.Run("max turns", func(t *testing.T) {
+		g := newLongRig(t, "anthropic", 1000, 1<<30)
+		cfg := g.config("read big.txt again and again", runner.Window{Tokens: 8000})
+		cfg.MaxTurns = 25
+		res := runner.Run(context.Background(), cfg)
+		if code, reason := runner.Classify(res.Err); code != runner.ExitLimit || reason != "max_turns" {
+			t.Fatalf("exit %d %s (%v), want a max-turns stop", code, reason, res.Err)
+		}
+		g.model.mu.Lock()
+		defer g.model.mu.Unlock()
+		if g.model.summaries == 0 {
+			t.Fatal("no compaction in 25 turns; make the window smaller")
+		}
+		if g.model.normal != 25 || res.Turns != 25 {
+			t.Errorf("%d normal requests, %d turns reported, with %d summaries: want 25 and 25", g.model.normal, res.Turns, g.model.summaries)
+		}
+	})
+	t.Run("cost", func(t *testing.T) {
+		g := newLongRig(t, "anthropic", 1000, 1<<30)
+		prices := filepath.Join(t.TempDir(), "prices.json")
+		// $1 per million input tokens (m-1 is asked for, the fake server
+		// answers as fake-model): the summary request reports a million,
+		// so it costs $1 alone.
+		if err := os.WriteFile(prices, []byte(`{"models":[{"provider":"anthropic","model":"m-1","input":1,"output":0},{"provider":"anthropic","model":"fake-model","input":1,"output":0}]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		table, err := modelinfo.Load(prices)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.summaryAnswers(t, func(int, providertest.Request) providertest.Response {
+			return providertest.Stream("anthropic", providertest.Turn{Text: "Task: reads.", InputTokens: 1_000_000, OutputTokens: 10})
+		})
+		cfg := g.config("read big.txt again and again", runner.Window{Tokens: 8000})
+		cfg.Prices, cfg.MaxCostUSD = table, 0.5
+		res := runner.Run(context.Background(), cfg)
+		if code, reason := runner.Classify(res.Err); code != runner.ExitLimit || reason != "budget" {
+			t.Fatalf("exit %d %s (%v), want a budget stop", code, reason, res.Err)
+		}
+		reqs := g.srv.Requests()
+		if !isSummaryRequest(reqs[len(reqs)-1]) {
+			t.Error("the run sent a request after the summary request that spent its budget")
+		}
+		if res.CostUSD == nil || *res.CostUSD < 1 {
+			t.Errorf("cost %v, want the summary request's $1 counted", res.CostUSD)
+		}
+		if len(g.eventsOf(t, "compaction")) != 1 {
+			t.Error("the paid-for compaction was not kept")
+		}
+		if want := fmt.Sprintf("stopped before request %d:", res.Turns+1); !strings.Contains(res.Err.Error(), want) {
+			t.Errorf("error %q, want it to say %q", res.Err, want)
+		}
+	})
+	t.Run("tokens", func(t *testing.T) {
+		g := newLongRig(t, "anthropic", 1000, 1<<30)
+		g.summaryAnswers(t, func(int, providertest.Request) providertest.Response {
+			return providertest.Stream("anthropic", providertest.Turn{Text: "Task: reads.", InputTokens: 5_000_000, OutputTokens: 10})
+		})
+		cfg := g.config("read big.txt again and again", runner.Window{Tokens: 8000})
+		cfg.MaxTotalTokens = 4_000_000
+		res := runner.Run(context.Background(), cfg)
+		if code, reason := runner.Classify(res.Err); code != runner.ExitLimit || reason != "budget" {
+			t.Fatalf("exit %d %s (%v), want a budget stop", code, reason, res.Err)
+		}
+		if res.Usage.Input < 5_000_000 {
+			t.Errorf("usage %+v, want the summary request's tokens counted", res.Usage)
+		}
+	})
 }

@@ -138,13 +138,20 @@ type Result struct {
 // Run executes cfg to completion, emits the result event last, and returns
 // the result. A failure is in Result.Err; Classify maps it to an exit code.
 func Run(ctx context.Context, cfg Config) Result {
+	return execute(ctx, cfg, (*run).do)
+}
+
+// execute runs body as the run cfg describes, then appends the run entry
+// (when the run holds the session), emits the result event and returns
+// the result.
+func execute(ctx context.Context, cfg Config, body func(*run, context.Context) error) Result {
 	start := cfg.Start
 	if start.IsZero() {
 		start = cfg.now()
 	}
 	r := &run{cfg: cfg, start: start}
 	r.res.CostUSD = new(float64)
-	err := r.do(ctx)
+	err := body(r, ctx)
 	if err != nil && ctx.Err() != nil {
 		if cause := context.Cause(ctx); cause != nil {
 			err = cause
@@ -379,23 +386,7 @@ func (r *run) closeDanglingToolCalls() error {
 // context baseline.
 func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
 	cfg := r.cfg
-	system := cfg.System
-	if system == "" {
-		system = prompt.DefaultSystem
-	}
-	r.promptOpts = prompt.Options{
-		Cwd:          cfg.Cwd,
-		Getenv:       cfg.Getenv,
-		Now:          cfg.Now,
-		System:       system,
-		AppendSystem: cfg.AppendSystem,
-		Tools:        toolNames,
-		OutputSchema: r.schemaText(),
-		Sandbox:      cfg.promptSandbox(),
-		MCP:          mcpContext(cfg.MCP, toolNames),
-		NoEnv:        cfg.NoEnv,
-		NoAgentsMD:   cfg.NoAgentsMD,
-	}
+	r.setContextOptions(toolNames)
 	state, err := prompt.Gather(r.promptOpts)
 	if err != nil {
 		return fmt.Errorf("gather context: %w", err)
@@ -419,6 +410,29 @@ func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
 		return err
 	}
 	return r.appendEntry(state.Baseline().Entry())
+}
+
+// setContextOptions sets what the model-visible context is gathered from:
+// the run's settings and the names of the tools it offers.
+func (r *run) setContextOptions(toolNames []string) {
+	cfg := r.cfg
+	system := cfg.System
+	if system == "" {
+		system = prompt.DefaultSystem
+	}
+	r.promptOpts = prompt.Options{
+		Cwd:          cfg.Cwd,
+		Getenv:       cfg.Getenv,
+		Now:          cfg.Now,
+		System:       system,
+		AppendSystem: cfg.AppendSystem,
+		Tools:        toolNames,
+		OutputSchema: r.schemaText(),
+		Sandbox:      cfg.promptSandbox(),
+		MCP:          mcpContext(cfg.MCP, toolNames),
+		NoEnv:        cfg.NoEnv,
+		NoAgentsMD:   cfg.NoAgentsMD,
+	}
 }
 
 // promptSandbox is what the model is told about the sandbox.
@@ -453,11 +467,13 @@ func (r *run) loop(ctx context.Context) error {
 			return err
 		}
 		turnStart := r.cfg.now()
-		r.res.Turns++
+		// fit may compact first: a request that --max-turns does not
+		// count, but whose cost and tokens the budgets do.
 		msgs, err := r.fit(ctx, specs)
 		if err != nil {
 			return err
 		}
+		r.res.Turns++
 		req := provider.Request{
 			Model:     cfg.Model,
 			Messages:  msgs,
