@@ -32,12 +32,13 @@ import (
 
 // sessionsCmd is the sessions command family. Listing is the default.
 type sessionsCmd struct {
-	List   sessionsListCmd   `cmd:"" default:"withargs" help:"List the sessions of this directory, oldest first (the default: awl sessions [--json] [--all] [--limit N] [--since 24h])."`
-	Show   sessionsShowCmd   `cmd:"" help:"Show a session's conversation; --json prints its entries as stored."`
-	Path   sessionsPathCmd   `cmd:"" help:"Print a session file's path."`
-	Rm     sessionsRmCmd     `cmd:"" help:"Remove sessions (never one in use: naming one is exit 3)."`
-	Prune  sessionsPruneCmd  `cmd:"" help:"Remove sessions not modified for a while; one in use is skipped, said on stderr, and is no failure (exit 0)."`
-	Verify sessionsVerifyCmd `cmd:"" help:"Check sessions fully, as a resume would: path:line: reason for each problem; exit 3 if any is broken."`
+	List    sessionsListCmd    `cmd:"" default:"withargs" help:"List the sessions of this directory, oldest first (the default: awl sessions [--json] [--all] [--limit N] [--since 24h])."`
+	Show    sessionsShowCmd    `cmd:"" help:"Show a session's conversation; --json prints its entries as stored."`
+	Path    sessionsPathCmd    `cmd:"" help:"Print a session file's path."`
+	Rm      sessionsRmCmd      `cmd:"" help:"Remove sessions (never one in use: naming one is exit 3)."`
+	Prune   sessionsPruneCmd   `cmd:"" help:"Remove sessions not modified for a while; one in use is skipped, said on stderr, and is no failure (exit 0)."`
+	Verify  sessionsVerifyCmd  `cmd:"" help:"Check sessions fully, as a resume would: path:line: reason for each problem; exit 3 if any is broken."`
+	Compact sessionsCompactCmd `cmd:"" help:"Have the model summarise a session now, so that its next run starts from the summary; events as NDJSON on stdout."`
 }
 
 // age is a duration flag that also takes days: 30d, 1d12h, 24h, 90m.
