@@ -70,14 +70,16 @@ func groupPIDs(t *testing.T, ctx context.Context, env Env, input map[string]any)
 const blockingCommand = `sleep 100 & echo "pids $$ $!"; sleep 100`
 
 func TestBashTimeoutKillsGroup(t *testing.T) {
-	res, pids := groupPIDs(t, context.Background(), Env{Dir: t.TempDir()}, map[string]any{"command": blockingCommand, "timeout": 1})
-	want(t, res, true, "timed out after 1s", "process group was killed")
+	// 3s, not 1s: on a loaded machine bash may take over a second to
+	// print the pids, and the test would see no output to check.
+	res, pids := groupPIDs(t, context.Background(), Env{Dir: t.TempDir()}, map[string]any{"command": blockingCommand, "timeout": 3})
+	want(t, res, true, "timed out after 3s", "process group was killed")
 	assertDead(t, pids)
 }
 
 func TestBashCapAppliesToTimeout(t *testing.T) {
-	res, pids := groupPIDs(t, context.Background(), Env{Dir: t.TempDir(), MaxBashTimeout: time.Second}, map[string]any{"command": blockingCommand, "timeout": 60})
-	want(t, res, true, "timeout capped at 1s", "timed out after 1s")
+	res, pids := groupPIDs(t, context.Background(), Env{Dir: t.TempDir(), MaxBashTimeout: 3 * time.Second}, map[string]any{"command": blockingCommand, "timeout": 60})
+	want(t, res, true, "timeout capped at 3s", "timed out after 3s")
 	assertDead(t, pids)
 }
 
