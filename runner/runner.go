@@ -204,6 +204,15 @@ func (c Config) sandboxStatus() sandbox.Status {
 	return st
 }
 
+// confine is the tools' confinement, for commands awl runs itself (the
+// checks); nil when the sandbox is off.
+func (r *run) confine() tool.Confiner {
+	if r.cfg.Sandbox == nil {
+		return nil
+	}
+	return r.cfg.Sandbox
+}
+
 func (c Config) now() time.Time {
 	if c.Now != nil {
 		return c.Now()

@@ -70,10 +70,12 @@ func (t bashTool) run(ctx context.Context, in bashArgs) Result {
 
 // RunCommand runs command with `bash -c` in dir as the bash tool runs the
 // model's commands (its own process group killed after timeout, stdin
-// /dev/null, output cut like bash output, the environment without secrets),
-// but unconfined: it is for commands the user gave (--check).
-func RunCommand(ctx context.Context, dir, command string, timeout time.Duration) Result {
-	return runBash(ctx, dir, ScrubEnviron(os.Environ()), command, timeout, "", nil)
+// /dev/null, output cut like bash output, the environment without
+// secrets). It is for commands the user gave (--check). confine, when not
+// nil, confines it as it confines the model's commands: the user wrote the
+// command, but what it runs (a test suite) the model may have written.
+func RunCommand(ctx context.Context, dir, command string, timeout time.Duration, confine Confiner) Result {
+	return confinedResult(runBash(ctx, dir, ScrubEnviron(os.Environ()), command, timeout, "", confine), confine)
 }
 
 // runBash runs command in dir in its own process group, killing the group
