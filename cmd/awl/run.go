@@ -467,7 +467,31 @@ func (c *runCmd) sandbox(a *app, cwd string) (*sandbox.Sandbox, sandbox.Status, 
 	if st.Warning != "" {
 		fmt.Fprintf(a.stderr, "awl: warning: %s\n", st.Warning)
 	}
+	if sb != nil {
+		for _, d := range sb.WritableDirs() {
+			if d == sb.TmpDir {
+				continue
+			}
+			if w := broadWrite(d, a.getenv("HOME")); w != "" {
+				fmt.Fprintf(a.stderr, "awl: warning: --sandbox %s: tools may write anywhere under %s, %s\n", mode, d, w)
+			}
+		}
+	}
 	return sb, st, nil
+}
+
+// broadWrite says what a sandbox that lets tools write dir fails to
+// protect, when dir is the root or holds the home directory: "" when it
+// is narrower.
+func broadWrite(dir, home string) string {
+	dir = filepath.Clean(dir)
+	switch {
+	case dir == "/":
+		return "which is the whole file system"
+	case home != "" && filepath.IsAbs(home) && (filepath.Clean(home) == dir || strings.HasPrefix(filepath.Clean(home), dir+"/")):
+		return "which holds the home directory " + filepath.Clean(home) + " (~/.bashrc, ~/.ssh)"
+	}
+	return ""
 }
 
 // assumeABI, when not 0, replaces the kernel's Landlock ABI version (tests;

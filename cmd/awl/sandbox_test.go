@@ -179,3 +179,43 @@ func TestActionSandbox(t *testing.T) {
 		t.Errorf("the request does not tell the sandbox with both directories:\n%s", body)
 	}
 }
+
+// TestSandboxBroadWriteWarns: a workspace (or --sandbox-writable
+// directory) that is / or holds the home directory protects little; awl
+// says so on stderr and still runs.
+func TestSandboxBroadWriteWarns(t *testing.T) {
+	for _, c := range []struct{ dir, home, want string }{
+		{"/", "/home/u", "the whole file system"},
+		{"/home/u", "/home/u", "holds the home directory /home/u"},
+		{"/home", "/home/u/", "holds the home directory /home/u"},
+		{"/home/u/src", "/home/u", ""},
+		{"/home/us", "/home/u", ""},
+		{"/srv", "", ""},
+		{"/srv", "relative", ""},
+	} {
+		got := broadWrite(c.dir, c.home)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("broadWrite(%q, %q) = %q, want %q", c.dir, c.home, got, c.want)
+		}
+	}
+
+	if sandbox.ABI() < sandbox.ABINetwork {
+		t.Skip("the run needs Landlock ABI 4")
+	}
+	srv := providertest.New()
+	defer srv.Close()
+	home := t.TempDir()
+	t.Chdir(home)
+	t.Setenv("HOME", home)
+	t.Setenv("ANTHROPIC_API_KEY", sentinelKey)
+	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+	t.Setenv("AWL_SESSION_DIR", filepath.Join(t.TempDir(), "sessions"))
+	t.Setenv("AWL_PROVIDER", "")
+	t.Setenv("AWL_SANDBOX", "")
+	srv.Enqueue(providertest.Text("anthropic", "ok"))
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"run", "--no-stdin", "--sandbox", "workspace-write", "hi"}, nil, &out, &errb)
+	if want := "awl: warning: --sandbox workspace-write: tools may write anywhere under " + home + ", which holds the home directory"; code != 0 || !strings.Contains(errb.String(), want) {
+		t.Errorf("exit %d, stderr %q, want it to contain %q", code, errb.String(), want)
+	}
+}
