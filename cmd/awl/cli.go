@@ -40,7 +40,7 @@ type cli struct {
 	SessionDir  string           `name:"session-dir" help:"Sessions directory (default $AWL_SESSION_DIR, else $XDG_DATA_HOME/awl/sessions)." placeholder:"DIR"`
 
 	Run      runCmd      `cmd:"" help:"Run a prompt to completion: model turns and tool calls, every entry appended to the session."`
-	Sessions sessionsCmd `cmd:"" help:"List, show, locate and prune sessions."`
+	Sessions sessionsCmd `cmd:"" help:"List, show, locate, verify, compact and prune sessions."`
 	Schema   schemaCmd   `cmd:"" help:"Print JSON Schemas (awl schema events)."`
 	Version  versionCmd  `cmd:"" help:"Print awl's version."`
 }
