@@ -103,8 +103,12 @@ func Project(path []session.Entry) []conv.Message {
 				}
 			}
 		case TypeCompaction:
-			if comp < 0 && json.Unmarshal(e.Fields, &cf) == nil {
-				comp = i
+			// One without a summary (hand-edited, cut short) would drop
+			// everything before it: it is skipped, like one that is
+			// not JSON, and an earlier one applies.
+			var f compactionFields
+			if comp < 0 && json.Unmarshal(e.Fields, &f) == nil && strings.TrimSpace(f.Summary) != "" {
+				comp, cf = i, f
 			}
 		}
 	}

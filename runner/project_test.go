@@ -81,6 +81,19 @@ func TestProject(t *testing.T) {
 	if m := Project(comp)[2]; !IsSummary(m.Content[0].Text) || !strings.Contains(m.Content[0].Text, "did things") {
 		t.Errorf("summary message = %q", m.Content[0].Text)
 	}
+
+	// A later compaction without a summary (hand-edited, or a summary
+	// member that is not a string) would throw the history away: it is
+	// skipped, and the one before it applies.
+	for _, fields := range []string{`{"firstKeptEntryId":"0000000d"}`, `{"summary":"  \n","firstKeptEntryId":"0000000d"}`, `{"summary":7}`, `not json`} {
+		broken := append(comp[:13:13],
+			session.Entry{Type: TypeCompaction, ID: "0000000e", Fields: []byte(fields)},
+			msgEntry("0000000f", conv.RoleAssistant, conv.TextBlock("after")),
+		)
+		if got := texts(Project(broken)); got != "system:sys v2 | user:<environment_context> | user:<awl-compaction> | call:c2 | result:small | assistant:next | assistant:after" {
+			t.Errorf("with the compaction %s: %s", fields, got)
+		}
+	}
 }
 
 func TestPruneStubImageAndLabel(t *testing.T) {
