@@ -3,36 +3,40 @@ package sandbox_test
 import (
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/awlrun/awl/runner/sandbox"
 )
 
-// BenchmarkStart starts and waits for /bin/true, directly and confined:
-// the difference is what confinement adds to every command (a thread, the
+// BenchmarkStart starts and waits for /bin/true, directly and confined, in
+// turn within each iteration so that both see the same load: the
+// difference is what confinement adds to every command (a thread, the
 // restriction, the wait that keeps the thread until the command exits).
+// It reports the mean wall time of each and their difference.
 func BenchmarkStart(b *testing.B) {
 	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: b.TempDir()})
 	if err != nil || !st.Enforced {
 		b.Skipf("no Landlock here: %v %+v", err, st)
 	}
 	defer sb.Close()
-	for _, c := range []struct {
-		name  string
-		start func(*exec.Cmd) error
-	}{
-		{"direct", (*exec.Cmd).Start},
-		{"confined", sb.Start},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			for b.Loop() {
-				cmd := exec.Command("/bin/true")
-				if err := c.start(cmd); err != nil {
-					b.Fatal(err)
-				}
-				if err := cmd.Wait(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+	run := func(start func(*exec.Cmd) error) time.Duration {
+		t0 := time.Now()
+		cmd := exec.Command("/bin/true")
+		if err := start(cmd); err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
 	}
+	var direct, confined time.Duration
+	for b.Loop() {
+		direct += run((*exec.Cmd).Start)
+		confined += run(sb.Start)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	b.ReportMetric(ms(direct), "direct-ms/op")
+	b.ReportMetric(ms(confined), "confined-ms/op")
+	b.ReportMetric(ms(confined-direct), "added-ms/op")
 }
