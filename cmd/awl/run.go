@@ -205,6 +205,11 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err := c.validate(); err != nil {
 		return res, runner.Config{}, err
 	}
+	if replay && (c.ContextWindow != nil || c.PruneAt != nil || c.CompactAt != nil) {
+		// A summary request would be served a recorded answer, and a
+		// pruned tool result would diverge from the recording.
+		return res, runner.Config{}, runner.Usagef("--context-window, --prune-at and --compact-at have no place in a replay: it sends what the recording holds, never prunes, and never compacts")
+	}
 	if err := c.checkLastMessage(); err != nil {
 		return res, runner.Config{}, err
 	}
