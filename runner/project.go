@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/runner/prompt"
@@ -83,21 +86,18 @@ const pruneMin = 1024
 // Resume therefore rebuilds the same request the last process would have
 // sent, byte for byte.
 func Project(path []session.Entry) []conv.Message {
-	pos := make(map[string]int, len(path))
-	for i, e := range path {
-		pos[e.ID] = i
-	}
+	ids := locator{path: path}
 	// The latest prune boundary and compaction.
 	pruneUpTo, comp := -1, -1
 	var cf compactionFields
 	for i := len(path) - 1; i >= 0; i-- {
-		e := path[i]
+		e := &path[i]
 		switch e.Type {
 		case TypePrune:
 			if pruneUpTo < 0 {
 				var pf pruneFields
 				if json.Unmarshal(e.Fields, &pf) == nil {
-					if p, ok := pos[pf.UpToID]; ok {
+					if p, ok := ids.find(pf.UpToID); ok {
 						pruneUpTo = p
 					}
 				}
@@ -112,12 +112,8 @@ func Project(path []session.Entry) []conv.Message {
 			}
 		}
 	}
-	var uses map[string]conv.Block
-	if pruneUpTo >= 0 {
-		uses = toolUses(path[:pruneUpTo+1])
-	}
-	out := make([]conv.Message, 0, len(path))
-	add := func(from, to int) {
+	uses := useIndex{path: path[:pruneUpTo+1]}
+	add := func(out []conv.Message, from, to int) []conv.Message {
 		for i := from; i < to; i++ {
 			e := &path[i]
 			if e.Type != session.TypeMessage || e.Message == nil {
@@ -125,14 +121,14 @@ func Project(path []session.Entry) []conv.Message {
 			}
 			m := *e.Message
 			if i <= pruneUpTo {
-				m = pruneMessage(m, uses)
+				m = pruneWith(m, uses.find)
 			}
 			out = append(out, m)
 		}
+		return out
 	}
 	if comp < 0 {
-		add(0, len(path))
-		return out
+		return add(make([]conv.Message, 0, len(path)), 0, len(path))
 	}
 	// The rebuilt context: from C to its baseline.
 	ctxEnd := comp
@@ -142,13 +138,90 @@ func Project(path []session.Entry) []conv.Message {
 			break
 		}
 	}
-	add(comp+1, ctxEnd)
-	out = append(out, summaryMessage(cf.Summary))
-	if k, ok := pos[cf.FirstKeptEntryID]; ok && k < comp {
-		add(k, comp)
+	k, kept := ids.find(cf.FirstKeptEntryID)
+	kept = kept && k < comp
+	size := (ctxEnd - comp) + 1 + (len(path) - ctxEnd)
+	if kept {
+		size += comp - k
 	}
-	add(ctxEnd+1, len(path))
-	return out
+	out := add(make([]conv.Message, 0, size), comp+1, ctxEnd)
+	out = append(out, summaryMessage(cf.Summary))
+	if kept {
+		out = add(out, k, comp)
+	}
+	return add(out, ctxEnd+1, len(path))
+}
+
+// locator finds entries of a path by id: the last one with the id, as a
+// map from id to index would. A lookup or two per projection scan back
+// from the end; a miss builds the map, so that no run of misses costs a
+// scan each.
+type locator struct {
+	path []session.Entry
+	pos  map[string]int
+}
+
+func (l *locator) find(id string) (int, bool) {
+	if l.pos == nil {
+		for i := len(l.path) - 1; i >= 0; i-- {
+			if l.path[i].ID == id {
+				return i, true
+			}
+		}
+		l.pos = make(map[string]int, len(l.path))
+		for i := range l.path {
+			l.pos[l.path[i].ID] = i
+		}
+		return -1, false
+	}
+	i, ok := l.pos[id]
+	return i, ok
+}
+
+// useIndex finds the tool calls of a path by id, as toolUses does (the
+// last call with the id wins), but lazily: it indexes the calls from the
+// end of the path back only as far as a lookup needs. The results a
+// projection stubs sit just after their calls, near the end, so the
+// calls before an old compaction are never indexed.
+type useIndex struct {
+	path []session.Entry
+	next int // path[next:] is indexed; 0 until the first lookup
+	seen map[string]*conv.Block
+}
+
+func (u *useIndex) find(id string) conv.Block {
+	if u.seen == nil {
+		u.seen = map[string]*conv.Block{}
+		u.next = len(u.path)
+	}
+	if b, ok := u.seen[id]; ok {
+		return *b
+	}
+	for u.next > 0 {
+		u.next--
+		m := u.path[u.next].Message
+		if m == nil || m.Role != conv.RoleAssistant {
+			continue
+		}
+		var hit *conv.Block
+		// Within a message too, the last block with the id wins.
+		for j := len(m.Content) - 1; j >= 0; j-- {
+			b := &m.Content[j]
+			if b.Type != conv.BlockToolUse {
+				continue
+			}
+			if _, ok := u.seen[b.ID]; !ok {
+				u.seen[b.ID] = b
+			}
+			if b.ID == id && hit == nil {
+				hit = b
+			}
+		}
+		if hit != nil {
+			return *hit
+		}
+	}
+	return conv.Block{}
 }
 
 // toolUses indexes the tool calls in entries by id.
@@ -170,6 +243,11 @@ func toolUses(entries []session.Entry) map[string]conv.Block {
 // pruneMessage returns m with its large tool results replaced by stubs. It
 // never modifies m's blocks in place: they belong to the session.
 func pruneMessage(m conv.Message, uses map[string]conv.Block) conv.Message {
+	return pruneWith(m, func(id string) conv.Block { return uses[id] })
+}
+
+// pruneWith is pruneMessage with the tool calls looked up by use.
+func pruneWith(m conv.Message, use func(id string) conv.Block) conv.Message {
 	changed := false
 	for _, b := range m.Content {
 		if b.Type == conv.BlockToolResult && (len(b.Content) > pruneMin || len(b.Attachments) > 0) {
@@ -187,7 +265,7 @@ func pruneMessage(m conv.Message, uses map[string]conv.Block) conv.Message {
 			continue
 		}
 		nb := b
-		nb.Content = pruneStub(uses[b.ToolUseID], b)
+		nb.Content = pruneStub(use(b.ToolUseID), b)
 		nb.Attachments = nil
 		blocks[i] = nb
 	}
@@ -212,37 +290,74 @@ func pruneStub(use, res conv.Block) string {
 	var sb strings.Builder
 	sb.WriteString("[output of ")
 	sb.WriteString(callLabel(use))
-	fmt.Fprintf(&sb, ", %s", humanBytes(len(res.Content)))
+	sb.WriteString(", ")
+	sb.WriteString(humanBytes(len(res.Content)))
 	if res.IsError {
 		sb.WriteString(", an error")
 	}
 	sb.WriteString(", pruned")
-	lines := strings.Split(strings.TrimRight(res.Content, "\n"), "\n")
-	if res.Content == "" {
-		lines = nil
+	// The lines are those of the content without its final newlines.
+	text := strings.TrimRight(res.Content, "\n")
+	lines := 0
+	if res.Content != "" {
+		lines = strings.Count(text, "\n") + 1
 	}
-	keep := lines
-	if len(lines) > stubHead+stubTail {
-		keep = append(append([]string{}, lines[:stubHead]...), "…")
-		keep = append(keep, lines[len(lines)-stubTail:]...)
-		fmt.Fprintf(&sb, "; %d of %d lines kept", stubHead+stubTail, len(lines))
+	cut := lines > stubHead+stubTail
+	if cut {
+		fmt.Fprintf(&sb, "; %d of %d lines kept", stubHead+stubTail, lines)
 	}
 	for _, a := range res.Attachments {
 		fmt.Fprintf(&sb, "; attachment %s, %s", a.MimeType, humanBytes(len(a.Data)*3/4))
 	}
-	if len(keep) > 0 {
-		sb.WriteString(":")
-		for _, l := range keep {
-			sb.WriteString("\n")
-			if len(l) > stubLine {
-				l = strings.ToValidUTF8(l[:stubLine], "") + "…"
-			}
-			sb.WriteString(l)
+	if lines == 0 {
+		sb.WriteString("]")
+		return sb.String()
+	}
+	sb.WriteString(":")
+	if !cut {
+		writeStubLines(&sb, text)
+	} else {
+		head, tail := text, text
+		for range stubHead {
+			head = head[strings.IndexByte(head, '\n')+1:]
 		}
+		for range stubTail {
+			tail = tail[:strings.LastIndexByte(tail, '\n')]
+		}
+		writeStubLines(&sb, text[:len(text)-len(head)-1])
+		writeStubLine(&sb, "…")
+		writeStubLines(&sb, text[len(tail)+1:])
 	}
 	sb.WriteString("]")
 	return sb.String()
 }
+
+// writeStubLines writes each line of text, as writeStubLine does.
+func writeStubLines(sb *strings.Builder, text string) {
+	for {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			writeStubLine(sb, text)
+			return
+		}
+		writeStubLine(sb, text[:i])
+		text = text[i+1:]
+	}
+}
+
+// writeStubLine writes a newline and l, cut to stubLine bytes.
+func writeStubLine(sb *strings.Builder, l string) {
+	sb.WriteString("\n")
+	if len(l) > stubLine {
+		sb.WriteString(strings.ToValidUTF8(l[:stubLine], ""))
+		sb.WriteString("…")
+		return
+	}
+	sb.WriteString(l)
+}
+
+// labelKeys are the arguments that name a call, in the order tried.
+var labelKeys = [...]string{"command", "path", "file_path", "pattern"}
 
 // callLabel names a tool call briefly: bash by its command, file tools by
 // their path or pattern, others by name.
@@ -250,10 +365,9 @@ func callLabel(use conv.Block) string {
 	if use.Name == "" {
 		return "a tool call"
 	}
-	var args map[string]any
-	_ = json.Unmarshal([]byte(use.Input), &args)
-	for _, k := range []string{"command", "path", "file_path", "pattern"} {
-		if s, ok := args[k].(string); ok && s != "" {
+	args := labelArgs(use.Input)
+	for i, k := range labelKeys {
+		if s := args[i]; s != "" {
 			if len(s) > 80 {
 				s = strings.ToValidUTF8(s[:80], "") + "…"
 			}
@@ -265,6 +379,38 @@ func callLabel(use conv.Block) string {
 		}
 	}
 	return use.Name
+}
+
+// labelArgs returns the string values of labelKeys in a call's input, ""
+// for those absent or not strings: what decoding the input into a
+// map[string]any would give. An input without escapes, the usual case, is
+// read in place; any other goes through encoding/json.
+func labelArgs(input string) (args [len(labelKeys)]string) {
+	if strings.IndexByte(input, '\\') < 0 && utf8.ValidString(input) && json.Valid([]byte(input)) {
+		v := gjson.Parse(input)
+		if !v.IsObject() {
+			return args
+		}
+		// As in a map, the last member with a name wins.
+		v.ForEach(func(key, val gjson.Result) bool {
+			for i, k := range labelKeys {
+				if key.Str == k {
+					args[i] = ""
+					if val.Type == gjson.String {
+						args[i] = val.Str
+					}
+				}
+			}
+			return true
+		})
+		return args
+	}
+	var m map[string]any
+	_ = json.Unmarshal([]byte(input), &m)
+	for i, k := range labelKeys {
+		args[i], _ = m[k].(string)
+	}
+	return args
 }
 
 func humanBytes(n int) string {
