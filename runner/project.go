@@ -287,9 +287,14 @@ const (
 //	…
 //	<last 6 lines>]
 func pruneStub(use, res conv.Block) string {
+	label := callLabel(use)
+	// The text: the label, the figures, each attachment's line and at
+	// most 12 lines of stubLine bytes, each with a newline and maybe an
+	// ellipsis, and the ellipsis line.
 	var sb strings.Builder
+	sb.Grow(96 + len(label) + 64*len(res.Attachments) + min(len(res.Content), (stubHead+stubTail)*stubLine) + (stubHead+stubTail+1)*4)
 	sb.WriteString("[output of ")
-	sb.WriteString(callLabel(use))
+	sb.WriteString(label)
 	sb.WriteString(", ")
 	sb.WriteString(humanBytes(len(res.Content)))
 	if res.IsError {
