@@ -20,9 +20,10 @@ import (
 // below as projectBefore, byte for byte: a resume by a newer awl must send
 // what the older one did. Random paths cover the awkward cases: repeated
 // entry and call ids, boundaries naming missing ids, fields that do not
-// parse, several compactions and prunes, empty and newline-only output,
-// long lines cut inside a multi-byte character, escapes, duplicate keys
-// and non-objects in call inputs, and images.
+// parse, compactions without a summary, several compactions and prunes,
+// empty and newline-only output, long lines cut inside a multi-byte
+// character, escapes, duplicate keys and non-objects in call inputs, and
+// images.
 func TestProjectMatchesMapVersion(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 3))
 	for n := range 4000 {
@@ -123,7 +124,11 @@ func randomPath(rng *rand.Rand, n int) []session.Entry {
 		case r < 18:
 			fields(TypePrune, pruneFields{UpToID: ref(), TokensBefore: 10, TokensAfter: 5})
 		case r < 19:
-			fields(TypeCompaction, compactionFields{Summary: fmt.Sprintf("summary %d", len(path)), FirstKeptEntryID: ref(), Reason: "threshold"})
+			summary := fmt.Sprintf("summary %d", len(path))
+			if rng.IntN(8) == 0 {
+				summary = []string{"", " \n"}[rng.IntN(2)] // skipped
+			}
+			fields(TypeCompaction, compactionFields{Summary: summary, FirstKeptEntryID: ref(), Reason: "threshold"})
 		default:
 			msg(conv.RoleUser, conv.TextBlock("a prompt"))
 		}
@@ -131,7 +136,8 @@ func randomPath(rng *rand.Rand, n int) []session.Entry {
 	return path
 }
 
-// The first version of Project and the stub it wrote, kept to check that
+// The first version of Project (with the later rule that a compaction
+// without a summary is skipped) and the stub it wrote, kept to check that
 // the faster one gives the same messages.
 
 func projectBefore(path []session.Entry) []conv.Message {
@@ -155,8 +161,9 @@ func projectBefore(path []session.Entry) []conv.Message {
 				}
 			}
 		case TypeCompaction:
-			if comp < 0 && json.Unmarshal(e.Fields, &cf) == nil {
-				comp = i
+			var f compactionFields
+			if comp < 0 && json.Unmarshal(e.Fields, &f) == nil && strings.TrimSpace(f.Summary) != "" {
+				comp, cf = i, f
 			}
 		}
 	}
