@@ -129,13 +129,25 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 func turnSinceCompaction(path []session.Entry) bool {
 	for i := len(path) - 1; i >= 0; i-- {
 		switch e := path[i]; {
-		case e.Type == TypeCompaction:
+		case inForce(e):
 			return false
 		case e.Message != nil && e.Message.Role == conv.RoleAssistant:
 			return true
 		}
 	}
 	return false
+}
+
+// inForce reports whether e is a compaction that Project applies: its
+// members parse and its summary is not blank. One that is not (edited by
+// hand, cut short) is no boundary for pruning, keeping or compacting
+// again either.
+func inForce(e session.Entry) bool {
+	if e.Type != TypeCompaction {
+		return false
+	}
+	var f compactionFields
+	return json.Unmarshal(e.Fields, &f) == nil && strings.TrimSpace(f.Summary) != ""
 }
 
 // keepTurns is how many of the latest assistant turns keep their tool
@@ -150,7 +162,7 @@ func (r *run) prune(before int64) (bool, error) {
 	// latest assistant message, and after the latest compaction and prune.
 	floor := -1
 	for i, e := range path {
-		if e.Type == TypeCompaction {
+		if inForce(e) {
 			floor = i
 		}
 		if e.Type == TypePrune {
@@ -317,7 +329,7 @@ func (r *run) summarise(ctx context.Context, specs []provider.Tool, msgs []conv.
 func (r *run) firstKept(path []session.Entry) string {
 	floor := 0
 	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].Type == TypeCompaction {
+		if inForce(path[i]) {
 			floor = i + 1
 			for j := i + 1; j < len(path); j++ {
 				if path[j].Type == prompt.EntryType {
