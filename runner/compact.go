@@ -69,15 +69,59 @@ type windowState struct {
 	covered int
 }
 
-// estimate is the tokens msgs take: the last response's usage for the
-// messages it covered, and bytes for the rest. Before the first response
-// of this run, and after a boundary, it is bytes alone.
-func (r *run) estimate(msgs []conv.Message) int64 {
+// estimate is the tokens a request of msgs and specs takes: the last
+// response's usage for the messages it covered (and the tools), and bytes
+// for the rest. Before the first response of this run, and after a
+// boundary, it is bytes alone, the tool definitions' included.
+//
+// A usage under a third of what the bytes say is not a real count (some
+// compatible servers report zeros, or fixed figures) and is not used.
+func (r *run) estimate(msgs []conv.Message, specs []provider.Tool) int64 {
 	w := r.window
 	if w.covered > 0 && w.covered <= len(msgs) {
-		return w.tokens + estimateTokens(msgs[w.covered:])
+		if w.tokens*3 >= estimateTokens(msgs[:w.covered])+specTokens(specs) {
+			return w.tokens + estimateTokens(msgs[w.covered:])
+		}
 	}
-	return estimateTokens(msgs)
+	return estimateTokens(msgs) + specTokens(specs)
+}
+
+// specTokens estimates the tokens the tool definitions take in a request.
+func specTokens(specs []provider.Tool) int64 {
+	var n int
+	for _, s := range specs {
+		n += len(s.Name) + len(s.Description) + len(s.Schema) + 16
+	}
+	return int64(float64(n) / BytesPerToken)
+}
+
+// pruneGain is the least a prune must free, in percent of the window, to
+// be written: each prune changes the request from its boundary on, so
+// the provider's cache of what follows is lost, and a prune that frees
+// little would come again a turn later.
+const pruneGain = 20
+
+// seedWindow is the window state the session's own log gives: the usage
+// recorded with its last model response, when no prune or compaction came
+// after it and the response came from provider and model (another model
+// counts tokens otherwise). A resumed run so estimates as the run that
+// wrote the session would have for its next request, rather than from
+// bytes alone.
+func seedWindow(path []session.Entry, provider, model string) windowState {
+	for i := len(path) - 1; i >= 0; i-- {
+		e := path[i]
+		switch {
+		case e.Type == TypePrune || e.Type == TypeCompaction:
+			return windowState{}
+		case e.Message != nil && e.Message.Role == conv.RoleAssistant:
+			u := e.Message.Usage
+			if u == nil || e.Provider != provider || e.Model != model {
+				return windowState{}
+			}
+			return windowState{tokens: u.Input + u.CacheRead + u.CacheWrite + u.Output, covered: len(Project(path[:i+1]))}
+		}
+	}
+	return windowState{}
 }
 
 // noteUsage records a response's usage for estimate.
@@ -93,19 +137,23 @@ func (r *run) noteUsage(reqMsgs int, u *conv.Usage) {
 // compacting first when the request would pass a threshold.
 func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, error) {
 	w := r.cfg.Window
-	msgs := Project(r.sess.ActivePath())
+	path := r.sess.ActivePath()
+	msgs := Project(path)
 	if w.Tokens <= 0 {
 		return msgs, nil
 	}
-	est := r.estimate(msgs)
+	if !r.windowSeeded {
+		r.window, r.windowSeeded = seedWindow(path, r.cfg.Provider.Name(), r.cfg.Model), true
+	}
+	est := r.estimate(msgs, specs)
 	if w.over(est, w.pruneAt()) {
-		pruned, err := r.prune(est)
+		pruned, err := r.prune(est, specTokens(specs))
 		if err != nil {
 			return nil, err
 		}
 		if pruned {
 			msgs = Project(r.sess.ActivePath())
-			est = estimateTokens(msgs)
+			est = estimateTokens(msgs) + specTokens(specs)
 		}
 	}
 	if !w.NoCompact && w.over(est, w.compactAt()) && turnSinceCompaction(r.sess.ActivePath()) {
@@ -155,8 +203,9 @@ func inForce(e session.Entry) bool {
 const keepTurns = 2
 
 // prune appends a prune entry that stubs the tool results of all but the
-// last keepTurns assistant turns, if that changes anything.
-func (r *run) prune(before int64) (bool, error) {
+// last keepTurns assistant turns, if that frees pruneGain percent of the
+// window. overhead is the tokens of the request besides its messages.
+func (r *run) prune(before, overhead int64) (bool, error) {
 	path := r.sess.ActivePath()
 	// The boundary: the last tool-result message before the keepTurns-th
 	// latest assistant message, and after the latest compaction and prune.
@@ -196,7 +245,10 @@ func (r *run) prune(before int64) (bool, error) {
 	}
 	fields := pruneFields{UpToID: path[upTo].ID, TokensBefore: before}
 	after := Project(append(path[:len(path):len(path)], session.Entry{Type: TypePrune, Fields: mustJSON(fields)}))
-	fields.TokensAfter = estimateTokens(after)
+	fields.TokensAfter = estimateTokens(after) + overhead
+	if gain := estimateTokens(Project(path)) + overhead - fields.TokensAfter; gain*100 < pruneGain*r.cfg.Window.Tokens {
+		return false, nil
+	}
 	if err := r.appendEntry(session.Entry{Type: TypePrune, Fields: mustJSON(fields)}); err != nil {
 		return false, err
 	}
@@ -226,14 +278,14 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 	if reason == "overflow" {
 		// The request was already too long: summarise from a projection
 		// with every large tool result stubbed.
-		msgs = pruneAll(msgs, toolUses(path))
+		msgs = projectAllPruned(path)
 	}
 	msg, err := r.summarise(ctx, specs, msgs)
 	if err != nil && reason != "overflow" && overflowed(err) {
 		// The summary request itself did not fit (the window was
 		// overestimated, or a manual compaction of a session that had
 		// outgrown it): once more with every large tool result stubbed.
-		msg, err = r.summarise(ctx, specs, pruneAll(msgs, toolUses(path)))
+		msg, err = r.summarise(ctx, specs, projectAllPruned(path))
 	}
 	if err != nil {
 		return err
@@ -264,7 +316,7 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 		probe = append(probe, session.Entry{Type: session.TypeMessage, Message: &fullContext[i]})
 	}
 	probe = append(probe, state.Baseline().Entry())
-	fields.TokensAfter = estimateTokens(Project(probe))
+	fields.TokensAfter = estimateTokens(Project(probe)) + specTokens(specs)
 
 	if err := r.appendEntry(session.Entry{Type: TypeCompaction, Fields: mustJSON(fields)}); err != nil {
 		return err
@@ -359,13 +411,17 @@ func (r *run) firstKept(path []session.Entry) string {
 	return kept
 }
 
-// pruneAll stubs every large tool result in msgs.
-func pruneAll(msgs []conv.Message, uses map[string]conv.Block) []conv.Message {
-	out := make([]conv.Message, len(msgs))
-	for i, m := range msgs {
-		out[i] = pruneMessage(m, uses)
+// projectAllPruned projects path as if a prune entry at its end stubbed
+// every large tool result: each from the result as the session holds it,
+// never a stub of a stub.
+func projectAllPruned(path []session.Entry) []conv.Message {
+	last := ""
+	for i := len(path) - 1; i >= 0 && last == ""; i-- {
+		if path[i].Message != nil {
+			last = path[i].ID
+		}
 	}
-	return out
+	return Project(append(path[:len(path):len(path)], session.Entry{Type: TypePrune, Fields: mustJSON(pruneFields{UpToID: last})}))
 }
 
 func mustJSON(v any) []byte {
@@ -450,7 +506,7 @@ func (r *run) compactSession(ctx context.Context) error {
 	}
 	r.setContextOptions(names)
 	path := r.sess.ActivePath()
-	if err := r.compact(ctx, specs, estimateTokens(Project(path)), "manual"); err != nil {
+	if err := r.compact(ctx, specs, estimateTokens(Project(path))+specTokens(specs), "manual"); err != nil {
 		return err
 	}
 	path = r.sess.ActivePath()

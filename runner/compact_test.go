@@ -37,6 +37,8 @@ type longRun struct {
 	sessDir string
 	turns   int
 	limit   int64
+	// zeroUsage reports no input tokens, as some compatible servers do.
+	zeroUsage bool
 
 	mu        sync.Mutex
 	normal    int      // normal (non-summary) requests answered
@@ -61,6 +63,9 @@ func (l *longRun) respond(n int, req providertest.Request) providertest.Response
 	l.normal++
 	l.reqs = append(l.reqs, strip(gjson.GetBytes(req.Body, wires[l.api].messages).Raw))
 	l.bounds = append(l.bounds, l.boundaries())
+	if l.zeroUsage {
+		tokens = 0
+	}
 	if l.normal >= l.turns {
 		return providertest.Stream(l.api, providertest.Turn{Text: "done", InputTokens: int(tokens), OutputTokens: 5})
 	}
@@ -168,9 +173,18 @@ func TestLongRunPrunesAndCompacts(t *testing.T) {
 		t.Fatalf("%d prunes, %d compactions, %d summary requests: want some of each, one summary per compaction", len(prunes), len(comps), m.summaries)
 	}
 	for _, p := range prunes {
-		if b := p["tokens_before"].(float64); b < 0.6*window {
+		b, a := p["tokens_before"].(float64), p["tokens_after"].(float64)
+		if b < 0.6*window {
 			t.Errorf("a prune at %.0f tokens, under 60%% of %d", b, window)
 		}
+		// Each prune is a cache break: one that freed little would come
+		// again a turn later.
+		if b-a < 0.2*window {
+			t.Errorf("a prune from %.0f to %.0f tokens frees under 20%% of %d", b, a, window)
+		}
+	}
+	if len(prunes) > turns/3 { // 218 when any gain would do
+		t.Errorf("%d prunes in %d turns: pruning churns", len(prunes), turns)
 	}
 	for _, c := range comps {
 		b, a := c["tokens_before"].(float64), c["tokens_after"].(float64)
@@ -271,6 +285,25 @@ func specsOf(tools []tool.Tool) []provider.Tool {
 // TestOverflowCompactsAndRetries: with no known window, the API's "prompt
 // is too long" makes awl compact and send the request again, on every
 // wire API, instead of failing with exit 5.
+// TestZeroUsageStillFits: a server that reports no input tokens (some
+// compatible servers do) must not make awl believe the window is empty:
+// the estimate falls back to bytes, and the run prunes and compacts
+// before the server refuses anything.
+func TestZeroUsageStillFits(t *testing.T) {
+	const window, turns = 20000, 120
+	g := newLongRig(t, "openai-chat", turns, window)
+	g.model.zeroUsage = true
+	res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{Tokens: window}))
+	if res.Err != nil {
+		t.Fatalf("run failed: %v", res.Err)
+	}
+	g.model.mu.Lock()
+	defer g.model.mu.Unlock()
+	if g.model.overflows != 0 || len(g.eventsOf(t, "compaction")) == 0 {
+		t.Errorf("%d requests refused as too long, %d compactions: want none refused, some compactions", g.model.overflows, len(g.eventsOf(t, "compaction")))
+	}
+}
+
 func TestOverflowCompactsAndRetries(t *testing.T) {
 	for _, api := range []string{"anthropic", "openai", "openai-chat"} {
 		t.Run(api, func(t *testing.T) {
@@ -311,15 +344,41 @@ func TestNoCompactFailsOnOverflow(t *testing.T) {
 // TestResumeAfterCompaction: a run that stops right after a compaction
 // and a resume of it send requests that extend each other byte for byte:
 // the resumed process rebuilds the projection the first one used.
+// turnsBeforeCompaction counts the model turns of a session before its
+// first compaction entry.
+func turnsBeforeCompaction(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(string(b)) {
+		switch {
+		case gjson.Get(line, "type").String() == "compaction":
+			return n
+		case gjson.Get(line, "message.role").String() == "assistant":
+			n++
+		}
+	}
+	t.Fatal("the session has no compaction; make the run longer")
+	return 0
+}
+
 func TestResumeAfterCompaction(t *testing.T) {
 	const window = 20000
 	for _, api := range []string{"anthropic", "openai", "openai-chat"} {
 		t.Run(api, func(t *testing.T) {
-			g := newLongRig(t, api, 1000, window)
 			w := runner.Window{Tokens: window}
-			// Run until the first compaction, then stop at the next turn.
-			cfg := g.config("read big.txt again and again", w)
+			// A first run finds the turn the first compaction comes
+			// before; the second stops right after that turn's request.
+			probe := newLongRig(t, api, 1000, window)
+			cfg := probe.config("read big.txt again and again", w)
 			cfg.MaxTurns = 60
+			turn := turnsBeforeCompaction(t, runner.Run(context.Background(), cfg).SessionPath) + 1
+			g := newLongRig(t, api, 1000, window)
+			cfg = g.config("read big.txt again and again", w)
+			cfg.MaxTurns = turn
 			res := runner.Run(context.Background(), cfg)
 			if code, _ := runner.Classify(res.Err); code != runner.ExitLimit {
 				t.Fatalf("first run: exit %d (%v), want a max-turns stop", code, res.Err)

@@ -240,13 +240,9 @@ func toolUses(entries []session.Entry) map[string]conv.Block {
 	return m
 }
 
-// pruneMessage returns m with its large tool results replaced by stubs. It
-// never modifies m's blocks in place: they belong to the session.
-func pruneMessage(m conv.Message, uses map[string]conv.Block) conv.Message {
-	return pruneWith(m, func(id string) conv.Block { return uses[id] })
-}
-
-// pruneWith is pruneMessage with the tool calls looked up by use.
+// pruneWith returns m with its large tool results replaced by stubs, the
+// tool calls they answer looked up by use. It never modifies m's blocks in
+// place: they belong to the session.
 func pruneWith(m conv.Message, use func(id string) conv.Block) conv.Message {
 	changed := false
 	for _, b := range m.Content {

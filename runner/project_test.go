@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -104,5 +105,29 @@ func TestPruneStubImageAndLabel(t *testing.T) {
 	}
 	if got := callLabel(conv.Block{Name: "mcp__x__y", Input: `not json`}); got != "mcp__x__y" {
 		t.Errorf("label = %q", got)
+	}
+}
+
+// TestProjectAllPruned: the projection for a summary request that must
+// shrink stubs every large result from the result the session holds, even
+// one an earlier prune already stubbed: never a stub of a stub.
+func TestProjectAllPruned(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef ", 200) + "\n"
+	var path []session.Entry
+	for i := range 3 {
+		id := fmt.Sprintf("c%d", i)
+		path = append(path,
+			msgEntry(fmt.Sprintf("%08d", 2*i+1), conv.RoleAssistant, conv.Block{Type: conv.BlockToolUse, ID: id, Name: "bash", Input: `{"command":"cat big"}`}),
+			msgEntry(fmt.Sprintf("%08d", 2*i+2), conv.RoleUser, conv.Block{Type: conv.BlockToolResult, ToolUseID: id, Content: strings.Repeat(big, 20)}))
+	}
+	path = append(path, fieldsEntry(TypePrune, "00000007", pruneFields{UpToID: "00000002"}))
+	for i, m := range projectAllPruned(path) {
+		if i%2 == 0 {
+			continue
+		}
+		c := m.Content[0].Content
+		if !strings.HasPrefix(c, "[output of `cat big`, 66.4 KB, pruned") || strings.Count(c, "[output of") != 1 {
+			t.Errorf("result %d: %.120q", i, c)
+		}
 	}
 }

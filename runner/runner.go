@@ -240,6 +240,8 @@ type run struct {
 
 	promptOpts prompt.Options // the last context gathered, for compaction
 	window     windowState    // how full the window is (compact.go)
+	// windowSeeded says window was seeded from the session's log.
+	windowSeeded bool
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -494,7 +496,7 @@ func (r *run) loop(ctx context.Context) error {
 		if err != nil && overflowed(err) && !cfg.Window.NoCompact {
 			// The API says the prompt is too long: compact, then send the
 			// shorter request once.
-			if err := r.compact(ctx, specs, r.estimate(msgs), "overflow"); err != nil {
+			if err := r.compact(ctx, specs, r.estimate(msgs, specs), "overflow"); err != nil {
 				return err
 			}
 			req.Messages = Project(r.sess.ActivePath())
