@@ -177,7 +177,7 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 func turnSinceCompaction(path []session.Entry) bool {
 	for i := len(path) - 1; i >= 0; i-- {
 		switch e := path[i]; {
-		case inForce(e):
+		case inForce(path, i):
 			return false
 		case e.Message != nil && e.Message.Role == conv.RoleAssistant:
 			return true
@@ -186,16 +186,13 @@ func turnSinceCompaction(path []session.Entry) bool {
 	return false
 }
 
-// inForce reports whether e is a compaction that Project applies: its
-// members parse and its summary is not blank. One that is not (edited by
-// hand, cut short) is no boundary for pruning, keeping or compacting
+// inForce reports whether path[i] is a compaction that Project applies
+// (compactionAt). One that is not (edited by hand, cut short, its rebuilt
+// context incomplete) is no boundary for pruning, keeping or compacting
 // again either.
-func inForce(e session.Entry) bool {
-	if e.Type != TypeCompaction {
-		return false
-	}
-	var f compactionFields
-	return json.Unmarshal(e.Fields, &f) == nil && strings.TrimSpace(f.Summary) != ""
+func inForce(path []session.Entry, i int) bool {
+	_, _, ok := compactionAt(path, i)
+	return ok
 }
 
 // keepTurns is how many of the latest assistant turns keep their tool
@@ -211,7 +208,7 @@ func (r *run) prune(before, overhead int64) (bool, error) {
 	// latest assistant message, and after the latest compaction and prune.
 	floor := -1
 	for i, e := range path {
-		if inForce(e) {
+		if inForce(path, i) {
 			floor = i
 		}
 		if e.Type == TypePrune {
@@ -306,6 +303,7 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 		Model:            r.cfg.Model,
 		Reason:           reason,
 		CostUSD:          msg.CostUSD,
+		ContextMessages:  new(len(fullContext)),
 	}
 	if u := msg.Usage; u != nil {
 		fields.Usage = &entryUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
@@ -381,14 +379,8 @@ func (r *run) summarise(ctx context.Context, specs []provider.Tool, msgs []conv.
 func (r *run) firstKept(path []session.Entry) string {
 	floor := 0
 	for i := len(path) - 1; i >= 0; i-- {
-		if inForce(path[i]) {
-			floor = i + 1
-			for j := i + 1; j < len(path); j++ {
-				if path[j].Type == prompt.EntryType {
-					floor = j + 1
-					break
-				}
-			}
+		if _, end, ok := compactionAt(path, i); ok {
+			floor = end + 1
 			break
 		}
 	}

@@ -696,3 +696,65 @@ func TestCompactionAndLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestKilledMidCompaction: awl killed while writing a compaction leaves the
+// compaction entry without all of the context rebuilt after it. Cut the
+// session there (right after the entry, and after its first context
+// message) and resume: the incomplete compaction is not in force, so the
+// resumed request still carries the system prompt, the run compacts again
+// and completes.
+func TestKilledMidCompaction(t *testing.T) {
+	const window = 20000
+	probe := newLongRig(t, "anthropic", 1000, window)
+	cfg := probe.config("read big.txt again and again", runner.Window{Tokens: window})
+	cfg.MaxTurns = 60
+	full, err := os.ReadFile(runner.Run(context.Background(), cfg).SessionPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(full), "\n")
+	comp := -1
+	for i, l := range lines {
+		if gjson.Get(l, "type").String() == "compaction" {
+			comp = i
+		}
+	}
+	if comp < 0 {
+		t.Fatal("no compaction in the first run; make it longer")
+	}
+	if n := gjson.Get(lines[comp], "contextMessages").Int(); n < 1 || gjson.Get(lines[comp+int(n)+1], "type").String() != "turnContext" {
+		t.Fatalf("compaction entry %s is not followed by its %d context messages and baseline", lines[comp], n)
+	}
+	for _, cut := range []int{comp + 1, comp + 2} {
+		t.Run(fmt.Sprintf("after line %d", cut), func(t *testing.T) {
+			g := newLongRig(t, "anthropic", 1000, window)
+			path := filepath.Join(t.TempDir(), "cut.jsonl")
+			if err := os.WriteFile(path, []byte(strings.Join(lines[:cut], "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg := g.config("now stop and say done", runner.Window{Tokens: window})
+			cfg.ResumePath = path
+			g.model.turns = 0 // answer at once
+			res := runner.Run(context.Background(), cfg)
+			if res.Err != nil {
+				t.Fatalf("resume: %v", res.Err)
+			}
+			reqs := g.srv.Requests()
+			last := reqs[len(reqs)-1].Body
+			if sys := gjson.GetBytes(last, "system").Raw; !strings.Contains(sys, "You are awl") {
+				t.Errorf("the resumed request has no system prompt: system = %.200s", sys)
+			}
+			if g.model.summaries != 1 {
+				t.Errorf("%d summary requests on resume, want 1: the history is over the threshold again", g.model.summaries)
+			}
+			sess, err := session.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			if got := project(t, "anthropic", runner.Project(sess.ActivePath()[:len(sess.ActivePath())-2])); !strings.HasPrefix(got, `[{"role":"user","content":[{"type":"text","text":"<environment_context>`) {
+				t.Errorf("the reopened session does not project its rebuilt context first: %.200s", got)
+			}
+		})
+	}
+}

@@ -43,6 +43,63 @@ type compactionFields struct {
 	// Usage and CostUSD are the summary request's.
 	Usage   *entryUsage `json:"usage,omitempty"`
 	CostUSD *float64    `json:"costUsd"`
+	// ContextMessages is how many message entries (the context rebuilt in
+	// full) follow the compaction entry, before its turnContext baseline.
+	// A compaction not followed by exactly these (awl was killed while
+	// writing them) is not in force. nil, in sessions written before the
+	// member existed, takes the first turnContext after the entry for the
+	// baseline.
+	ContextMessages *int `json:"contextMessages,omitempty"`
+}
+
+// compactionAt reads path[i] as a compaction in force: its members parse,
+// its summary is not blank, and the context rebuilt after it is complete:
+// its ContextMessages context messages, then a turnContext.
+// ctxEnd is the index of that context's turnContext baseline.
+func compactionAt(path []session.Entry, i int) (f compactionFields, ctxEnd int, ok bool) {
+	if path[i].Type != TypeCompaction || json.Unmarshal(path[i].Fields, &f) != nil || strings.TrimSpace(f.Summary) == "" {
+		return f, 0, false
+	}
+	if f.ContextMessages == nil {
+		for j := i + 1; j < len(path); j++ {
+			if path[j].Type == prompt.EntryType {
+				return f, j, true
+			}
+		}
+		return f, i, true
+	}
+	n := *f.ContextMessages
+	end := i + n + 1
+	if n < 0 || end >= len(path) || path[end].Type != prompt.EntryType {
+		return f, 0, false
+	}
+	for j := i + 1; j < end; j++ {
+		if path[j].Type != session.TypeMessage || !contextual(path[j].Message) {
+			return f, 0, false
+		}
+	}
+	return f, end, true
+}
+
+// contextual reports whether m is model-visible context as prompt.Build
+// renders it: the system message, or a user message of context fragments
+// only (not a prompt a resumed run appended after a cut compaction).
+func contextual(m *conv.Message) bool {
+	if m == nil {
+		return false
+	}
+	if m.Role == conv.RoleSystem {
+		return true
+	}
+	if m.Role != conv.RoleUser || len(m.Content) == 0 {
+		return false
+	}
+	for _, b := range m.Content {
+		if b.Type != conv.BlockText || !prompt.IsContextual(b.Text) {
+			return false
+		}
+	}
+	return true
 }
 
 // entryUsage is a usage object as the session format writes it.
@@ -88,7 +145,7 @@ const pruneMin = 1024
 func Project(path []session.Entry) []conv.Message {
 	ids := locator{path: path}
 	// The latest prune boundary and compaction.
-	pruneUpTo, comp := -1, -1
+	pruneUpTo, comp, ctxEnd := -1, -1, -1
 	var cf compactionFields
 	for i := len(path) - 1; i >= 0; i-- {
 		e := &path[i]
@@ -104,11 +161,14 @@ func Project(path []session.Entry) []conv.Message {
 			}
 		case TypeCompaction:
 			// One without a summary (hand-edited, cut short) would drop
-			// everything before it: it is skipped, like one that is
-			// not JSON, and an earlier one applies.
-			var f compactionFields
-			if comp < 0 && json.Unmarshal(e.Fields, &f) == nil && strings.TrimSpace(f.Summary) != "" {
-				comp, cf = i, f
+			// everything before it, and one whose rebuilt context is
+			// incomplete (awl killed while writing it) would leave out
+			// the system prompt: such an entry is skipped, like one
+			// that is not JSON, and an earlier one applies.
+			if comp < 0 {
+				if f, end, ok := compactionAt(path, i); ok {
+					comp, cf, ctxEnd = i, f, end
+				}
 			}
 		}
 	}
@@ -130,14 +190,7 @@ func Project(path []session.Entry) []conv.Message {
 	if comp < 0 {
 		return add(make([]conv.Message, 0, len(path)), 0, len(path))
 	}
-	// The rebuilt context: from C to its baseline.
-	ctxEnd := comp
-	for i := comp + 1; i < len(path); i++ {
-		if path[i].Type == prompt.EntryType {
-			ctxEnd = i
-			break
-		}
-	}
+	// The rebuilt context runs from C to its baseline, ctxEnd.
 	k, kept := ids.find(cf.FirstKeptEntryID)
 	kept = kept && k < comp
 	size := (ctxEnd - comp) + 1 + (len(path) - ctxEnd)
