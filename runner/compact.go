@@ -115,13 +115,27 @@ func seedWindow(path []session.Entry, provider, model string) windowState {
 			return windowState{}
 		case e.Message != nil && e.Message.Role == conv.RoleAssistant:
 			u := e.Message.Usage
-			if u == nil || e.Provider != provider || e.Model != model {
+			if p, m := sentTo(path[:i]); u == nil || p != provider || m != model {
 				return windowState{}
 			}
 			return windowState{tokens: u.Input + u.CacheRead + u.CacheWrite + u.Output, covered: len(Project(path[:i+1]))}
 		}
 	}
 	return windowState{}
+}
+
+// sentTo is where the request answered after path was sent: the provider
+// and model of the last user message that records them. An assistant
+// message names none at the entry's level, and the model it names inside
+// may be the API's dated name for the one requested.
+func sentTo(path []session.Entry) (provider, model string) {
+	for i := len(path) - 1; i >= 0; i-- {
+		e := path[i]
+		if e.Message != nil && e.Message.Role == conv.RoleUser && (e.Provider != "" || e.Model != "") {
+			return e.Provider, e.Model
+		}
+	}
+	return "", ""
 }
 
 // noteUsage records a response's usage for estimate.
