@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/session"
 )
 
@@ -50,6 +51,15 @@ type RunFlags struct {
 	Tools           []string `json:"tools"`
 	Checks          []string `json:"checks,omitempty"`
 	CheckRetries    int      `json:"checkRetries,omitempty"`
+	// ContextWindow is the window in force (from the model table or
+	// --context-window); PruneAt and CompactAt are the thresholds given,
+	// 0 for the defaults.
+	ContextWindow int64 `json:"contextWindow,omitempty"`
+	PruneAt       int   `json:"pruneAt,omitempty"`
+	CompactAt     int   `json:"compactAt,omitempty"`
+	NoCompact     bool  `json:"noCompact,omitempty"`
+	// Sandbox is the --sandbox mode, when not off.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // finish appends the run entry, when the run holds the session, and
@@ -82,7 +92,14 @@ func (r *run) finish(d time.Duration) {
 			Reasoning:       cfg.Reasoning,
 			Tools:           make([]string, 0, len(cfg.Tools)),
 			Checks:          cfg.Checks,
+			ContextWindow:   cfg.Window.Tokens,
+			PruneAt:         cfg.Window.PruneAt,
+			CompactAt:       cfg.Window.CompactAt,
+			NoCompact:       cfg.Window.NoCompact,
 		},
+	}
+	if st := cfg.sandboxStatus(); st.Mode != sandbox.Off {
+		e.Flags.Sandbox = string(st.Mode)
 	}
 	if len(cfg.Checks) > 0 {
 		e.Flags.CheckRetries = cfg.CheckRetries
