@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/awlrun/awl/internal/jsonerr"
 )
 
 // Server is one configured MCP server: a command spoken to over stdio, or a
@@ -258,22 +260,13 @@ func lineOf(data, needle []byte) int {
 	return 1 + bytes.Count(data[:i], []byte("\n"))
 }
 
-// errLine returns the line a JSON decoding error points at.
+// errLine returns the line a JSON decoding error points at; 1 when it
+// names none.
 func errLine(data []byte, err error) int {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
+	if line, ok := jsonerr.Line(data, err); ok {
+		return line
 	}
-	if off < 0 {
-		return 1
-	}
-	off = min(off, int64(len(data)))
-	return 1 + bytes.Count(data[:off], []byte("\n"))
+	return 1
 }
 
 // jsonReason says what is wrong in words a config author knows.

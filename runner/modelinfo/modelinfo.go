@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/internal/jsonerr"
 )
 
 //go:embed models.json
@@ -198,19 +199,10 @@ func (p Price) check(prefix string) error {
 // where names the place of a decoding error: "name:line" when the error
 // has an offset.
 func where(name string, data []byte, err error) string {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
+	if line, ok := jsonerr.Line(data, err); ok {
+		return fmt.Sprintf("%s:%d", name, line)
 	}
-	if off < 0 || off > int64(len(data)) {
-		return name
-	}
-	return fmt.Sprintf("%s:%d", name, 1+bytes.Count(data[:off], []byte{'\n'}))
+	return name
 }
 
 func describe(err error) string {
