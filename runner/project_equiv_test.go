@@ -18,7 +18,9 @@ import (
 // speed. Its output must stay what the first version's (a map of every id
 // and every tool call, strings.Split, encoding/json for labels) gave, kept
 // below as projectBefore, byte for byte: a resume by a newer awl must send
-// what the older one did. Random paths cover the awkward cases: repeated
+// what the older one did. (The paths hold no contextMessages member, which
+// came later and changes which compactions are in force; the compaction
+// tests cover it.) Random paths cover the awkward cases: repeated
 // entry and call ids, boundaries naming missing ids, fields that do not
 // parse, compactions without a summary, several compactions and prunes,
 // empty and newline-only output, long lines cut inside a multi-byte
