@@ -107,7 +107,11 @@ const pruneGain = 20
 // counts tokens otherwise). A resumed run so estimates as the run that
 // wrote the session would have for its next request, rather than from
 // bytes alone.
-func seedWindow(path []session.Entry, provider, model string) windowState {
+//
+// msgs is Project(path): the messages the response's request covered are
+// those before the message entries that follow it.
+func seedWindow(path []session.Entry, msgs []conv.Message, provider, model string) windowState {
+	after := 0
 	for i := len(path) - 1; i >= 0; i-- {
 		e := path[i]
 		switch {
@@ -118,7 +122,9 @@ func seedWindow(path []session.Entry, provider, model string) windowState {
 			if p, m := sentTo(path[:i]); u == nil || p != provider || m != model {
 				return windowState{}
 			}
-			return windowState{tokens: u.Input + u.CacheRead + u.CacheWrite + u.Output, covered: len(Project(path[:i+1]))}
+			return windowState{tokens: u.Input + u.CacheRead + u.CacheWrite + u.Output, covered: len(msgs) - after}
+		case e.Type == session.TypeMessage && e.Message != nil:
+			after++
 		}
 	}
 	return windowState{}
@@ -157,7 +163,7 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 		return msgs, nil
 	}
 	if !r.windowSeeded {
-		r.window, r.windowSeeded = seedWindow(path, r.cfg.Provider.Name(), r.cfg.Model), true
+		r.window, r.windowSeeded = seedWindow(path, msgs, r.cfg.Provider.Name(), r.cfg.Model), true
 	}
 	est := r.estimate(msgs, specs)
 	if w.over(est, w.pruneAt()) {

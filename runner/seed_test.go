@@ -21,17 +21,17 @@ func TestSeedWindowFromStoredSession(t *testing.T) {
 		Content: []conv.Block{conv.TextBlock("done")}, Usage: &conv.Usage{Input: 500, Output: 20, CacheRead: 4000, CacheWrite: 100}}}
 	path := []session.Entry{user("00000001", "anthropic", "claude-sonnet-4-5"), answer}
 
-	if got := seedWindow(path, "anthropic", "claude-sonnet-4-5"); got != (windowState{tokens: 4620, covered: 2}) {
+	if got := seedWindow(path, Project(path), "anthropic", "claude-sonnet-4-5"); got != (windowState{tokens: 4620, covered: 2}) {
 		t.Errorf("seed = %+v, want the last response's 4620 tokens covering 2 messages", got)
 	}
-	if got := seedWindow(path, "anthropic", "claude-opus-4-1"); got != (windowState{}) {
+	if got := seedWindow(path, Project(path), "anthropic", "claude-opus-4-1"); got != (windowState{}) {
 		t.Errorf("another model: seed = %+v, want none (it counts tokens otherwise)", got)
 	}
 	pruned := append(path[:2:2], session.Entry{Type: TypePrune, ID: "00000003", Fields: []byte(`{"upToId":"00000001"}`)})
-	if got := seedWindow(pruned, "anthropic", "claude-sonnet-4-5"); got != (windowState{}) {
+	if got := seedWindow(pruned, Project(pruned), "anthropic", "claude-sonnet-4-5"); got != (windowState{}) {
 		t.Errorf("after a prune: seed = %+v, want none", got)
 	}
-	if got := seedWindow(path[1:], "anthropic", "claude-sonnet-4-5"); got != (windowState{}) {
+	if got := seedWindow(path[1:], Project(path[1:]), "anthropic", "claude-sonnet-4-5"); got != (windowState{}) {
 		t.Errorf("no request recorded: seed = %+v, want none", got)
 	}
 }
