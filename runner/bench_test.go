@@ -42,14 +42,17 @@ func (noop) Run(context.Context, json.RawMessage) tool.Result { return tool.Resu
 // loop against the fake provider with zero latency: each turn projects the
 // session into a request, streams the answer over loopback HTTP, appends
 // and fsyncs the assistant entry, runs the tool and appends its result.
-// ms/turn-overhead excludes the time spent inside the tool.
+// ms/turn-overhead excludes the time spent inside the tool. noop-window
+// is noop with a context window known, so each turn also estimates the
+// request's size against the thresholds (none is reached).
 func BenchmarkToolLoop50(b *testing.B) {
 	for _, name := range []string{"noop", "bash"} {
-		b.Run(name, func(b *testing.B) { benchLoop(b, name) })
+		b.Run(name, func(b *testing.B) { benchLoop(b, name, runner.Window{}) })
 	}
+	b.Run("noop-window", func(b *testing.B) { benchLoop(b, "noop", runner.Window{Tokens: 200000}) })
 }
 
-func benchLoop(b *testing.B, toolName string) {
+func benchLoop(b *testing.B, toolName string, window runner.Window) {
 	const turns = 50
 	work := b.TempDir()
 	store := &session.Store{Dir: filepath.Join(b.TempDir(), "sessions")}
@@ -81,6 +84,7 @@ func benchLoop(b *testing.B, toolName string) {
 		res := runner.Run(context.Background(), runner.Config{
 			Store: store, Cwd: work, Prompt: "loop", Provider: prov, Model: "m",
 			Tools: tools, Events: runner.NewEmitter(nil, nil), Getenv: func(string) string { return "" },
+			Window: window,
 		})
 		total += time.Since(start) - time.Duration(spent.Load())
 		if res.Err != nil || res.Turns != turns {
