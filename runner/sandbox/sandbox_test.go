@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/runner/tool"
@@ -488,4 +489,27 @@ func TestStartedCommandIsWaitable(t *testing.T) {
 	if err := f.sb.Start(exec.Command("/nonexistent/awl-test")); err == nil {
 		t.Error("Start of a missing program succeeded")
 	}
+}
+
+// TestConfinedTimeout: awl, unconfined, can still stop a confined command
+// and what it started when the timeout passes (Landlock's scoping stops
+// the confined side from signalling out, never awl from signalling in).
+func TestConfinedTimeout(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	res := f.call(t, "bash", map[string]any{"command": `sleep 100 & echo "bg $!"; sleep 100`, "timeout": 2})
+	if !res.IsError || !strings.Contains(res.Content, "timed out after 2s") {
+		t.Fatalf("want a timeout:\n%s", res.Content)
+	}
+	var pid int
+	if _, err := fmt.Sscanf(res.Content[strings.Index(res.Content, "bg "):], "bg %d", &pid); err != nil {
+		t.Fatalf("no pid in %q: %v", res.Content, err)
+	}
+	for range 200 {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || strings.Contains(string(b), ") Z ") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("the confined background process %d survived the timeout", pid)
 }
