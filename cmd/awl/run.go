@@ -127,6 +127,9 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 	}
 	res = runner.Run(ctx, cfg)
 	a.code, _ = runner.Classify(res.Err)
+	for _, ch := range cfg.Sandbox.GitChanges() {
+		fmt.Fprintf(a.stderr, "awl: warning: %s during the run: the sandbox lets commands write .git, and git outside it (a later CI step) runs the hooks and settings there; review it, or run git with -c core.hooksPath=/dev/null -c core.fsmonitor=false\n", ch)
+	}
 	c.report(a, res, true)
 	writeStepSummary(a, res, a.code)
 	return nil

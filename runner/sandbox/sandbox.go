@@ -180,6 +180,8 @@ type Sandbox struct {
 	ownTmp bool
 	// withNet is WithNetwork's sandbox, closed with this one.
 	withNet *Sandbox
+	// git watches the working directory's .git (GitChanges).
+	git *gitWatch
 }
 
 // Options configure New.
@@ -252,6 +254,7 @@ func New(o Options) (*Sandbox, Status, error) {
 			return nil, st, fmt.Errorf("sandbox: %w", err)
 		}
 	}
+	s.watchGit()
 	return s, st, nil
 }
 
