@@ -10,6 +10,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
@@ -110,7 +111,7 @@ const pruneGain = 20
 //
 // msgs is Project(path): the messages the response's request covered are
 // those before the message entries that follow it.
-func seedWindow(path []session.Entry, msgs []conv.Message, provider, model string) windowState {
+func seedWindow(path []session.Entry, msgs []conv.Message, provider, model string, table *modelinfo.Table) windowState {
 	after := 0
 	for i := len(path) - 1; i >= 0; i-- {
 		e := path[i]
@@ -119,7 +120,7 @@ func seedWindow(path []session.Entry, msgs []conv.Message, provider, model strin
 			return windowState{}
 		case e.Message != nil && e.Message.Role == conv.RoleAssistant:
 			u := e.Message.Usage
-			if p, m := sentTo(path[:i]); u == nil || p != provider || m != model {
+			if p, m := sentTo(path[:i]); u == nil || !sameModel(table, p, m, provider, model) {
 				return windowState{}
 			}
 			return windowState{tokens: u.Input + u.CacheRead + u.CacheWrite + u.Output, covered: len(msgs) - after}
@@ -128,6 +129,21 @@ func seedWindow(path []session.Entry, msgs []conv.Message, provider, model strin
 		}
 	}
 	return windowState{}
+}
+
+// sameModel reports whether provider p's model m counts tokens as
+// provider's model does: the same names, or names the model table takes
+// for one model (an alias, a dated snapshot) in one price family.
+func sameModel(table *modelinfo.Table, p, m, provider, model string) bool {
+	if p == provider && m == model {
+		return true
+	}
+	if modelinfo.Family(p) != modelinfo.Family(provider) {
+		return false
+	}
+	a, ok := table.Lookup(p, m)
+	b, ok2 := table.Lookup(provider, model)
+	return ok && ok2 && a.Provider == b.Provider && a.Name == b.Name
 }
 
 // sentTo is where the request answered after path was sent: the provider
@@ -163,7 +179,7 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 		return msgs, nil
 	}
 	if !r.windowSeeded {
-		r.window, r.windowSeeded = seedWindow(path, msgs, r.cfg.Provider.Name(), r.cfg.Model), true
+		r.window, r.windowSeeded = seedWindow(path, msgs, r.cfg.Provider.Name(), r.cfg.Model, r.cfg.Prices), true
 	}
 	est := r.estimate(msgs, specs)
 	if w.over(est, w.pruneAt()) {
