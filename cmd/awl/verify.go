@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/session"
+	"github.com/tidwall/gjson"
 )
 
 // sessionsVerifyCmd checks sessions fully. The listing checks only the
@@ -24,6 +27,9 @@ type verifyJSON struct {
 	OK       bool            `json:"ok"`
 	Torn     bool            `json:"torn_last_line"`
 	Problems []verifyProblem `json:"problems"`
+	// Notes are boundary entries a resume does not apply; they do not
+	// make the session broken.
+	Notes []verifyProblem `json:"notes"`
 }
 
 type verifyProblem struct {
@@ -52,8 +58,9 @@ func (c *sessionsVerifyCmd) Run(a *app, store *session.Store) error {
 		if len(v.Problems) > 0 {
 			broken++
 		}
+		notes := boundaryNotes(p, v)
 		if c.JSON {
-			j := verifyJSON{Path: p, ID: session.SessionIDFromPath(p), OK: len(v.Problems) == 0, Torn: v.Torn, Problems: []verifyProblem{}}
+			j := verifyJSON{Path: p, ID: session.SessionIDFromPath(p), OK: len(v.Problems) == 0, Torn: v.Torn, Problems: []verifyProblem{}, Notes: notes}
 			for _, pr := range v.Problems {
 				j.Problems = append(j.Problems, verifyProblem{Line: pr.Line, Message: pr.Msg})
 			}
@@ -72,6 +79,11 @@ func (c *sessionsVerifyCmd) Run(a *app, store *session.Store) error {
 			_, err = fmt.Fprintf(a.stdout, "%s: ok (its torn last line is dropped on resume)\n", p)
 		default:
 			_, err = fmt.Fprintf(a.stdout, "%s: ok\n", p)
+		}
+		for _, n := range notes {
+			if err == nil {
+				_, err = fmt.Fprintln(a.stdout, n.Message)
+			}
 		}
 		if err != nil {
 			return quietPipe(err)
@@ -94,4 +106,36 @@ func (c *sessionsVerifyCmd) Run(a *app, store *session.Store) error {
 		msg += fmt.Sprintf(", %d not resolved", len(errs))
 	}
 	return &session.Error{Kind: session.KindCorrupt, Msg: msg}
+}
+
+// boundaryNotes lists, as "path:line: note: …", the prune and compaction
+// entries of a sound session that a resume does not apply. A session with
+// problems gets none: its problems come first.
+func boundaryNotes(path string, v session.Verification) []verifyProblem {
+	out := []verifyProblem{}
+	if len(v.Problems) > 0 {
+		return out
+	}
+	s, err := session.Load(path)
+	if err != nil {
+		return out
+	}
+	notes := runner.BoundaryNotes(s.ActivePath())
+	if len(notes) == 0 {
+		return out
+	}
+	lines := map[string]int{}
+	if data, err := os.ReadFile(path); err == nil {
+		n := 0
+		for line := range bytes.Lines(data) {
+			n++
+			if id := gjson.GetBytes(line, "id").String(); id != "" {
+				lines[id] = n
+			}
+		}
+	}
+	for _, n := range notes {
+		out = append(out, verifyProblem{Line: lines[n.ID], Message: fmt.Sprintf("%s:%d: note: %s entry %s is not in force: %s; requests show the conversation as if it were not there", path, lines[n.ID], n.Type, n.ID, n.Reason)})
+	}
+	return out
 }
