@@ -232,6 +232,7 @@ func (r *run) schemaText() string {
 // run ends as after any failed request: exit 5, its run entry and result
 // event, the session valid.
 func (r *run) providerStream(ctx context.Context, req provider.Request) (msg conv.Message, err error) {
+	defer r.flushDeltas()
 	defer func() {
 		if v := recover(); v != nil {
 			msg, err = conv.Message{}, &provider.Error{Kind: provider.KindRequest, Provider: r.cfg.Provider.Name(),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/awlrun/awl/session"
 )
@@ -230,4 +231,81 @@ func (r *Redactor) Error(err error) error {
 		return &redactedError{msg: msg, err: err}
 	}
 	return err
+}
+
+// maxLen is the length of the longest secret, 0 without secrets.
+func (r *Redactor) maxLen() int {
+	if r == nil {
+		return 0
+	}
+	n := 0
+	for _, p := range r.plain.pats {
+		n = max(n, len(p.text))
+	}
+	return n
+}
+
+// DeltaRedactor redacts text that arrives in pieces (streamed deltas), where
+// a secret may be split across two of them. It holds back the end of each
+// piece that could still begin a secret, and lets it out, redacted, with
+// the next piece or at Flush.
+type DeltaRedactor struct {
+	r       *Redactor
+	max     int
+	pending map[deltaKey]string
+}
+
+type deltaKey struct {
+	kind  string
+	index int
+}
+
+// NewDeltaRedactor returns a DeltaRedactor for r's secrets.
+func NewDeltaRedactor(r *Redactor) *DeltaRedactor {
+	return &DeltaRedactor{r: r, max: r.maxLen(), pending: map[deltaKey]string{}}
+}
+
+// Text returns what of the stream kind/index may be shown once text has
+// arrived: everything up to the last bytes that could begin a secret,
+// redacted. It may be "".
+func (d *DeltaRedactor) Text(kind string, index int, text string) string {
+	if d.max == 0 {
+		return text
+	}
+	k := deltaKey{kind, index}
+	buf := d.pending[k] + text
+	// A secret not yet complete starts within the last max-1 bytes: all
+	// before them is final, except a secret found across the cut.
+	cut := max(len(buf)-(d.max-1), 0)
+	spans := d.r.plain.find(buf)
+	for _, sp := range spans {
+		if sp.start < cut && sp.end > cut {
+			cut = sp.end
+		}
+	}
+	for cut > 0 && cut < len(buf) && !utf8.RuneStart(buf[cut]) {
+		cut--
+	}
+	d.pending[k] = buf[cut:]
+	return d.r.plain.replace(buf[:cut])
+}
+
+// Drop forgets what is held back: the stream it belongs to was voided (a
+// retried request streams its answer from the start).
+func (d *DeltaRedactor) Drop() { clear(d.pending) }
+
+// Flush returns, redacted, what is held back of every stream, keyed as
+// Text was called, and forgets it.
+func (d *DeltaRedactor) Flush(emit func(kind string, index int, text string)) {
+	keys := make([]deltaKey, 0, len(d.pending))
+	for k, v := range d.pending {
+		if v != "" {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b deltaKey) int { return cmp.Or(cmp.Compare(a.index, b.index), cmp.Compare(a.kind, b.kind)) })
+	for _, k := range keys {
+		emit(k.kind, k.index, d.r.plain.replace(d.pending[k]))
+	}
+	clear(d.pending)
 }

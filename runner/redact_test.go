@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
@@ -137,5 +138,41 @@ func TestRedactorFindsEverySecretInNoise(t *testing.T) {
 		if got := r.String(in); got != want {
 			t.Errorf("String(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestDeltaRedactorAcrossPieces: a secret split across streamed pieces at
+// any point, among multi-byte text, never comes out, and what comes out,
+// joined, is the whole text redacted; no piece splits a character.
+func TestDeltaRedactorAcrossPieces(t *testing.T) {
+	const key = "sk-ant-api03-streamed-SECRET-value"
+	r := NewRedactor([]Secret{{"ANTHROPIC_API_KEY", key}, {"GITHUB_TOKEN", "ghp_0123456789abcdef"}})
+	full := "héllo → the key is " + key + " and ghp_0123456789abcdef, again " + key + "… done ✓"
+	want := r.String(full)
+	for i := 0; i <= len(full); i++ {
+		for j := i; j <= len(full); j += 7 {
+			d := NewDeltaRedactor(r)
+			var out []string
+			for _, piece := range []string{full[:i], full[i:j], full[j:]} {
+				if s := d.Text("text_delta", 0, piece); s != "" {
+					out = append(out, s)
+				}
+			}
+			d.Flush(func(kind string, index int, s string) { out = append(out, s) })
+			got := strings.Join(out, "")
+			if got != want {
+				t.Fatalf("cut at %d, %d: got %q, want %q", i, j, got, want)
+			}
+			for _, s := range out {
+				if strings.Contains(s, "SECRET") || strings.Contains(s, "0123456789abcdef") || !utf8.ValidString(s) {
+					t.Fatalf("cut at %d, %d: piece %q", i, j, s)
+				}
+			}
+		}
+	}
+	// Without secrets, pieces pass through as they come.
+	d := NewDeltaRedactor(NewRedactor(nil))
+	if s := d.Text("text_delta", 0, "ab"); s != "ab" {
+		t.Errorf("no secrets: %q", s)
 	}
 }

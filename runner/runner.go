@@ -240,6 +240,7 @@ type run struct {
 
 	promptOpts prompt.Options // the last context gathered, for compaction
 	window     windowState    // how full the window is (compact.go)
+	deltas     *DeltaRedactor // --stream text held back until no secret can begin in it
 	// windowSeeded says window was seeded from the session's log.
 	windowSeeded bool
 }
@@ -545,6 +546,9 @@ func (r *run) onProviderEvent(ev provider.Event) {
 	id := r.res.SessionID
 	switch ev.Kind {
 	case provider.EventRetry:
+		if r.deltas != nil {
+			r.deltas.Drop() // the retry voids the deltas before it
+		}
 		ev.Err = r.cfg.Redact.String(ev.Err)
 		em.Emit(RetryEvent{Base: em.Stamp("retry", id), Attempt: ev.Attempt, Status: ev.Status, WaitMS: ev.Wait.Milliseconds(), Error: ev.Err})
 		if r.cfg.Notes != nil {
@@ -555,14 +559,37 @@ func (r *run) onProviderEvent(ev provider.Event) {
 			fmt.Fprintf(r.cfg.Notes, "awl: model request failed (%s); retry %d in %s\n", what, ev.Attempt, ev.Wait.Round(time.Millisecond))
 		}
 	case provider.EventTextDelta:
-		if r.cfg.Stream {
-			em.Emit(DeltaEvent{Base: em.Stamp("text_delta", id), Index: ev.Index, Text: ev.Text})
-		}
+		r.emitDelta("text_delta", ev.Index, ev.Text)
 	case provider.EventThinkingDelta:
-		if r.cfg.Stream {
-			em.Emit(DeltaEvent{Base: em.Stamp("thinking_delta", id), Index: ev.Index, Text: ev.Text})
-		}
+		r.emitDelta("thinking_delta", ev.Index, ev.Text)
 	}
+}
+
+// emitDelta emits a streamed piece of text (--stream), its secrets
+// redacted: the end that could begin a secret waits for the next piece,
+// or for flushDeltas when the response ends.
+func (r *run) emitDelta(kind string, index int, text string) {
+	if !r.cfg.Stream {
+		return
+	}
+	if r.deltas == nil {
+		r.deltas = NewDeltaRedactor(r.cfg.Redact)
+	}
+	if text = r.deltas.Text(kind, index, text); text != "" {
+		em := r.cfg.Events
+		em.Emit(DeltaEvent{Base: em.Stamp(kind, r.res.SessionID), Index: index, Text: text})
+	}
+}
+
+// flushDeltas emits what emitDelta held back, at the end of a response.
+func (r *run) flushDeltas() {
+	if r.deltas == nil {
+		return
+	}
+	em := r.cfg.Events
+	r.deltas.Flush(func(kind string, index int, text string) {
+		em.Emit(DeltaEvent{Base: em.Stamp(kind, r.res.SessionID), Index: index, Text: text})
+	})
 }
 
 func (r *run) refuse(u conv.Block) conv.Block {
