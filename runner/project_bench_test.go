@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/awlrun/awl/internal/cputime"
 	"github.com/awlrun/awl/session"
 )
 
@@ -55,14 +56,14 @@ func BenchmarkProjectCompacted(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		b.ResetTimer()
-		cpu0 := cpuTime()
+		cpu0 := cputime.Process()
 		for b.Loop() {
 			if got := open(path); got != n {
 				b.Fatalf("%d messages, want %d", got, n)
 			}
 		}
 		b.StopTimer()
-		cpu := cpuTime() - cpu0
+		cpu := cputime.Process() - cpu0
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(size), "alloc/file")
 		b.ReportMetric(float64(size)/1e6, "file-MB")

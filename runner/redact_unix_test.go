@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/awlrun/awl/internal/cputime"
 )
 
 // BenchmarkRedact scans 1 MiB of tool output that holds no secret, against
@@ -34,7 +34,7 @@ func BenchmarkRedact(b *testing.B) {
 	}
 	s := text.String()
 	b.SetBytes(int64(len(s)))
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		if r.String(s) != s {
 			b.Fatal("redacted text that holds no secret")
@@ -44,12 +44,5 @@ func BenchmarkRedact(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/mb, "ms/MB")
 	// On a shared machine wall time includes waiting for a core; the
 	// process's CPU time is what the scan costs.
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/1e6/mb, "cpu-ms/MB")
-}
-
-// cpuTime is the CPU time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/1e6/mb, "cpu-ms/MB")
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/internal/cputime"
 )
 
 // realisticSession returns the bytes of a session file of about n entries
@@ -119,7 +120,7 @@ func BenchmarkOpen(b *testing.B) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			b.ResetTimer()
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				s, err := Open(path)
 				if err != nil {
@@ -131,7 +132,7 @@ func BenchmarkOpen(b *testing.B) {
 				s.Close()
 			}
 			b.StopTimer()
-			cpu := processCPU() - cpu0
+			cpu := cputime.Process() - cpu0
 			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(len(data)), "alloc/file")
 			if cpu > 0 {

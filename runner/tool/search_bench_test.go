@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/awlrun/awl/internal/cputime"
 )
 
 // The search benchmarks run over Go's own source tree, which every machine
@@ -69,13 +71,13 @@ func runTool(b *testing.B, dir, name string, in map[string]any) {
 	}
 	ctx := context.Background()
 	b.ResetTimer()
-	start := processCPU()
+	start := cputime.Process()
 	for b.Loop() {
 		if res := tl.Run(ctx, input); res.IsError {
 			b.Fatal(res.Content)
 		}
 	}
-	b.ReportMetric(float64((processCPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((cputime.Process()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkGrep(b *testing.B) {
