@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/awlrun/awl/internal/benchtext"
 	"github.com/awlrun/awl/internal/cputime"
 	"github.com/awlrun/awl/session"
 )
@@ -153,25 +154,9 @@ func compactedSession(n int, seed uint64) ([]byte, compactedShape) {
 	w := &sessionWriter{t0: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
 	w.buf = fmt.Appendf(make([]byte, 0, n*2048), `{"type":"session","version":1,"id":"019dc5ba-53f6-71a5-ab8f-%012x","timestamp":"2026-12-01T09:00:00.000Z","cwd":"/home/ci/repo","provider":"anthropic","model":"claude-sonnet-4-5"}`+"\n", seed)
 
-	// The words of the session package's BenchmarkOpen, so that the two
+	// The text of the session package's BenchmarkOpen, so that the two
 	// decode text of the same kind and compare.
-	words := []string{"func", "return", "err", "nil", "session", "the", "file", "if", "for", "range", ":=", "{", "}", "ctx", "path"}
-	text := func(size, lineLen int) string {
-		var sb strings.Builder
-		col := 0
-		for sb.Len() < size {
-			wd := words[rng.IntN(len(words))]
-			sb.WriteString(wd)
-			col += len(wd) + 1
-			if col > lineLen {
-				sb.WriteByte('\n')
-				col = 0
-			} else {
-				sb.WriteByte(' ')
-			}
-		}
-		return sb.String()
-	}
+	text := func(size, lineLen int) string { return benchtext.Code(rng, size, lineLen) }
 	resultSize := func() int {
 		switch p := rng.IntN(100); {
 		case p < 50:
@@ -237,7 +222,7 @@ func compactedSession(n int, seed uint64) ([]byte, compactedShape) {
 		case 1:
 			input = fmt.Sprintf(`{"path":"internal/pkg%d/file.go"}`, round%97)
 		case 2:
-			input = fmt.Sprintf(`{"pattern":"func %s","path":"."}`, words[round%len(words)])
+			input = fmt.Sprintf(`{"pattern":"func %s","path":"."}`, benchtext.Words[round%len(benchtext.Words)])
 		default:
 			input = `{"path":"shot.png"}`
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/internal/benchtext"
 	"github.com/awlrun/awl/internal/cputime"
 )
 
@@ -26,26 +27,8 @@ func realisticSession(n int, seed uint64) []byte {
 	id := fmt.Sprintf("019dc5ba-53f6-71a5-ab8f-%012x", seed)
 	h := Header{Version: 1, ID: id, Timestamp: t0, Cwd: "/Users/travis/Code/awl", Provider: "anthropic", Model: "claude-sonnet-4-20250514"}
 	buf := append(appendHeader(nil, &h), '\n')
-	word := func() string {
-		words := []string{"func", "return", "err", "nil", "session", "the", "file", "if", "for", "range", ":=", "{", "}", "ctx", "path"}
-		return words[rng.IntN(len(words))]
-	}
-	text := func(size, lineLen int) string {
-		var b strings.Builder
-		col := 0
-		for b.Len() < size {
-			w := word()
-			b.WriteString(w)
-			col += len(w) + 1
-			if col > lineLen {
-				b.WriteByte('\n')
-				col = 0
-			} else {
-				b.WriteByte(' ')
-			}
-		}
-		return b.String()
-	}
+	word := func() string { return benchtext.Word(rng) }
+	text := func(size, lineLen int) string { return benchtext.Code(rng, size, lineLen) }
 	sig := strings.Repeat("EqQBCkgIBxABGAIiQJ5", 12)
 	parent := ""
 	for i := 0; i < n; i++ {
