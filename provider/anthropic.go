@@ -84,6 +84,11 @@ type anthTool struct {
 	Cache       *anthCache      `json:"cache_control,omitempty"`
 }
 
+// anthChoice is tool_choice; only {"type":"none"} is sent.
+type anthChoice struct {
+	Type string `json:"type"`
+}
+
 type anthThinking struct {
 	Type         string `json:"type"`
 	BudgetTokens int    `json:"budget_tokens"`
@@ -95,6 +100,7 @@ type anthRequest struct {
 	System    []*anthBlock   `json:"system,omitempty"`
 	Messages  []*anthMessage `json:"messages"`
 	Tools     []*anthTool    `json:"tools,omitempty"`
+	Choice    *anthChoice    `json:"tool_choice,omitempty"`
 	Thinking  *anthThinking  `json:"thinking,omitempty"`
 	Output    *formatWrapper `json:"output_config,omitempty"`
 	Stream    bool           `json:"stream"`
@@ -158,6 +164,9 @@ func anthropicRequest(req Request) *anthRequest {
 	}
 	if n := len(out.Tools); n > 0 {
 		out.Tools[n-1].Cache = ephemeral
+		if req.ToolChoice != "" {
+			out.Choice = &anthChoice{Type: req.ToolChoice}
+		}
 	}
 	if f := newSchemaFormat(req.OutputSchema, true, false, false); f != nil {
 		out.Output = &formatWrapper{Format: f}
@@ -561,6 +570,12 @@ func (t *anthTool) appendJSON(w *jsonWriter) {
 	w.end()
 }
 
+func (c *anthChoice) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.strField("type", c.Type)
+	w.end()
+}
+
 func (t *anthThinking) appendJSON(w *jsonWriter) {
 	w.begin()
 	w.strField("type", t.Type)
@@ -575,6 +590,7 @@ func (r *anthRequest) appendJSON(w *jsonWriter) {
 	optSliceField(w, "system", r.System, (*anthBlock).appendJSON)
 	sliceField(w, "messages", r.Messages, (*anthMessage).appendJSON)
 	optSliceField(w, "tools", r.Tools, (*anthTool).appendJSON)
+	optObjField(w, "tool_choice", r.Choice)
 	optObjField(w, "thinking", r.Thinking)
 	optObjField(w, "output_config", r.Output)
 	w.boolField("stream", r.Stream)

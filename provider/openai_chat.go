@@ -74,6 +74,7 @@ type chatRequest struct {
 	Model               string             `json:"model"`
 	Messages            []*chatMessage     `json:"messages"`
 	Tools               []*chatTool        `json:"tools,omitempty"`
+	ToolChoice          string             `json:"tool_choice,omitempty"`
 	MaxCompletionTokens int                `json:"max_completion_tokens,omitempty"`
 	ReasoningEffort     string             `json:"reasoning_effort,omitempty"`
 	ResponseFormat      *formatWrapper     `json:"response_format,omitempty"`
@@ -120,6 +121,9 @@ func chatCompletionsRequest(req Request, self string) *chatRequest {
 	for _, t := range req.Tools {
 		out.Tools = append(out.Tools, &chatTool{Type: "function",
 			Function: chatToolDef{Name: t.Name, Description: t.Description, Parameters: toolSchema(t.Schema)}})
+	}
+	if len(out.Tools) > 0 {
+		out.ToolChoice = req.ToolChoice
 	}
 	if f := newSchemaFormat(req.OutputSchema, false, true, true); f != nil {
 		out.ResponseFormat = &formatWrapper{Type: "json_schema", JSONSchema: f}
@@ -597,6 +601,7 @@ func (r *chatRequest) appendJSON(w *jsonWriter) {
 	w.strField("model", r.Model)
 	sliceField(w, "messages", r.Messages, (*chatMessage).appendJSON)
 	optSliceField(w, "tools", r.Tools, (*chatTool).appendJSON)
+	w.optStr("tool_choice", r.ToolChoice)
 	if r.MaxCompletionTokens != 0 {
 		w.intField("max_completion_tokens", r.MaxCompletionTokens)
 	}

@@ -66,6 +66,7 @@ type respRequest struct {
 	Model           string         `json:"model"`
 	Input           []*respItem    `json:"input"`
 	Tools           []*respTool    `json:"tools,omitempty"`
+	ToolChoice      string         `json:"tool_choice,omitempty"`
 	Reasoning       *respReasoning `json:"reasoning,omitempty"`
 	MaxOutputTokens int            `json:"max_output_tokens,omitempty"`
 	Text            *formatWrapper `json:"text,omitempty"`
@@ -112,6 +113,9 @@ func responsesRequest(req Request) *respRequest {
 	}
 	for _, t := range req.Tools {
 		out.Tools = append(out.Tools, &respTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: toolSchema(t.Schema)})
+	}
+	if len(out.Tools) > 0 {
+		out.ToolChoice = req.ToolChoice
 	}
 	if f := newSchemaFormat(req.OutputSchema, true, true, true); f != nil {
 		out.Text = &formatWrapper{Format: f}
@@ -514,6 +518,7 @@ func (r *respRequest) appendJSON(w *jsonWriter) {
 	w.strField("model", r.Model)
 	sliceField(w, "input", r.Input, (*respItem).appendJSON)
 	optSliceField(w, "tools", r.Tools, (*respTool).appendJSON)
+	w.optStr("tool_choice", r.ToolChoice)
 	optObjField(w, "reasoning", r.Reasoning)
 	if r.MaxOutputTokens != 0 {
 		w.intField("max_output_tokens", r.MaxOutputTokens)

@@ -121,6 +121,8 @@ func features(provider string) map[string]Request {
 		user(toolResult("call_1", "contents of a", false)),
 	}
 	fs["output-schema-strict"] = Request{Model: "model-x", Tools: testTools, Messages: toolTurn, OutputSchema: json.RawMessage(strictVerdict)}
+	// A compaction's second summary request: tools defined, calls forbidden.
+	fs["tool-choice-none"] = Request{Model: "model-x", Tools: testTools, Messages: toolTurn, ToolChoice: ToolChoiceNone}
 	fs["output-schema-nonstrict"] = Request{Model: "model-x", Tools: testTools, Messages: toolTurn, OutputSchema: json.RawMessage(looseVerdict)}
 	if provider == NameOpenAI {
 		// A reasoning item without a summary (the default when

@@ -50,7 +50,14 @@ type Request struct {
 	// final text answer must match, sent with the API's native structured
 	// output parameter. Tool calls keep working. See RejectsOutputSchema.
 	OutputSchema json.RawMessage
+	// ToolChoice "none" forbids tool calls in the answer while the tools
+	// stay defined (a history with tool calls needs them on some APIs);
+	// "" leaves the choice to the model.
+	ToolChoice string
 }
+
+// ToolChoiceNone is Request.ToolChoice that forbids tool calls.
+const ToolChoiceNone = "none"
 
 // EventKind discriminates an Event.
 type EventKind int

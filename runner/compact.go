@@ -183,7 +183,9 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 	}
 	est := r.estimate(msgs, specs)
 	if w.over(est, w.pruneAt()) {
-		pruned, err := r.prune(est, specTokens(specs))
+		// Without summaries, a request at the compaction threshold is
+		// pruned whatever the prune frees.
+		pruned, err := r.prune(est, specTokens(specs), keepTurns, r.summaryOff && w.over(est, w.compactAt()))
 		if err != nil {
 			return nil, err
 		}
@@ -192,9 +194,15 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 			est = estimateTokens(msgs) + specTokens(specs)
 		}
 	}
-	if !w.NoCompact && w.over(est, w.compactAt()) && turnSinceCompaction(r.sess.ActivePath()) {
+	if !w.NoCompact && !r.summaryOff && w.over(est, w.compactAt()) && turnSinceCompaction(r.sess.ActivePath()) {
 		if err := r.compact(ctx, specs, est, "threshold"); err != nil {
-			return nil, err
+			ns, ok := errors.AsType[*errNoSummary](err)
+			if !ok {
+				return nil, err
+			}
+			if _, err := r.pruneAlone(ns, est, specTokens(specs), keepTurns); err != nil {
+				return nil, err
+			}
 		}
 		// The summary request was paid for: a budget it used up stops
 		// the run before the request it was made for.
@@ -235,10 +243,56 @@ func inForce(path []session.Entry, i int) bool {
 // results whole when older ones are pruned.
 const keepTurns = 2
 
+// fitOverflow shortens the session after the API refused a request of est
+// tokens as too long: it compacts (reason overflow); when the model will
+// not summarise, or would not before in this run, it stubs every large
+// tool result, the latest included. It returns errNotShorter when
+// nothing was left to stub, and then the refusal is the run's error.
+func (r *run) fitOverflow(ctx context.Context, specs []provider.Tool, est int64) error {
+	if !r.summaryOff {
+		err := r.compact(ctx, specs, est, "overflow")
+		ns, ok := errors.AsType[*errNoSummary](err)
+		if !ok {
+			return err
+		}
+		r.sayPruningAlone(ns)
+	}
+	pruned, err := r.prune(est, specTokens(specs), 0, true)
+	if err == nil && !pruned {
+		return errNotShorter
+	}
+	return err
+}
+
+// errNotShorter: nothing is left to prune; the caller's error stands.
+var errNotShorter = errors.New("nothing left to prune")
+
+// sayPruningAlone turns threshold compaction off for the rest of the run
+// after ns, and says so (a notice event and a note).
+func (r *run) sayPruningAlone(ns *errNoSummary) {
+	r.summaryOff = true
+	note := ns.err.Message + "; going on with pruning alone"
+	em := r.cfg.Events
+	em.Emit(NoticeEvent{Base: em.Stamp("notice", r.res.SessionID), Message: note})
+	if r.cfg.Notes != nil {
+		fmt.Fprintln(r.cfg.Notes, "awl:", note)
+	}
+}
+
+// pruneAlone goes on without a summary after ns: it says so (a notice
+// event and a note), turns threshold compaction off for the rest of the
+// run, and prunes the tool results of all but the last keep assistant
+// turns, whatever that frees. It reports whether it pruned.
+func (r *run) pruneAlone(ns *errNoSummary, before, overhead int64, keep int) (bool, error) {
+	r.sayPruningAlone(ns)
+	return r.prune(before, overhead, keep, true)
+}
+
 // prune appends a prune entry that stubs the tool results of all but the
-// last keepTurns assistant turns, if that frees pruneGain percent of the
-// window. overhead is the tokens of the request besides its messages.
-func (r *run) prune(before, overhead int64) (bool, error) {
+// last keep assistant turns, if that frees pruneGain percent of the
+// window, or anything at all when force is set. overhead is the tokens of
+// the request besides its messages.
+func (r *run) prune(before, overhead int64, keep int, force bool) (bool, error) {
 	path := r.sess.ActivePath()
 	// The boundary: the last tool-result message before the keepTurns-th
 	// latest assistant message, and after the latest compaction and prune.
@@ -268,7 +322,7 @@ func (r *run) prune(before, overhead int64) (bool, error) {
 			seen++
 			continue
 		}
-		if seen >= keepTurns && hasLargeResult(m) {
+		if seen >= keep && hasLargeResult(m) {
 			upTo = i
 			break
 		}
@@ -279,7 +333,7 @@ func (r *run) prune(before, overhead int64) (bool, error) {
 	fields := pruneFields{UpToID: path[upTo].ID, TokensBefore: before}
 	after := Project(append(path[:len(path):len(path)], session.Entry{Type: TypePrune, Fields: mustJSON(fields)}))
 	fields.TokensAfter = estimateTokens(after) + overhead
-	if gain := estimateTokens(Project(path)) + overhead - fields.TokensAfter; gain*100 < pruneGain*r.cfg.Window.Tokens {
+	if gain := estimateTokens(Project(path)) + overhead - fields.TokensAfter; gain <= 0 || !force && gain*100 < pruneGain*r.cfg.Window.Tokens {
 		return false, nil
 	}
 	if err := r.appendEntry(session.Entry{Type: TypePrune, Fields: mustJSON(fields)}); err != nil {
@@ -377,35 +431,82 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 	return nil
 }
 
+// errNoSummary is a summary request answered without usable text even
+// with tool calls forbidden: the model (or a server that ignores
+// tool_choice) would not summarise. The caller goes on with pruning alone.
+// It unwraps to a provider error: when pruning alone cannot make the
+// request fit either, it is the run's error (exit 5).
+type errNoSummary struct{ err *provider.Error }
+
+func (r *run) noSummary(what string) *errNoSummary {
+	return &errNoSummary{&provider.Error{Kind: provider.KindRequest, Provider: r.cfg.Provider.Name(),
+		Message: "compaction: the model answered the summary request " + what + "; nothing was compacted"}}
+}
+
+func (e *errNoSummary) Error() string { return e.err.Error() }
+func (e *errNoSummary) Unwrap() error { return e.err }
+
 // summarise sends the summary request: msgs and the fixed instruction. It
 // accounts for its usage and cost, and returns the answer, which must hold
 // text. Tool calls in the answer are never run: with text beside them the
-// text is the summary; alone they are an error, and nothing is compacted.
+// text is the summary. An answer with tool calls and no text is asked
+// again once with tool calls forbidden (tool_choice none); when that one
+// has no text either, or the server refuses the parameter, the error is
+// an *errNoSummary.
 func (r *run) summarise(ctx context.Context, specs []provider.Tool, msgs []conv.Message) (conv.Message, error) {
 	msgs = append(msgs[:len(msgs):len(msgs)], conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(CompactInstruction)}})
 	// Tools stay offered, so that a history with tool calls is a valid
 	// request on every API and the cached prefix still serves; the
 	// instruction asks for none, and none that come back are run.
 	req := provider.Request{Model: r.cfg.Model, Messages: msgs, Tools: specs, MaxTokens: r.cfg.MaxOutputTokens, Reasoning: r.cfg.Reasoning}
+	msg, err := r.summaryRequest(ctx, req)
+	if err != nil {
+		return conv.Message{}, err
+	}
+	if strings.TrimSpace(msg.Text()) != "" {
+		return msg, nil
+	}
+	what := "with no text"
+	if uses := msg.ToolUses(); len(uses) > 0 {
+		what = fmt.Sprintf("with a call to %s and no text (the tool was not run)", uses[0].Name)
+	}
+	if len(specs) == 0 {
+		return conv.Message{}, r.noSummary(what)
+	}
+	// Once more with tool calls forbidden by the API. Forbidding them
+	// from the start would cost the cache (Anthropic keys the cached
+	// messages on tool_choice), so only a disobedient answer pays it.
+	req.ToolChoice = provider.ToolChoiceNone
+	msg, err = r.summaryRequest(ctx, req)
+	var pe *provider.Error
+	switch {
+	case err != nil && errors.As(err, &pe) && pe.Kind == provider.KindRequest && !overflowed(err):
+		// A server that refuses tool_choice (an unsupported parameter).
+		return conv.Message{}, r.noSummary(what + ", and refused the request again with tool calls forbidden (" + pe.Message + ")")
+	case err != nil:
+		return conv.Message{}, err
+	case strings.TrimSpace(msg.Text()) != "":
+		return msg, nil
+	case len(msg.ToolUses()) > 0:
+		return conv.Message{}, r.noSummary(what + ", and again with tool calls forbidden")
+	}
+	return conv.Message{}, r.noSummary(what + ", and with no text with tool calls forbidden")
+}
+
+// summaryRequest sends one summary request and accounts for it. An
+// answer that ends in an error is a failed request.
+func (r *run) summaryRequest(ctx context.Context, req provider.Request) (conv.Message, error) {
 	msg, err := r.providerStream(ctx, req)
 	if err != nil {
 		return conv.Message{}, fmt.Errorf("compaction: %w", err)
 	}
 	msg.CostUSD = r.priceOf(msg)
 	r.account(msg)
-	fail := func(what string) (conv.Message, error) {
+	if msg.StopReason == conv.StopError {
 		return conv.Message{}, &provider.Error{Kind: provider.KindRequest, Provider: r.cfg.Provider.Name(),
-			Message: "compaction: the model answered the summary request " + what + "; nothing was compacted"}
+			Message: "compaction: the model answered the summary request with an error; nothing was compacted"}
 	}
-	switch {
-	case msg.StopReason == conv.StopError:
-		return fail("with an error")
-	case strings.TrimSpace(msg.Text()) != "":
-		return msg, nil
-	case len(msg.ToolUses()) > 0:
-		return fail(fmt.Sprintf("with a call to %s and no text (the tool was not run)", msg.ToolUses()[0].Name))
-	}
-	return fail("with no text")
+	return msg, nil
 }
 
 // firstKept picks where the messages kept whole after a compaction start:

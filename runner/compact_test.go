@@ -39,6 +39,10 @@ type longRun struct {
 	limit   int64
 	// zeroUsage reports no input tokens, as some compatible servers do.
 	zeroUsage bool
+	// disobey answers summary requests with a tool call: 1 while tools
+	// may be called (a real API enforces tool_choice none), 2 always (a
+	// server that ignores tool_choice).
+	disobey int
 
 	mu        sync.Mutex
 	normal    int      // normal (non-summary) requests answered
@@ -58,6 +62,9 @@ func (l *longRun) respond(n int, req providertest.Request) providertest.Response
 	}
 	if bytes.Contains(req.Body, []byte("Stop here and write a summary of this conversation")) {
 		l.summaries++
+		if l.disobey == 2 || l.disobey == 1 && !forbidsTools(req.Body) {
+			return providertest.Stream(l.api, providertest.Turn{Calls: []providertest.Call{{ID: fmt.Sprintf("sum_%d", l.summaries), Name: "bash", Input: `{"command":"touch pwned"}`}}, InputTokens: int(tokens), OutputTokens: 20})
+		}
 		return providertest.Stream(l.api, providertest.Turn{Text: fmt.Sprintf("Task: read big.txt many times.\nState: %d reads done.", l.normal), InputTokens: int(tokens), OutputTokens: 40})
 	}
 	l.normal++
@@ -73,6 +80,13 @@ func (l *longRun) respond(n int, req providertest.Request) providertest.Response
 		Calls:       []providertest.Call{{ID: fmt.Sprintf("call_%d", l.normal), Name: "read", Input: `{"path":"big.txt"}`}},
 		InputTokens: int(tokens), OutputTokens: 30,
 	})
+}
+
+// forbidsTools reports whether a request body sets tool_choice none, in
+// the shape of any of the three APIs.
+func forbidsTools(body []byte) bool {
+	c := gjson.GetBytes(body, "tool_choice")
+	return c.String() == "none" || c.Get("type").String() == "none"
 }
 
 // boundaries counts the prune and compaction entries written so far.
@@ -555,18 +569,109 @@ func TestCompactionAnswerCallsTool(t *testing.T) {
 	})
 	t.Run("without text", func(t *testing.T) {
 		g := newLongRig(t, "anthropic", 30, 1<<30)
-		before := g.summaryAnswers(t, func(int, providertest.Request) providertest.Response {
-			return providertest.Stream("anthropic", providertest.Turn{Calls: []providertest.Call{call}, InputTokens: 100, OutputTokens: 10})
-		})
+		g.model.disobey = 2
 		res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{Tokens: 8000}))
-		if code, _ := runner.Classify(res.Err); code != runner.ExitProvider || !strings.Contains(res.Err.Error(), "a call to bash and no text (the tool was not run)") {
-			t.Fatalf("exit %d (%v), want %d saying the tool was not run", code, res.Err, runner.ExitProvider)
+		if res.Err != nil {
+			t.Fatalf("run failed: %v", res.Err)
 		}
 		if _, err := os.Stat(filepath.Join(g.work, "pwned")); err == nil {
 			t.Error("the tool call in the summary answer ran")
 		}
-		checkOnlyRunEntryAdded(t, *before, g.sessionFile(t))
+		checkPrunedAlone(t, g)
 	})
+}
+
+// checkPrunedAlone requires the run to have asked for one summary twice,
+// the second time with tool calls forbidden, then said it goes on with
+// pruning alone, compacted nothing and pruned, and run every step.
+func checkPrunedAlone(t *testing.T, g *longRig) {
+	t.Helper()
+	var sums []providertest.Request
+	for _, r := range g.srv.Requests() {
+		if isSummaryRequest(r) {
+			sums = append(sums, r)
+		}
+	}
+	if len(sums) != 2 || forbidsTools(sums[0].Body) || !forbidsTools(sums[1].Body) {
+		t.Fatalf("%d summary requests; want 2, only the second with tool_choice none", len(sums))
+	}
+	if n := len(g.eventsOf(t, "compaction")); n != 0 {
+		t.Errorf("%d compactions, want none", n)
+	}
+	notes := g.eventsOf(t, "notice")
+	if len(notes) != 1 || !strings.Contains(notes[0]["message"].(string), "a call to bash and no text (the tool was not run), and again with tool calls forbidden; nothing was compacted; going on with pruning alone") {
+		t.Errorf("notices %v: want one saying the run goes on with pruning alone", notes)
+	}
+	if len(g.eventsOf(t, "prune")) == 0 {
+		t.Error("no prune after the summary failed")
+	}
+	if g.model.normal != g.model.turns {
+		t.Errorf("%d steps answered, want %d", g.model.normal, g.model.turns)
+	}
+}
+
+// TestCompactionRetriesWithToolsForbidden: on every API, a summary answer
+// that is a tool call alone is asked again with tool_choice none, and the
+// answer to that is the summary. Only the second request forbids tools.
+func TestCompactionRetriesWithToolsForbidden(t *testing.T) {
+	for _, api := range []string{"anthropic", "openai", "openai-chat"} {
+		t.Run(api, func(t *testing.T) {
+			g := newLongRig(t, api, 40, 1<<30)
+			g.model.disobey = 1
+			res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{Tokens: 8000}))
+			if res.Err != nil {
+				t.Fatalf("run failed: %v", res.Err)
+			}
+			comps := g.eventsOf(t, "compaction")
+			var sums []providertest.Request
+			for _, r := range g.srv.Requests() {
+				if isSummaryRequest(r) {
+					sums = append(sums, r)
+				}
+			}
+			if len(comps) == 0 || len(sums) != 2*len(comps) {
+				t.Fatalf("%d compactions from %d summary requests: want some, two requests each", len(comps), len(sums))
+			}
+			for i, r := range sums {
+				if forbidsTools(r.Body) != (i%2 == 1) {
+					t.Errorf("summary request %d: tool_choice none is %v", i+1, forbidsTools(r.Body))
+				}
+				if len(gjson.GetBytes(r.Body, "tools").Array()) == 0 {
+					t.Errorf("summary request %d offers no tools", i+1)
+				}
+			}
+			if len(g.eventsOf(t, "notice")) != 0 || g.model.normal != 40 {
+				t.Errorf("notices %v, %d steps: want none and 40", g.eventsOf(t, "notice"), g.model.normal)
+			}
+			if _, err := os.Stat(filepath.Join(g.work, "pwned")); err == nil {
+				t.Error("a tool call in a summary answer ran")
+			}
+		})
+	}
+}
+
+// TestOverflowWithoutSummaryPrunesAll: the server refuses a request as too
+// long and will not summarise: every large result is stubbed, the latest
+// included, and the request is sent again; when nothing is left to stub,
+// the refusal ends the run with exit 5.
+func TestOverflowWithoutSummaryPrunesAll(t *testing.T) {
+	g := newLongRig(t, "openai-chat", 12, 6000)
+	g.model.disobey = 2
+	res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{}))
+	if res.Err != nil {
+		t.Fatalf("run failed: %v", res.Err)
+	}
+	if g.model.overflows == 0 {
+		t.Fatal("no request was refused")
+	}
+	checkPrunedAlone(t, g)
+
+	g = newLongRig(t, "openai-chat", 12, 1500)
+	g.model.disobey = 2
+	res = runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{}))
+	if code, _ := runner.Classify(res.Err); code != runner.ExitProvider {
+		t.Fatalf("exit %d (%v), want %d", code, res.Err, runner.ExitProvider)
+	}
 }
 
 // TestResumeOverThresholdCompactsFirst: a session that grew without a

@@ -243,6 +243,9 @@ type run struct {
 	deltas     *DeltaRedactor // --stream text held back until no secret can begin in it
 	// windowSeeded says window was seeded from the session's log.
 	windowSeeded bool
+	// summaryOff: the model would not summarise; threshold compaction
+	// is off and pruning goes on alone (compact.go).
+	summaryOff bool
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -495,10 +498,12 @@ func (r *run) loop(ctx context.Context) error {
 		}
 		msg, err := r.stream(ctx, req)
 		if err != nil && overflowed(err) && !cfg.Window.NoCompact {
-			// The API says the prompt is too long: compact, then send the
-			// shorter request once.
-			if err := r.compact(ctx, specs, r.estimate(msgs, specs), "overflow"); err != nil {
+			// The API says the prompt is too long: compact (or prune),
+			// then send the shorter request once.
+			if ferr := r.fitOverflow(ctx, specs, r.estimate(msgs, specs)); ferr == errNotShorter {
 				return err
+			} else if ferr != nil {
+				return ferr
 			}
 			req.Messages = Project(r.sess.ActivePath())
 			msg, err = r.stream(ctx, req)
