@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/internal/jsonschema"
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
@@ -32,49 +30,19 @@ type OutputSchema struct {
 	sch *jsonschema.Schema
 }
 
-// schemaURL names the schema inside the compiler; nothing is loaded from it.
-const schemaURL = "awl:///output-schema.json"
-
 // CompileOutputSchema parses and compiles a JSON Schema. The error says what
 // is wrong with it. A schema is one self-contained document: a $ref to
 // another file or URL is refused, never fetched.
 func CompileOutputSchema(data []byte) (*OutputSchema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	sch, err := jsonschema.Compile(data)
 	if err != nil {
-		return nil, fmt.Errorf("not JSON: %w", err)
-	}
-	switch doc.(type) {
-	case map[string]any, bool:
-	default:
-		return nil, errors.New("a schema is a JSON object (or true/false)")
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil, err
-	}
-	sch, err := c.Compile(schemaURL)
-	var se *jsonschema.SchemaValidationError
-	var ve *jsonschema.ValidationError
-	switch {
-	case errors.As(err, &se) && errors.As(se.Err, &ve):
-		return nil, errors.New("not a valid JSON Schema: " + strings.Join(validationProblems(ve), "; "))
-	case err != nil:
-		return nil, errors.New(strings.ReplaceAll(err.Error(), schemaURL, "schema"))
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, data); err != nil {
 		return nil, fmt.Errorf("not JSON: %w", err)
 	}
 	return &OutputSchema{Raw: buf.Bytes(), sch: sch}, nil
-}
-
-// noLoader refuses every external reference.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external $ref %q: a schema must be self-contained", url)
 }
 
 // Validate parses answer as one JSON value (a single ```json fence around
@@ -85,16 +53,12 @@ func (s *OutputSchema) Validate(answer string) (json.RawMessage, []string) {
 	if text == "" {
 		return nil, []string{"the answer is empty; it must be one JSON value"}
 	}
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+	v, err := jsonschema.Unmarshal([]byte(text))
 	if err != nil {
 		return nil, []string{"the answer is not one JSON value: " + err.Error()}
 	}
-	if err := s.sch.Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		if !errors.As(err, &ve) {
-			return nil, []string{err.Error()}
-		}
-		return nil, validationProblems(ve)
+	if ps := s.sch.Validate(v); len(ps) > 0 {
+		return nil, problemLines(ps)
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, []byte(text)); err != nil {
@@ -120,42 +84,18 @@ func unfence(t string) string {
 	return strings.TrimSpace(body)
 }
 
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
-
-// validationProblems flattens a validation error into "/location: what"
-// lines, one per most specific cause.
-func validationProblems(ve *jsonschema.ValidationError) []string {
+// problemLines shows problems as "/location: what" lines, without
+// repeats, at most 20 of them.
+func problemLines(ps []jsonschema.Problem) []string {
 	var out []string
 	seen := map[string]bool{}
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		// A leaf displays as "at '/loc': what".
-		msg := e.Error()
-		loc := ""
-		for _, tok := range e.InstanceLocation {
-			loc += "/" + pointerEscaper.Replace(tok)
-		}
-		if loc == "" {
-			loc = "/"
-		}
-		if rest, ok := strings.CutPrefix(msg, "at '"); ok {
-			if i := strings.Index(rest, "': "); i >= 0 {
-				msg = rest[i+3:]
-			}
-		}
-		line := loc + ": " + msg
+	for _, p := range ps {
+		line := p.String()
 		if !seen[line] {
 			seen[line] = true
 			out = append(out, line)
 		}
 	}
-	walk(ve)
 	const maxProblems = 20
 	if len(out) > maxProblems {
 		out = append(out[:maxProblems], fmt.Sprintf("… and %d more", len(out)-maxProblems))
