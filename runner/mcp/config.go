@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/awlrun/awl/internal/jsonerr"
 )
@@ -60,9 +61,20 @@ type ConfigError struct{ Msg string }
 
 func (e *ConfigError) Error() string { return e.Msg }
 
-// nameRE is what a server name may be: it becomes part of tool names, which
+// validName is what a server name may be ([A-Za-z0-9_-]{1,40}): it becomes part of tool names, which
 // providers restrict to letters, digits, _ and -.
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
+func validName(s string) bool {
+	if len(s) < 1 || len(s) > 40 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // rawServer is one server as written in the file.
 type rawServer struct {
@@ -126,7 +138,7 @@ func loadFile(path string, getenv func(string) string) ([]Server, error) {
 		at := func(format string, args ...any) error {
 			return &ConfigError{fmt.Sprintf("%s:%d: server %q: %s", path, lineOf(data, []byte(`"`+name+`"`)), name, fmt.Sprintf(format, args...))}
 		}
-		if !nameRE.MatchString(name) {
+		if !validName(name) {
 			return nil, at("the name must be 1 to 40 letters, digits, _ or -")
 		}
 		var rs rawServer
@@ -197,10 +209,20 @@ func loadFile(path string, getenv func(string) string) ([]Server, error) {
 	return out, nil
 }
 
-// varRE matches ${NAME} and ${NAME:-default}.
-var varRE = regexp.MustCompile(`\$\{([^}:]*)(:-([^}]*))?\}`)
+// varRE matches ${NAME} and ${NAME:-default}. It is compiled on first use:
+// a run without --mcp-config never pays for it.
+var varRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([^}:]*)(:-([^}]*))?\}`) })
 
-var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// validVarName is what a variable's name may be ([A-Za-z_][A-Za-z0-9_]*).
+func validVarName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // expander expands variables in one server's values and keeps the first
 // error.
@@ -217,10 +239,10 @@ func (x *expander) expand(s string, secrets *[]string) string {
 	if x.err != nil || !strings.Contains(s, "${") {
 		return s
 	}
-	out := varRE.ReplaceAllStringFunc(s, func(m string) string {
-		sub := varRE.FindStringSubmatch(m)
+	out := varRE().ReplaceAllStringFunc(s, func(m string) string {
+		sub := varRE().FindStringSubmatch(m)
 		name, hasDefault, def := sub[1], sub[2] != "", sub[3]
-		if !varName.MatchString(name) {
+		if !validVarName(name) {
 			x.fail(m, "%s is not a valid variable reference", m)
 			return ""
 		}
@@ -237,7 +259,7 @@ func (x *expander) expand(s string, secrets *[]string) string {
 		}
 		return v
 	})
-	if rest := varRE.ReplaceAllString(s, ""); x.err == nil && strings.Contains(rest, "${") {
+	if rest := varRE().ReplaceAllString(s, ""); x.err == nil && strings.Contains(rest, "${") {
 		x.fail("${", "unterminated ${ in %q", s)
 	}
 	return out
