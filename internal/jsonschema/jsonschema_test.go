@@ -193,14 +193,14 @@ func TestSelfReferenceEnds(t *testing.T) {
 // TestRandomAgainstReference generates schemas and values and compares the
 // verdicts with the reference implementation.
 func TestRandomAgainstReference(t *testing.T) {
-	for seed := 1; seed <= 3; seed++ {
+	for seed := 1; seed <= 2; seed++ {
 		randomAgainstReference(t, seed)
 	}
 }
 
 func randomAgainstReference(t *testing.T, seed int) {
 	r := rand.New(rand.NewPCG(uint64(seed), 2))
-	n := 400
+	n := 250
 	if testing.Short() {
 		n = 300
 	}
