@@ -347,12 +347,32 @@ func (r *run) append(e session.Entry) (session.Entry, error) {
 }
 
 func (r *run) appendUser(blocks []conv.Block) error {
-	return r.appendEntry(session.Entry{
+	return r.appendEntry(r.userEntry(blocks))
+}
+
+func (r *run) userEntry(blocks []conv.Block) session.Entry {
+	return session.Entry{
 		Type:     "message",
 		Provider: r.cfg.Provider.Name(),
 		Model:    r.cfg.Model,
 		Message:  &conv.Message{Role: conv.RoleUser, Content: blocks},
-	})
+	}
+}
+
+// appendAll appends entries that become durable together (one write, one
+// fsync), redacted like every other, and echoes each once all are durable.
+func (r *run) appendAll(es []session.Entry) error {
+	for i := range es {
+		es[i] = r.cfg.Redact.Entry(es[i])
+	}
+	stored, err := r.sess.AppendAll(es)
+	if err != nil {
+		return fmt.Errorf("append to session %s: %w", r.sess.Path, err)
+	}
+	for _, e := range stored {
+		r.cfg.Events.Emit(EntryEvent{Base: r.cfg.Events.Stamp("entry", r.sess.Header.ID), Entry: EchoLine(e.Line)})
+	}
+	return nil
 }
 
 // closeDanglingToolCalls appends interrupted results for tool calls that a
@@ -412,19 +432,18 @@ func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
 	if err != nil {
 		base = nil
 	}
+	// The context, the prompt and the baseline are written together, with
+	// one fsync: nothing is done with any of them until all are durable.
+	var es []session.Entry
 	for _, m := range prompt.Build(state, base) {
 		e := session.Entry{Type: "message", Message: &m}
 		if m.Role == conv.RoleUser {
 			e.Provider, e.Model = cfg.Provider.Name(), cfg.Model
 		}
-		if err := r.appendEntry(e); err != nil {
-			return err
-		}
+		es = append(es, e)
 	}
-	if err := r.appendUser(blocks); err != nil {
-		return err
-	}
-	return r.appendEntry(state.Baseline().Entry())
+	es = append(es, r.userEntry(blocks), state.Baseline().Entry())
+	return r.appendAll(es)
 }
 
 // setContextOptions sets what the model-visible context is gathered from:

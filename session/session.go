@@ -421,82 +421,125 @@ func parseHeader(path string, line []byte, h *Header, copyStrings bool) error {
 // An entry with a Message and no Type is a message entry. For other types,
 // Fields (a JSON object) holds the members written after the base fields.
 func (s *Session) Append(e Entry) (Entry, error) {
+	stored, err := s.AppendAll([]Entry{e})
+	if err != nil {
+		return Entry{}, err
+	}
+	return stored[0], nil
+}
+
+// AppendAll appends entries as Append does, in order, each the parent of
+// the next, with one write and one fsync for them all. It is for entries
+// that become durable together before anything is done with any of them
+// (the context, the prompt and its baseline before a request): one fsync
+// instead of one each. Either every entry is stored or, on an error, none
+// is counted as stored (a failed write is taken back).
+func (s *Session) AppendAll(es []Entry) ([]Entry, error) {
 	switch {
 	case s.closed:
-		return Entry{}, errors.New("append to session: closed")
+		return nil, errors.New("append to session: closed")
 	case s.f == nil:
-		return Entry{}, errors.New("append to session: opened read-only")
+		return nil, errors.New("append to session: opened read-only")
 	case s.broken != nil:
-		return Entry{}, fmt.Errorf("append to session: an earlier write failed: %w", s.broken)
+		return nil, fmt.Errorf("append to session: an earlier write failed: %w", s.broken)
 	}
-	if e.Type == "" && e.Message != nil {
-		e.Type = TypeMessage
-	}
-	switch e.Type {
-	case "":
-		return Entry{}, errors.New("append to session: entry has no type")
-	case TypeSession:
-		return Entry{}, errors.New("append to session: a session header is not an entry")
-	case TypeMessage:
-		if e.Message == nil {
-			return Entry{}, fmt.Errorf("append to session: %w", errNoMessage)
-		}
-		m := *e.Message
-		m.Content = append([]conv.Block(nil), m.Content...)
-		if m.Usage != nil {
-			u := *m.Usage
-			m.Usage = &u
-		}
-		e.Message = &m
-	default:
-		e.Message = nil
-	}
-	id, err := s.newID()
-	if err != nil {
-		return Entry{}, fmt.Errorf("append to session: %w", err)
-	}
-	e.ID = id
-	e.ParentID = ""
+	out := make([]Entry, len(es))
+	ends := make([]int, len(es))
+	var buf []byte
+	parent := ""
 	if leaf := s.leafIndex(); leaf >= 0 {
-		e.ParentID = s.Entries[leaf].ID
+		parent = s.Entries[leaf].ID
 	}
-	if e.Timestamp.IsZero() {
-		if s.Now != nil {
-			e.Timestamp = s.Now()
-		} else {
-			e.Timestamp = time.Now()
+	var newIDs []string
+	takeBack := func() {
+		for _, id := range newIDs {
+			delete(s.ids, id)
 		}
 	}
-	e.Timestamp = e.Timestamp.UTC().Truncate(time.Millisecond)
-	buf, err := appendEntry(nil, &e)
-	if err != nil {
-		return Entry{}, fmt.Errorf("append to session: %w", err)
+	for i, e := range es {
+		if e.Type == "" && e.Message != nil {
+			e.Type = TypeMessage
+		}
+		switch e.Type {
+		case "":
+			takeBack()
+			return nil, errors.New("append to session: entry has no type")
+		case TypeSession:
+			takeBack()
+			return nil, errors.New("append to session: a session header is not an entry")
+		case TypeMessage:
+			if e.Message == nil {
+				takeBack()
+				return nil, fmt.Errorf("append to session: %w", errNoMessage)
+			}
+			m := *e.Message
+			m.Content = append([]conv.Block(nil), m.Content...)
+			if m.Usage != nil {
+				u := *m.Usage
+				m.Usage = &u
+			}
+			e.Message = &m
+		default:
+			e.Message = nil
+		}
+		id, err := s.newID()
+		if err != nil {
+			takeBack()
+			return nil, fmt.Errorf("append to session: %w", err)
+		}
+		// Reserved now so that the next entry of the batch cannot draw it.
+		s.ids[id] = struct{}{}
+		newIDs = append(newIDs, id)
+		e.ID = id
+		e.ParentID = parent
+		parent = id
+		if e.Timestamp.IsZero() {
+			if s.Now != nil {
+				e.Timestamp = s.Now()
+			} else {
+				e.Timestamp = time.Now()
+			}
+		}
+		e.Timestamp = e.Timestamp.UTC().Truncate(time.Millisecond)
+		start := len(buf)
+		buf, err = appendEntry(buf, &e)
+		if err != nil {
+			takeBack()
+			return nil, fmt.Errorf("append to session: %w", err)
+		}
+		if e.Type != TypeMessage {
+			e.Fields = fieldsOf(buf[start:])
+		}
+		buf = append(buf, '\n')
+		ends[i] = len(buf)
+		out[i] = e
 	}
-	if e.Type != TypeMessage {
-		e.Fields = fieldsOf(buf)
-	}
-	buf = append(buf, '\n')
 	if _, err := s.f.Write(buf); err != nil {
+		takeBack()
 		// Take back a partial line so the next append cannot fuse onto it.
 		if terr := s.f.Truncate(s.size); terr != nil {
 			s.broken = err
 		}
-		return Entry{}, fmt.Errorf("append to session %s: %w", s.Path, err)
+		return nil, fmt.Errorf("append to session %s: %w", s.Path, err)
 	}
 	if err := s.f.Sync(); err != nil {
+		takeBack()
 		// After a failed fsync the page cache cannot be trusted (the
 		// kernel may have dropped the dirty pages): stop writing.
 		s.broken = err
-		return Entry{}, fmt.Errorf("append to session %s: %w", s.Path, err)
+		return nil, fmt.Errorf("append to session %s: %w", s.Path, err)
 	}
 	s.size += int64(len(buf))
-	e.Line = buf[: len(buf)-1 : len(buf)-1]
-	s.Entries = append(s.Entries, e)
-	s.ids[e.ID] = struct{}{}
-	if s.byID != nil {
-		s.byID[e.ID] = len(s.Entries) - 1
+	start := 0
+	for i := range out {
+		out[i].Line = buf[start : ends[i]-1 : ends[i]-1]
+		start = ends[i]
+		s.Entries = append(s.Entries, out[i])
+		if s.byID != nil {
+			s.byID[out[i].ID] = len(s.Entries) - 1
+		}
 	}
-	return e, nil
+	return out, nil
 }
 
 // fieldsOf returns Fields as a reader would see it, from a written line.
