@@ -2,7 +2,7 @@ GO ?= go
 BIN ?= bin/awl
 FUZZTIME ?= 10s
 
-.PHONY: build test check bench fuzz demo clean release-snapshot
+.PHONY: build test check bench fuzz demo clean release-snapshot perf-guard bench-floor
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
@@ -48,6 +48,17 @@ check:
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
+
+# perf-guard measures this tree against the commit in scripts/perf-ref, in
+# the same rounds, and fails on a start-up, memory or per-turn regression
+# over 15% (docs/performance.md). CI runs it.
+perf-guard:
+	bash scripts/perf-guard.sh
+
+# bench-floor prints this tree's whole-process figures: start against a
+# bare Go program, peak RSS, per turn, and a 50 MB prompt.
+bench-floor:
+	$(GO) run ./scripts/benchfloor -large
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

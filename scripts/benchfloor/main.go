@@ -1,0 +1,475 @@
+// Command benchfloor measures awl as a whole process against the floor of
+// the platform: a bare Go program that makes the same one request. It runs
+// the two in turn (A, B, A, B, …) against one fake model on 127.0.0.1, so
+// both see the same machine load, and reports medians:
+//
+//   - start: process start to the first request arriving, for the floor and
+//     for a text run of awl, and their ratio;
+//   - rss: peak resident set size of a text run and of a 10-turn bash loop;
+//   - turn: the CPU time of one extra turn of that loop, over the floor's
+//     CPU time (a ratio, so that a slower machine does not look like a
+//     slower awl);
+//   - version: `awl --version` over the floor.
+//
+// With -large it also feeds a 50 MB prompt on stdin and resumes the session
+// it made, reporting peak RSS and awl's own CPU time for both.
+//
+// With -base BIN it measures another awl binary in the same rounds, in
+// turn with the first (which goes first alternates), and exits 1 when a
+// figure of the first is more than -tolerance worse than the base's: the
+// CI guard against the next start-up regression (scripts/perf-guard.sh
+// builds the base from a pinned commit). With -check FILE it compares with
+// committed figures instead; -write FILE records them.
+//
+// Run from the repository root: go run ./scripts/benchfloor [-n 15].
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// floorProgram is the least a Go program can do to send a request.
+const floorProgram = `package main
+
+import (
+	"net/http"
+	"os"
+	"strings"
+)
+
+func main() {
+	resp, err := http.Post(os.Getenv("ANTHROPIC_BASE_URL")+"/v1/messages", "application/json", strings.NewReader("{}"))
+	if err == nil {
+		resp.Body.Close()
+	}
+}
+`
+
+// Figures are the medians one invocation measured.
+type Figures struct {
+	Date string `json:"date,omitempty"`
+	Runs int    `json:"runs"`
+	// FloorStartMs and AwlStartMs: process start to the first request.
+	FloorStartMs float64 `json:"floorStartMs"`
+	AwlStartMs   float64 `json:"awlStartMs"`
+	// StartRatio is AwlStartMs / FloorStartMs.
+	StartRatio float64 `json:"startRatio"`
+	// VersionRatio is the wall time of `awl --version` over the floor's
+	// whole run.
+	VersionRatio float64 `json:"versionRatio"`
+	// FloorRSSMiB, TextRSSMiB and LoopRSSMiB: peak RSS of the floor, of a
+	// text run and of a 10-turn bash loop.
+	FloorRSSMiB float64 `json:"floorRssMiB"`
+	TextRSSMiB  float64 `json:"textRssMiB"`
+	LoopRSSMiB  float64 `json:"loopRssMiB"`
+	// TurnMs is the wall time of one extra turn of the loop (bash `true`
+	// included); TurnCPUMs its CPU time (awl's and its children's), which
+	// load disturbs less; TurnRatio is TurnCPUMs over the floor's CPU time.
+	TurnMs     float64 `json:"turnMs"`
+	TurnCPUMs  float64 `json:"turnCpuMs"`
+	FloorCPUMs float64 `json:"floorCpuMs"`
+	TurnRatio  float64 `json:"turnRatio"`
+	// Large input (with -large): a 50 MB prompt on stdin, then a resume of
+	// that session.
+	LargeRSSMiB       float64 `json:"largeRssMiB,omitempty"`
+	LargeCPUMs        float64 `json:"largeCpuMs,omitempty"`
+	LargeResumeRSSMiB float64 `json:"largeResumeRssMiB,omitempty"`
+	LargeResumeCPUMs  float64 `json:"largeResumeCpuMs,omitempty"`
+}
+
+func main() {
+	n := flag.Int("n", 15, "runs of each case")
+	awlBin := flag.String("awl", "", "the awl binary to measure (default: go build ./cmd/awl)")
+	baseBin := flag.String("base", "", "another awl binary (say, a build of the merge base) measured in the same runs, in turn")
+	large := flag.Bool("large", false, "also measure a 50 MB prompt on stdin and its resume")
+	check := flag.String("check", "", "baseline file to compare with; exit 1 on a regression")
+	tolerance := flag.Float64("tolerance", 0.15, "with -check: how much worse a figure may be")
+	write := flag.String("write", "", "write the figures to this baseline file")
+	flag.Parse()
+	if err := run(*n, *awlBin, *baseBin, *large, *check, *tolerance, *write); err != nil {
+		fmt.Fprintln(os.Stderr, "benchfloor:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n int, awlBin, baseBin string, large bool, check string, tolerance float64, write string) error {
+	work, err := os.MkdirTemp("", "benchfloor-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	if awlBin == "" {
+		awlBin = filepath.Join(work, "awl")
+		if out, err := buildCmd(awlBin, "./cmd/awl").CombinedOutput(); err != nil {
+			return fmt.Errorf("go build ./cmd/awl: %v\n%s", err, out)
+		}
+	}
+	floor, err := buildFloor(work)
+	if err != nil {
+		return err
+	}
+	srv, err := startServer()
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	env := append(os.Environ(),
+		"ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.url,
+		"AWL_SESSION_DIR="+filepath.Join(work, "sessions"),
+		"XDG_CONFIG_HOME="+filepath.Join(work, "config"),
+		"HOME="+work)
+	// The runs share one working directory with nothing in it to gather.
+	dir := filepath.Join(work, "cwd")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	r := &runner{srv: srv, env: env, dir: dir}
+
+	// One warm-up of each, unmeasured: the page cache and the build.
+	for _, c := range [][]string{{floor}, {awlBin, "run", "--no-stdin", "hello"}} {
+		if _, err := r.once(c, nil); err != nil {
+			return err
+		}
+	}
+	var floorS series
+	awl, base := &series{}, &series{}
+	for i := 0; i < n; i++ {
+		f, err := r.once([]string{floor}, nil)
+		if err != nil {
+			return err
+		}
+		floorS.add(f, result{}, result{})
+		// awl and the base in turn, the first of the pair alternating.
+		bins := []struct {
+			bin string
+			s   *series
+		}{{awlBin, awl}, {baseBin, base}}
+		if i%2 == 1 {
+			bins[0], bins[1] = bins[1], bins[0]
+		}
+		for _, b := range bins {
+			if b.bin == "" {
+				continue
+			}
+			t, err := r.once([]string{b.bin, "run", "--no-stdin", "hello"}, nil)
+			if err != nil {
+				return err
+			}
+			l, err := r.once([]string{b.bin, "run", "--no-stdin", "loop 10"}, nil)
+			if err != nil {
+				return err
+			}
+			v, err := r.once([]string{b.bin, "--version"}, nil)
+			if err != nil {
+				return err
+			}
+			b.s.add(t, l, v)
+		}
+	}
+	fig := awl.figures(&floorS, n)
+	var bfig *Figures
+	if baseBin != "" {
+		f := base.figures(&floorS, n)
+		bfig = &f
+		out, _ := json.MarshalIndent(bfig, "", "  ")
+		fmt.Fprintf(os.Stderr, "base %s, measured in the same runs:\n%s\n", baseBin, out)
+	}
+	if large {
+		if err := r.large(awlBin, work, &fig); err != nil {
+			return err
+		}
+	}
+	out, _ := json.MarshalIndent(fig, "", "  ")
+	fmt.Println(string(out))
+	if write != "" {
+		if err := os.WriteFile(write, append(out, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if check != "" {
+		base, err := readFigures(check)
+		if err != nil {
+			return err
+		}
+		if err := compare(check, base, fig, tolerance); err != nil {
+			return err
+		}
+	}
+	if bfig != nil {
+		return compare(baseBin, *bfig, fig, tolerance)
+	}
+	return nil
+}
+
+func readFigures(path string) (Figures, error) {
+	var f Figures
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return f, err
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return f, fmt.Errorf("%s: %v", path, err)
+	}
+	return f, nil
+}
+
+// compare fails when a figure is more than tol worse than the base's
+// (a baseline file, or a base binary measured in the same runs). Ratios
+// and RSS are compared, never raw milliseconds: those follow the machine.
+func compare(name string, base, got Figures, tol float64) error {
+	fmt.Fprintf(os.Stderr, "compared with %s:\n", name)
+	var bad []string
+	for _, c := range []struct {
+		name      string
+		base, got float64
+	}{
+		{"start ratio (awl text run / Go floor)", base.StartRatio, got.StartRatio},
+		{"peak RSS of a text run (MiB)", base.TextRSSMiB, got.TextRSSMiB},
+		{"peak RSS of a 10-turn loop (MiB)", base.LoopRSSMiB, got.LoopRSSMiB},
+		{"turn ratio (CPU of one extra turn / Go floor)", base.TurnRatio, got.TurnRatio},
+	} {
+		status := "ok"
+		if c.base > 0 && c.got > c.base*(1+tol) {
+			status = "REGRESSION"
+			bad = append(bad, c.name)
+		}
+		fmt.Fprintf(os.Stderr, "%-42s baseline %7.2f  now %7.2f  (%+.0f%%)  %s\n", c.name, c.base, c.got, (c.got/c.base-1)*100, status)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("over %.0f%% worse than %s: %s", tol*100, name, strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// series holds one binary's measurements: a text run, a 10-turn loop
+// and --version per round (for the floor, the first only).
+type series struct {
+	start, wall, rss, loopRSS, loopWall, version, cpu, loopCPU []float64
+}
+
+func (s *series) add(t, l, v result) {
+	s.start, s.wall, s.rss = append(s.start, t.first), append(s.wall, t.wall), append(s.rss, t.rss)
+	s.loopRSS, s.loopWall, s.version = append(s.loopRSS, l.rss), append(s.loopWall, l.wall), append(s.version, v.wall)
+	s.cpu, s.loopCPU = append(s.cpu, t.cpu), append(s.loopCPU, l.cpu)
+}
+
+func (s *series) figures(floor *series, n int) Figures {
+	fig := Figures{
+		Date:         time.Now().UTC().Format("2006-01-02"),
+		Runs:         n,
+		FloorStartMs: median(floor.start),
+		AwlStartMs:   median(s.start),
+		FloorRSSMiB:  median(floor.rss),
+		TextRSSMiB:   median(s.rss),
+		LoopRSSMiB:   median(s.loopRSS),
+		TurnMs:       (median(s.loopWall) - median(s.wall)) / 9,
+		TurnCPUMs:    (median(s.loopCPU) - median(s.cpu)) / 9,
+		FloorCPUMs:   median(floor.cpu),
+	}
+	fig.StartRatio = fig.AwlStartMs / fig.FloorStartMs
+	fig.VersionRatio = median(s.version) / median(floor.wall)
+	fig.TurnRatio = fig.TurnCPUMs / fig.FloorCPUMs
+	return fig
+}
+
+type runner struct {
+	srv *server
+	env []string
+	dir string
+}
+
+type result struct {
+	first, wall, rss, cpu float64 // ms, ms, MiB, ms
+}
+
+// once runs argv and measures it. first is the time from start to the
+// first request the fake model received from this process (0 if none).
+func (r *runner) once(argv []string, stdin io.Reader) (result, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir, cmd.Stdin = r.env, r.dir, stdin
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	r.srv.reset()
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return result{}, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, stderr.Bytes())
+	}
+	wall := time.Since(start)
+	res := result{wall: ms(wall)}
+	if at, ok := r.srv.first(); ok {
+		res.first = ms(at.Sub(start))
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.rss = float64(ru.Maxrss) / 1024
+		res.cpu = ms(time.Duration(ru.Utime.Nano() + ru.Stime.Nano()))
+	}
+	return res, nil
+}
+
+// large feeds a 50 MB prompt on stdin, then resumes that session.
+func (r *runner) large(awlBin, work string, fig *Figures) error {
+	prompt := bytes.Repeat([]byte("0123456789 the quick brown fox jumps over the lazy dog\n"), 50<<20/55)
+	sessions := filepath.Join(work, "large-sessions")
+	env := append(slices.Clone(r.env), "AWL_SESSION_DIR="+sessions)
+	rr := &runner{srv: r.srv, env: env, dir: r.dir}
+	res, err := rr.once([]string{awlBin, "run", "-o", "json", "summarise"}, bytes.NewReader(prompt))
+	if err != nil {
+		return err
+	}
+	fig.LargeRSSMiB, fig.LargeCPUMs = res.rss, res.cpu
+	res, err = rr.once([]string{awlBin, "run", "-c", "--no-stdin", "again"}, nil)
+	if err != nil {
+		return err
+	}
+	fig.LargeResumeRSSMiB, fig.LargeResumeCPUMs = res.rss, res.cpu
+	return nil
+}
+
+func buildFloor(work string) (string, error) {
+	dir := filepath.Join(work, "floor")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(floorProgram), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module floor\n\ngo 1.26\n"), 0o644); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "floor")
+	cmd := buildCmd(bin, ".")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build floor: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// server is the fake model: a text answer, or for a prompt "loop N" a bash
+// call until the request holds N-1 tool results.
+type server struct {
+	url string
+	l   net.Listener
+	mu  sync.Mutex
+	at  time.Time
+}
+
+func startServer() (*server, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &server{url: "http://" + l.Addr().String(), l: l}
+	go http.Serve(l, s)
+	return s, nil
+}
+
+func (s *server) Close() { s.l.Close() }
+
+func (s *server) reset() {
+	s.mu.Lock()
+	s.at = time.Time{}
+	s.mu.Unlock()
+}
+
+func (s *server) first() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.at, !s.at.IsZero()
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	s.mu.Lock()
+	if s.at.IsZero() {
+		s.at = now
+	}
+	s.mu.Unlock()
+	body, _ := io.ReadAll(r.Body)
+	w.Header().Set("Content-Type", "text/event-stream")
+	results := bytes.Count(body, []byte(`"tool_result"`))
+	if bytes.Contains(body, []byte("loop 10")) && results < 9 {
+		io.WriteString(w, toolCall(fmt.Sprintf("toolu_%02d", results)))
+		return
+	}
+	io.WriteString(w, text)
+}
+
+// The two answers, as the Anthropic Messages API streams them.
+const text = `event: message_start
+data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+`
+
+func toolCall(id string) string {
+	return `event: message_start
+data: {"type":"message_start","message":{"id":"msg_` + id + `","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"` + id + `","name":"bash","input":{}}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"command\":\"true\"}"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":2}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+`
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// buildCmd builds a package as the release does (CGO_ENABLED=0, -trimpath:
+// a static binary, no dynamic loader at start), the floor the same way.
+func buildCmd(out, pkg string) *exec.Cmd {
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd
+}
