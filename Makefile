@@ -10,8 +10,10 @@ DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%
 
 # build stamps what `awl --version` prints: the version (git describe), the
 # commit and the commit's date (not the build's, so a rebuild is identical).
+# It builds as the release does, static (CGO_ENABLED=0, -trimpath): no
+# dynamic loader to run at every start.
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)" -o $(BIN) ./cmd/awl
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)" -o $(BIN) ./cmd/awl
 
 # goreleaser is pinned in tools/go.mod, a module of its own so that its many
 # dependencies stay out of awl's go.mod and go.sum.
