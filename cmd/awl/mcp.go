@@ -45,7 +45,7 @@ func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp
 		Environ:     toolEnviron(c.secretVars),
 		Dir:         cwd,
 		Stderr:      a.stderr,
-		Version:     version,
+		Version:     currentStamp().Version,
 	}
 	if sb != nil {
 		netsb, err := sb.WithNetwork()
