@@ -28,6 +28,10 @@ const (
 	DefaultCallTimeout = 2 * time.Minute
 )
 
+// httpRetries is how often an HTTP server's interrupted response stream is
+// reconnected without progress before the server counts as stopped.
+const httpRetries = 2
+
 // Options are what servers start with.
 type Options struct {
 	// Timeout bounds each server's start: from launch until its tools are
@@ -217,7 +221,12 @@ func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*
 			Endpoint:             s.cfg.URL,
 			HTTPClient:           s.httpClient(),
 			DisableStandaloneSSE: true,
-			MaxRetries:           -1,
+			// A server may end a response stream before the result
+			// (protocol 2025-11-25): the client reconnects with GET and
+			// Last-Event-ID after the stream's retry delay. A server that
+			// is gone is given up on after httpRetries attempts, so that a
+			// dead server costs a call a few seconds, not a minute.
+			MaxRetries: httpRetries,
 		}
 	} else {
 		p, err := s.startProc()
