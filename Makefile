@@ -2,7 +2,7 @@ GO ?= go
 BIN ?= bin/awl
 FUZZTIME ?= 10s
 
-.PHONY: build test check bench fuzz demo clean release-snapshot perf-guard bench-floor
+.PHONY: build test check bench fuzz demo clean release-snapshot perf-guard bench-floor conformance
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
@@ -43,6 +43,24 @@ $(MCP_NPM)/node_modules/.package-lock.json: $(MCP_NPM)/package-lock.json
 	else \
 	  echo "npm not found: the MCP tests against real servers will skip (CI=true makes them fail)"; \
 	fi
+
+# conformance runs every client scenario of the MCP conformance suite
+# (scripts/conformance, pinned with the Node 22 it needs) against awl:
+# scripts/mcp-conformance-client.sh makes `awl run` the client. A scenario
+# that fails, or one listed in expected-failures.yml that passes, fails it.
+CONFORMANCE := scripts/conformance
+conformance: $(CONFORMANCE)/node_modules/.package-lock.json
+	$(GO) build -o bin/awl ./cmd/awl
+	$(GO) build -o bin/conformancemodel ./internal/conformancemodel
+	rm -rf bin/conformance
+	cd $(CONFORMANCE) && PATH="$(abspath $(CONFORMANCE))/node_modules/.bin:$$PATH" \
+	  AWL="$(abspath bin/awl)" AWL_CONFORMANCE_MODEL="$(abspath bin/conformancemodel)" \
+	  node node_modules/@modelcontextprotocol/conformance/dist/index.js client \
+	  --command "$(abspath scripts/mcp-conformance-client.sh)" --suite all \
+	  --expected-failures expected-failures.yml -o "$(abspath bin/conformance)"
+
+$(CONFORMANCE)/node_modules/.package-lock.json: $(CONFORMANCE)/package-lock.json
+	cd $(CONFORMANCE) && npm ci --no-audit --no-fund
 
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
