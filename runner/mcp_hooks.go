@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"slices"
 
 	"github.com/awlrun/awl/runner/mcp"
@@ -54,4 +55,32 @@ func mcpContext(st []mcp.Status, offered []string) []prompt.MCPServer {
 		out = append(out, p)
 	}
 	return out
+}
+
+// MCPElicitationEvent reports an MCP server's request for user input and
+// how awl answered it, at once, with no one to ask: "accept" with the
+// schema's defaults when every required field has one, else "decline".
+type MCPElicitationEvent struct {
+	Base
+	Server string `json:"server"`
+	// Name and CallID are the tool call the request came during.
+	Name    string   `json:"name"`
+	CallID  string   `json:"call_id"`
+	Message string   `json:"message"`
+	Action  string   `json:"action"`
+	Fields  []string `json:"fields"`
+	Reason  string   `json:"reason"`
+}
+
+// mcpCall returns the context of tool call callID: elicitation requests
+// during it are reported as mcp_elicitation events.
+func (r *run) mcpCall(ctx context.Context, callID string) context.Context {
+	em := r.cfg.Events
+	return mcp.WithCall(ctx, callID, func(e mcp.Elicitation) {
+		fields := e.Fields
+		if fields == nil {
+			fields = []string{}
+		}
+		em.Emit(MCPElicitationEvent{Base: em.Stamp("mcp_elicitation", r.res.SessionID), Server: e.Server, Name: e.Tool, CallID: e.CallID, Message: e.Message, Action: e.Action, Fields: fields, Reason: e.Reason})
+	})
 }

@@ -41,7 +41,7 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 		}
 		call := func() {
 			start := time.Now()
-			res := t.Run(ctx, json.RawMessage(u.Input))
+			res := t.Run(r.mcpCall(ctx, u.ID), json.RawMessage(u.Input))
 			out[i] = conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: res.Content, IsError: res.IsError, Attachments: res.Attachments}
 			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError, ExitCode: res.ExitCode})
 		}

@@ -73,3 +73,42 @@ func TestMCPClientVersionIsAwlVersion(t *testing.T) {
 		t.Fatalf("clientInfo %+v, want awl %q (awl --version: %q)", got, want, v.String())
 	}
 }
+
+// A server's elicitation during a call is answered at once and reported as
+// an mcp_elicitation event that the events schema accepts.
+func TestMCPElicitationEvent(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "s", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Proceed?", RequestedSchema: map[string]any{
+			"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean", "default": true}}, "required": []string{"ok"},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "answered " + res.Action}}}, nil
+	})
+	code, stdout, stderr := runWithHTTPServer(t, srv, []providertest.Response{
+		providertest.ToolCall("openai-chat", "call_1", "mcp__web__ask", `{}`),
+		providertest.Text("openai-chat", "done"),
+	}, "--output", "ndjson")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var ev string
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.Contains(line, `"type":"mcp_elicitation"`) {
+			ev = line
+		}
+	}
+	for _, want := range []string{`"server":"web"`, `"name":"mcp__web__ask"`, `"call_id":"call_1"`, `"message":"Proceed?"`, `"action":"accept"`, `"fields":["ok"]`} {
+		if !strings.Contains(ev, want) {
+			t.Fatalf("event %q lacks %s\n%s", ev, want, stdout)
+		}
+	}
+	if err := validateEvents(stdout); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, `answered accept\n[the MCP server asked for input`) {
+		t.Errorf("the tool result lacks the note:\n%s", stdout)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -172,6 +174,9 @@ type server struct {
 	status Status
 	tools  []*Tool
 
+	// calls are the tool calls running now, for elicitation requests.
+	calls activeCalls
+
 	mu        sync.Mutex
 	conn      *conn // nil once the server is gone for good
 	restarted bool  // the one restart has been used
@@ -218,9 +223,11 @@ func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*
 	var transport sdk.Transport
 	if s.cfg.URL != "" {
 		transport = &sdk.StreamableClientTransport{
-			Endpoint:             s.cfg.URL,
-			HTTPClient:           s.httpClient(),
-			DisableStandaloneSSE: true,
+			Endpoint:   s.cfg.URL,
+			HTTPClient: s.httpClient(),
+			// The standalone GET stream carries what a server sends on its
+			// own, elicitation requests included; a server without one
+			// answers 405 and the client goes on without it.
 			// A server may end a response stream before the result
 			// (protocol 2025-11-25): the client reconnects with GET and
 			// Last-Event-ID after the stream's retry delay. A server that
@@ -237,8 +244,14 @@ func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*
 		transport = &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "awl", Version: s.m.opts.Version}, &sdk.ClientOptions{
-		Capabilities: &sdk.ClientCapabilities{},
+		Capabilities: s.capabilities(),
+		// Elicitation is answered at once, never by waiting for a person.
+		ElicitationHandler: s.elicit,
 	})
+	if s.m.opts.Dir != "" {
+		//lint:ignore SA1019 roots are deprecated only from protocol 2026-07-28; servers of 2025-11-25 ask for them
+		client.AddRoots(&sdk.Root{URI: fileURI(s.m.opts.Dir), Name: "workspace"})
+	}
 	fail := func(err error) (*conn, *sdk.InitializeResult, []*sdk.Tool, error) {
 		if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil {
 			err = cause
@@ -263,6 +276,24 @@ func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*
 		list = append(list, t)
 	}
 	return c, cs.InitializeResult(), list, nil
+}
+
+// capabilities are what awl declares: form elicitation (answered headlessly,
+// see elicit) and roots (the workspace, Options.Dir).
+func (s *server) capabilities() *sdk.ClientCapabilities {
+	caps := &sdk.ClientCapabilities{
+		Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}},
+	}
+	if s.m.opts.Dir != "" {
+		//lint:ignore SA1019 RootsV2 is how this SDK declares roots
+		caps.RootsV2 = &sdk.RootCapabilities{}
+	}
+	return caps
+}
+
+// fileURI is the file:// URI of an absolute directory.
+func fileURI(dir string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
 }
 
 // close ends the connection and, for stdio, the process and its group.

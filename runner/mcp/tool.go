@@ -128,10 +128,22 @@ func (t *Tool) Run(ctx context.Context, input json.RawMessage) tool.Result {
 	timeout := s.m.opts.CallTimeout
 	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 	defer cancel()
+	ci, _ := ctx.Value(callKey{}).(*callInfo)
+	if ci == nil {
+		ci = &callInfo{}
+	}
+	s.calls.add(ci, t.name)
 	res, err := c.cs.CallTool(cctx, &mcpsdk.CallToolParams{Name: t.remote, Arguments: json.RawMessage(input)})
+	s.calls.remove(ci)
 	switch {
 	case err == nil:
-		return convertResult(res)
+		out := convertResult(res)
+		ci.mu.Lock()
+		if len(ci.notes) > 0 {
+			out.Content += "\n" + strings.Join(ci.notes, "\n")
+		}
+		ci.mu.Unlock()
+		return out
 	case ctx.Err() != nil:
 		return errorf("%s: interrupted: the run stopped during the call", t.name)
 	case errors.Is(context.Cause(cctx), errCallTimeout):
