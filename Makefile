@@ -45,19 +45,17 @@ $(MCP_NPM)/node_modules/.package-lock.json: $(MCP_NPM)/package-lock.json
 	fi
 
 # conformance runs every client scenario of the MCP conformance suite
-# (scripts/conformance, pinned with the Node 22 it needs) against awl:
-# scripts/mcp-conformance-client.sh makes `awl run` the client. A scenario
-# that fails, or one listed in expected-failures.yml that passes, fails it.
+# (scripts/conformance, pinned with the Node 22 it needs) against awl, one
+# after another: scripts/mcp-conformance-client.sh makes `awl run` the
+# client. A scenario that fails, or one listed in expected-failures.yml that
+# passes, fails it.
 CONFORMANCE := scripts/conformance
 conformance: $(CONFORMANCE)/node_modules/.package-lock.json
 	$(GO) build -o bin/awl ./cmd/awl
 	$(GO) build -o bin/conformancemodel ./internal/conformancemodel
 	rm -rf bin/conformance
-	cd $(CONFORMANCE) && PATH="$(abspath $(CONFORMANCE))/node_modules/.bin:$$PATH" \
-	  AWL="$(abspath bin/awl)" AWL_CONFORMANCE_MODEL="$(abspath bin/conformancemodel)" \
-	  node node_modules/@modelcontextprotocol/conformance/dist/index.js client \
-	  --command "$(abspath scripts/mcp-conformance-client.sh)" --suite all \
-	  --expected-failures expected-failures.yml -o "$(abspath bin/conformance)"
+	AWL="$(abspath bin/awl)" AWL_CONFORMANCE_MODEL="$(abspath bin/conformancemodel)" \
+	  bash $(CONFORMANCE)/run.sh "$(abspath bin/conformance)"
 
 $(CONFORMANCE)/node_modules/.package-lock.json: $(CONFORMANCE)/package-lock.json
 	cd $(CONFORMANCE) && npm ci --no-audit --no-fund

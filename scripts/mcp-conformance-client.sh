@@ -29,15 +29,53 @@ if [ -z "$model" ]; then
 fi
 
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 mkdir -p "$work/ws"
 export HOME="$work/home" XDG_STATE_HOME="$work/state" AWL_SESSION_DIR="$work/sessions"
 mkdir -p "$HOME"
 
-jq -n --arg url "$url" '{mcpServers: {conformance: {type: "http", url: $url}}}' >"$work/mcp.json"
+# OAuth: the scenario's context gives client credentials (as ${VAR}
+# references, the way CI passes secrets); the authorization-code scenarios
+# get a Client ID Metadata Document URL (used where the server supports
+# one, else dynamic registration) and a $BROWSER that follows the
+# authorization server's redirect to awl's listener.
+ctx="${MCP_CONFORMANCE_CONTEXT:-}"
+[ -n "$ctx" ] || ctx='{}'
+export CONFORMANCE_CLIENT_SECRET CONFORMANCE_PRIVATE_KEY
+CONFORMANCE_CLIENT_SECRET="$(jq -r '.client_secret // ""' <<<"$ctx")"
+CONFORMANCE_PRIVATE_KEY="$(jq -r '.private_key_pem // ""' <<<"$ctx")"
+case "$scenario" in
+auth/client-credentials-*)
+  oauth="$(jq '{grant: "client_credentials", client_id}
+    + (if .client_secret then {client_secret: "${CONFORMANCE_CLIENT_SECRET}"} else {} end)
+    + (if .private_key_pem then {private_key: "${CONFORMANCE_PRIVATE_KEY}", signing_algorithm} else {} end)' <<<"$ctx")" ;;
+auth/pre-registration)
+  oauth="$(jq '{client_id, client_secret: "${CONFORMANCE_CLIENT_SECRET}"}' <<<"$ctx")" ;;
+*)
+  oauth='{"client_metadata_url": "https://conformance-test.local/client-metadata.json"}' ;;
+esac
+printf '#!/bin/sh\nexec "%s" browse "$1"\n' "$model" >"$work/browser"
+chmod +x "$work/browser"
+export BROWSER="$work/browser"
 
-exec "$model" -- "$awl" run -C "$work/ws" --no-stdin \
+jq -n --arg url "$url" --argjson oauth "$oauth" \
+  '{mcpServers: {conformance: {type: "http", url: $url, oauth: $oauth}}}' >"$work/mcp.json"
+
+# NDJSON events on stdout, so that they are checked too: no OAuth token
+# the suite's authorization server issued ("test-token-…") may reach them,
+# stderr or the session (which holds all the model saw).
+set +e
+"$model" -- "$awl" run -C "$work/ws" --no-stdin -o ndjson \
   --provider openai-chat --model conformance-model \
   --mcp-config "$work/mcp.json" --mcp-strict --mcp-timeout 20s \
   --no-agents-md --no-env-context --max-turns 4 \
-  "Call each tool once."
+  "Call each tool once." >"$work/stdout" 2>"$work/stderr"
+code=$?
+set -e
+cat "$work/stdout"
+cat "$work/stderr" >&2
+if grep -rl 'test-token-' "$work/stdout" "$work/stderr" "$AWL_SESSION_DIR" >&2; then
+  echo "mcp-conformance-client: an OAuth token reached awl's events, stderr or session (files above)" >&2
+  exit 1
+fi
+exit "$code"

@@ -42,6 +42,7 @@ type cli struct {
 	Run      runCmd      `cmd:"" help:"Run a prompt to completion: model turns and tool calls, every entry appended to the session."`
 	Sessions sessionsCmd `cmd:"" help:"List, show, locate, verify, compact and prune sessions."`
 	Schema   schemaCmd   `cmd:"" help:"Print JSON Schemas (awl schema events)."`
+	MCP      mcpCmd      `cmd:"" name:"mcp" help:"Log in to and out of MCP servers that want OAuth."`
 	Version  versionCmd  `cmd:"" help:"Print awl's version."`
 }
 

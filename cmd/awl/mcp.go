@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/mcp"
@@ -46,6 +49,12 @@ func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp
 		Dir:         cwd,
 		Stderr:      a.stderr,
 		Version:     currentStamp().Version,
+		TokenDir:    mcpTokenDir(a.getenv),
+	}
+	// With $BROWSER set a person is there to authorize a server that wants
+	// OAuth; without it, only stored tokens are used.
+	if b := a.getenv("BROWSER"); b != "" {
+		opts.Login = &mcp.Login{Browser: b, Notify: a.stderr}
 	}
 	if sb != nil {
 		netsb, err := sb.WithNetwork()
@@ -108,4 +117,107 @@ func matchTool(p, name string) bool {
 	}
 	ok, _ := path.Match(p, name)
 	return ok
+}
+
+// mcpTokenDir is where OAuth tokens of MCP servers are kept:
+// $XDG_STATE_HOME/awl/mcp-tokens, else ~/.local/state/awl/mcp-tokens; ""
+// when neither is known.
+func mcpTokenDir(getenv func(string) string) string {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "awl", "mcp-tokens")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "awl", "mcp-tokens")
+	}
+	return ""
+}
+
+type mcpCmd struct {
+	Login  mcpLoginCmd  `cmd:"" help:"Authorize awl with an HTTP MCP server (OAuth authorization code): prints the URL, opens $BROWSER when set, stores the tokens."`
+	Logout mcpLogoutCmd `cmd:"" help:"Remove the stored OAuth tokens of an MCP server."`
+}
+
+type mcpServerArgs struct {
+	Server    string   `arg:"" help:"The server's name in the mcp-config."`
+	MCPConfig []string `name:"mcp-config" sep:"none" required:"" help:"The mcp-config file(s) that define the server." placeholder:"FILE"`
+}
+
+// find loads the config and returns the named HTTP server.
+func (c *mcpServerArgs) find(a *app) (mcp.Server, error) {
+	servers, err := mcp.LoadConfig(c.MCPConfig, a.getenv)
+	var ce *mcp.ConfigError
+	if errors.As(err, &ce) {
+		return mcp.Server{}, runner.Usagef("--mcp-config " + ce.Msg)
+	}
+	if err != nil {
+		return mcp.Server{}, err
+	}
+	for _, s := range servers {
+		if s.Name == c.Server {
+			if s.URL == "" {
+				return mcp.Server{}, runner.Usagef(fmt.Sprintf("mcp server %q is a stdio server: OAuth applies to HTTP servers", c.Server))
+			}
+			return s, nil
+		}
+	}
+	return mcp.Server{}, runner.Usagef(fmt.Sprintf("no mcp server %q in %s", c.Server, strings.Join(c.MCPConfig, ", ")))
+}
+
+type mcpLoginCmd struct {
+	mcpServerArgs
+	Timeout time.Duration `name:"timeout" default:"5m" help:"How long to wait for the authorization."`
+}
+
+func (c *mcpLoginCmd) Run(a *app) error {
+	srv, err := c.find(a)
+	if err != nil {
+		return err
+	}
+	dir := mcpTokenDir(a.getenv)
+	if dir == "" {
+		return runner.Usagef("awl mcp login: neither XDG_STATE_HOME nor HOME is set: nowhere to keep the tokens")
+	}
+	m := mcp.Start(a.ctx, []mcp.Server{srv}, mcp.Options{
+		Timeout:  c.Timeout,
+		Stderr:   a.stderr,
+		Version:  currentStamp().Version,
+		TokenDir: dir,
+		Login:    &mcp.Login{Browser: a.getenv("BROWSER"), Notify: a.stderr, Fresh: true},
+	})
+	defer m.Close()
+	if f := m.Failed(); len(f) > 0 {
+		return &runner.ConfigError{Reason: "mcp_server_failed", Msg: fmt.Sprintf("mcp server %s: login failed: %v", srv.Name, f[0].Err)}
+	}
+	p := mcp.TokenFile(dir, srv.Name, srv.URL)
+	if _, err := os.Stat(p); err != nil {
+		fmt.Fprintf(a.stderr, "awl: mcp server %s did not ask for OAuth; nothing stored\n", srv.Name)
+		return nil
+	}
+	fmt.Fprintf(a.stderr, "awl: logged in to mcp server %s; tokens stored in %s\n", srv.Name, p)
+	return nil
+}
+
+type mcpLogoutCmd struct {
+	mcpServerArgs
+}
+
+func (c *mcpLogoutCmd) Run(a *app) error {
+	srv, err := c.find(a)
+	if err != nil {
+		return err
+	}
+	dir := mcpTokenDir(a.getenv)
+	p := mcp.TokenFile(dir, srv.Name, srv.URL)
+	if dir == "" {
+		return nil
+	}
+	switch err := os.Remove(p); {
+	case err == nil:
+		fmt.Fprintf(a.stderr, "awl: removed the tokens of mcp server %s (%s)\n", srv.Name, p)
+	case errors.Is(err, os.ErrNotExist):
+		fmt.Fprintf(a.stderr, "awl: no tokens stored for mcp server %s\n", srv.Name)
+	default:
+		return err
+	}
+	return nil
 }

@@ -6,21 +6,32 @@
 // It exits with the command's exit code.
 //
 //	conformancemodel -- awl run --provider openai-chat --model fake ...
+//
+// "conformancemodel browse URL" is the $BROWSER of the OAuth scenarios:
+// it follows URL's redirects (the suite's authorization server answers at
+// once with one to awl's redirect listener) and prints nothing.
 package main
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"sort"
+	"time"
 
 	"github.com/awlrun/awl/provider/providertest"
 )
 
 func main() {
 	args := os.Args[1:]
+	if len(args) == 2 && args[0] == "browse" {
+		browse(args[1])
+		return
+	}
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
@@ -116,4 +127,16 @@ func arguments(schema json.RawMessage) json.RawMessage {
 	}
 	b, _ := json.Marshal(args)
 	return b
+}
+
+// browse fetches url as a browser would, following redirects.
+func browse(url string) {
+	c := &http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformancemodel browse:", err)
+		os.Exit(1)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 }

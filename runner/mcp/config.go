@@ -35,6 +35,10 @@ type Server struct {
 	// URL and Headers reach a streamable HTTP server.
 	URL     string
 	Headers map[string]string
+	// OAuth says how awl authorizes with the server; nil means the
+	// authorization-code flow with dynamic registration, when the server
+	// asks for it.
+	OAuth *OAuth
 
 	// secrets are values that must never appear in error text: header
 	// values and the values of variables expanded into env entries.
@@ -86,6 +90,18 @@ type rawServer struct {
 	Sandbox *string           `json:"sandbox"`
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
+	OAuth   *rawOAuth         `json:"oauth"`
+}
+
+// rawOAuth is a server's "oauth" object as written in the file.
+type rawOAuth struct {
+	Grant             string   `json:"grant"`
+	ClientID          string   `json:"client_id"`
+	ClientSecret      string   `json:"client_secret"`
+	PrivateKey        string   `json:"private_key"`
+	SigningAlgorithm  string   `json:"signing_algorithm"`
+	ClientMetadataURL string   `json:"client_metadata_url"`
+	Scopes            []string `json:"scopes"`
 }
 
 // LoadConfig reads --mcp-config files in order and returns their servers,
@@ -170,8 +186,42 @@ func loadFile(path string, getenv func(string) string) ([]Server, error) {
 				}
 			}
 		}
+		if ro := rs.OAuth; ro != nil {
+			s.OAuth = &OAuth{
+				Grant:             ro.Grant,
+				ClientID:          x.expand(ro.ClientID, nil),
+				ClientSecret:      x.expand(ro.ClientSecret, &s.secrets),
+				PrivateKey:        x.expand(ro.PrivateKey, &s.secrets),
+				SigningAlgorithm:  ro.SigningAlgorithm,
+				ClientMetadataURL: x.expand(ro.ClientMetadataURL, nil),
+				Scopes:            ro.Scopes,
+			}
+			for _, v := range []string{s.OAuth.ClientSecret, s.OAuth.PrivateKey} {
+				if strings.TrimSpace(v) != "" && !slices.Contains(s.secrets, v) {
+					s.secrets = append(s.secrets, v)
+				}
+			}
+		}
 		if x.err != nil {
 			return nil, x.err
+		}
+		if o := s.OAuth; o != nil {
+			switch {
+			case rs.URL == "":
+				return nil, at(`"oauth" applies to HTTP servers`)
+			case o.Grant != "" && o.Grant != GrantAuthorizationCode && o.Grant != GrantClientCredentials:
+				return nil, at(`oauth: unknown grant %q (authorization_code or client_credentials)`, o.Grant)
+			case o.Grant == GrantClientCredentials && o.ClientID == "":
+				return nil, at(`oauth: the client_credentials grant needs a "client_id"`)
+			case o.Grant == GrantClientCredentials && o.ClientSecret == "" && o.PrivateKey == "":
+				return nil, at(`oauth: the client_credentials grant needs a "client_secret" or a "private_key"`)
+			case o.PrivateKey != "" && o.Grant != GrantClientCredentials:
+				return nil, at(`oauth: "private_key" is for the client_credentials grant`)
+			case o.SigningAlgorithm != "" && o.SigningAlgorithm != "ES256" && o.SigningAlgorithm != "RS256":
+				return nil, at(`oauth: signing_algorithm %q: ES256 or RS256`, o.SigningAlgorithm)
+			case o.ClientMetadataURL != "" && !strings.HasPrefix(o.ClientMetadataURL, "https://"):
+				return nil, at(`oauth: client_metadata_url must be an https:// URL`)
+			}
 		}
 		typ := strings.ToLower(rs.Type)
 		switch {

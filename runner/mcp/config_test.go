@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,6 +71,14 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"empty sandbox", `{"mcpServers": {"a": {"command": "x", "sandbox": ""}}}`, `server "a": unknown sandbox ""`},
 		{"sandbox not a string", `{"mcpServers": {"a": {"command": "x", "sandbox": false}}}`, `server "a":`},
 		{"sandbox on http", `{"mcpServers": {"a": {"url": "http://x", "sandbox": "off"}}}`, `"sandbox" applies to stdio servers`},
+		{"oauth on stdio", `{"mcpServers": {"a": {"command": "x", "oauth": {}}}}`, `"oauth" applies to HTTP servers`},
+		{"oauth grant", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"grant": "password"}}}}`, `unknown grant "password"`},
+		{"cc without id", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"grant": "client_credentials", "client_secret": "s"}}}}`, `needs a "client_id"`},
+		{"cc without secret", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"grant": "client_credentials", "client_id": "c"}}}}`, `needs a "client_secret" or a "private_key"`},
+		{"key without cc", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"private_key": "k"}}}}`, `"private_key" is for the client_credentials grant`},
+		{"bad alg", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"grant": "client_credentials", "client_id": "c", "private_key": "k", "signing_algorithm": "HS256"}}}}`, `signing_algorithm "HS256"`},
+		{"http cimd", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"client_metadata_url": "http://x/c.json"}}}}`, `client_metadata_url must be an https:// URL`},
+		{"oauth secret unset", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"client_id": "c", "client_secret": "${NOPE}"}}}}`, `${NOPE} is not set`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeConfig(t, "c.json", tc.text)
@@ -78,6 +87,23 @@ func TestLoadConfigErrors(t *testing.T) {
 				t.Fatalf("error %v, want %q prefixed with the path", err, tc.want)
 			}
 		})
+	}
+}
+
+// Client secrets and private keys come from ${VAR} and are secrets: kept
+// out of every error about the server.
+func TestLoadConfigOAuth(t *testing.T) {
+	p := writeConfig(t, "o.json", `{"mcpServers": {"w": {"url": "https://x/mcp", "oauth": {"grant": "client_credentials", "client_id": "ci", "client_secret": "${SECRET}", "scopes": ["a", "b"]}}}}`)
+	got, err := LoadConfig([]string{p}, env(map[string]string{"SECRET": "s3cret-value"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := got[0].OAuth
+	if o == nil || o.Grant != GrantClientCredentials || o.ClientID != "ci" || o.ClientSecret != "s3cret-value" || !reflect.DeepEqual(o.Scopes, []string{"a", "b"}) {
+		t.Fatalf("oauth: %+v", o)
+	}
+	if !slices.Contains(got[0].secrets, "s3cret-value") {
+		t.Errorf("secrets: %q", got[0].secrets)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/awlrun/awl/runner/tool"
@@ -58,6 +60,12 @@ type Options struct {
 	HTTPClient *http.Client
 	// Version is awl's version, sent as the client version.
 	Version string
+	// TokenDir holds the OAuth tokens of HTTP servers (awl mcp login);
+	// "" keeps none.
+	TokenDir string
+	// Login, when set, lets the OAuth authorization-code flow run (awl mcp
+	// login, or awl run with $BROWSER set); nil means a headless run.
+	Login *Login
 }
 
 // Status is how a server's start went.
@@ -177,6 +185,15 @@ type server struct {
 	// calls are the tool calls running now, for elicitation requests.
 	calls activeCalls
 
+	// oauth is the server's OAuth handler, made at its first connect.
+	oauth     auth.OAuthHandler
+	oauthDone bool
+	// redirect is the OAuth redirect listener (with Options.Login).
+	redirect net.Listener
+	// tokens are OAuth token values, kept out of every text like secrets.
+	secretMu sync.Mutex
+	tokens   []string
+
 	mu        sync.Mutex
 	conn      *conn // nil once the server is gone for good
 	restarted bool  // the one restart has been used
@@ -222,9 +239,18 @@ func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*
 	c := &conn{done: make(chan struct{})}
 	var transport sdk.Transport
 	if s.cfg.URL != "" {
+		if !s.oauthDone {
+			s.oauthDone = true
+			h, err := s.oauthHandler()
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			s.oauth = h
+		}
 		transport = &sdk.StreamableClientTransport{
-			Endpoint:   s.cfg.URL,
-			HTTPClient: s.httpClient(),
+			OAuthHandler: s.oauth,
+			Endpoint:     s.cfg.URL,
+			HTTPClient:   s.httpClient(),
 			// The standalone GET stream carries what a server sends on its
 			// own, elicitation requests included; a server without one
 			// answers 405 and the client goes on without it.
@@ -310,6 +336,9 @@ func (c *conn) close() {
 }
 
 func (s *server) close() {
+	if s.redirect != nil {
+		s.redirect.Close()
+	}
 	s.mu.Lock()
 	c := s.conn
 	s.conn = nil
@@ -398,6 +427,13 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // values) from text.
 func (s *server) redact(text string) string {
 	for _, v := range s.cfg.secrets {
+		if len(v) >= 4 {
+			text = strings.ReplaceAll(text, v, "[redacted]")
+		}
+	}
+	s.secretMu.Lock()
+	defer s.secretMu.Unlock()
+	for _, v := range s.tokens {
 		if len(v) >= 4 {
 			text = strings.ReplaceAll(text, v, "[redacted]")
 		}
