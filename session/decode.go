@@ -703,6 +703,10 @@ func (d *decoder) header(h *Header) error {
 			h.Provider, err = d.stringField()
 		case "model":
 			h.Model, err = d.stringField()
+		case "forkedFrom":
+			h.ForkedFrom, err = d.stringField()
+		case "forkedAt":
+			h.ForkedAt, err = d.stringField()
 		default:
 			err = d.skip(1)
 		}

@@ -130,6 +130,10 @@ func appendHeader(dst []byte, h *Header) []byte {
 	dst = appendStringField(dst, "cwd", h.Cwd)
 	dst = appendStringField(dst, "provider", h.Provider)
 	dst = appendStringField(dst, "model", h.Model)
+	if h.ForkedFrom != "" {
+		dst = appendStringField(dst, "forkedFrom", h.ForkedFrom)
+		dst = appendStringField(dst, "forkedAt", h.ForkedAt)
+	}
 	return append(dst, '}')
 }
 

@@ -36,6 +36,9 @@ type Info struct {
 	// else the header's.
 	Provider string
 	Model    string
+	// ForkedFrom and ForkedAt are the header's: the session this one was
+	// forked from and the entry it was forked at ("" when not a fork).
+	ForkedFrom, ForkedAt string
 	// FirstPrompt is the first user text that is a prompt (not a tool
 	// result, not context as told by Store.IsContext), on one line and cut
 	// to about 200 characters.
@@ -269,6 +272,7 @@ func (sc *infoScanner) scan(path, scope string) Info {
 			switch {
 			case headerOK:
 				in.Cwd = header.Cwd
+				in.ForkedFrom, in.ForkedAt = header.ForkedFrom, header.ForkedAt
 			case in.IsSession:
 				in.Cwd = gjson.GetBytes(line, "cwd").String()
 			}

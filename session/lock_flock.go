@@ -28,6 +28,23 @@ func lockFile(f *os.File) error {
 	}
 }
 
+// lockShared takes a reader's lock: flock(LOCK_SH|LOCK_NB). Readers share
+// it; it excludes the writer lock.
+func lockShared(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		switch err {
+		case nil:
+			return nil
+		case syscall.EINTR:
+			continue
+		case syscall.EWOULDBLOCK:
+			return errLocked
+		}
+		return err
+	}
+}
+
 // linkCount is the number of names fi's file has; 0 once it is removed.
 func linkCount(fi os.FileInfo) uint64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {

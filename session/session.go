@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/awlrun/awl/conv"
 )
 
@@ -32,6 +34,11 @@ type Header struct {
 	Cwd       string
 	Provider  string
 	Model     string
+	// ForkedFrom and ForkedAt, set in a session made by Fork, are the id
+	// of the session it was forked from and the id of that session's leaf
+	// entry, the last entry copied: where the fork's own entries begin.
+	ForkedFrom string
+	ForkedAt   string
 }
 
 // Entry is one line after the header.
@@ -107,6 +114,7 @@ type Session struct {
 	Rand io.Reader
 
 	f      *os.File // nil when read-only or closed
+	shared *os.File // the file read under a shared lock (OpenShared)
 	size   int64    // bytes known to be in the file
 	broken error    // set when a failed write could not be undone
 	closed bool
@@ -127,16 +135,62 @@ func (s *Store) now() time.Time {
 // The header is written to a hidden temporary file that is renamed into
 // place, so a session file never exists without its complete header.
 func (s *Store) Create(cwd, provider, model string) (*Session, error) {
+	return s.CreateWith(CreateOptions{Cwd: cwd, Provider: provider, Model: model})
+}
+
+// CreateOptions says what session CreateWith makes.
+type CreateOptions struct {
+	Cwd, Provider, Model string
+	// ID, when set, is the new session's id (a UUID, lower case), chosen
+	// by the caller; Create fails with KindExists when a session of the
+	// store already has it. "" makes a new UUIDv7.
+	ID string
+	// Fork, when set, is a session read with OpenShared: the new session
+	// starts with a copy of its active path, byte for byte, and its header
+	// records where it came from (ForkedFrom, ForkedAt). Fork is only
+	// read; the caller closes it.
+	Fork *Session
+}
+
+// CreateWith makes a new session as o says, writes its header and, for a
+// fork, the copied history in one write (fsync'd, renamed into place), and
+// holds its lock.
+func (s *Store) CreateWith(o CreateOptions) (*Session, error) {
 	if s.Dir == "" {
 		return nil, errors.New("create session: no session directory")
 	}
-	cwd = filepath.Clean(cwd)
+	cwd := filepath.Clean(o.Cwd)
 	ts := s.now().UTC().Truncate(time.Millisecond)
-	id, err := newSessionID(ts, s.Rand)
-	if err != nil {
-		return nil, fmt.Errorf("create session: %w", err)
+	id := o.ID
+	if id == "" {
+		var err error
+		if id, err = newSessionID(ts, s.Rand); err != nil {
+			return nil, fmt.Errorf("create session: %w", err)
+		}
+	} else if err := s.CheckNewID(id); err != nil {
+		return nil, err
 	}
-	h := Header{Version: Version, ID: id, Timestamp: ts, Cwd: cwd, Provider: provider, Model: model}
+	h := Header{Version: Version, ID: id, Timestamp: ts, Cwd: cwd, Provider: o.Provider, Model: o.Model}
+	line := appendHeader(nil, &h)
+	var copied []Entry
+	if o.Fork != nil {
+		copied = o.Fork.ActivePath()
+		h.ForkedFrom = o.Fork.Header.ID
+		if len(copied) > 0 {
+			h.ForkedAt = copied[len(copied)-1].ID
+		}
+		line = appendHeader(nil, &h)
+		line = append(line, '\n')
+		for i := range copied {
+			if copied[i].Line == nil {
+				return nil, errors.New("create session: the session to fork was not read with its lines")
+			}
+			line = append(line, copied[i].Line...)
+			line = append(line, '\n')
+		}
+		line = line[:len(line)-1]
+	}
+	line = append(line, '\n')
 	dir := filepath.Join(s.Dir, EncodeCwd(cwd))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, accessError(dir, "cannot create a session in", err)
@@ -156,7 +210,6 @@ func (s *Store) Create(cwd, provider, model string) (*Session, error) {
 	if err := lockFile(f); err != nil {
 		return fail(err)
 	}
-	line := append(appendHeader(nil, &h), '\n')
 	if _, err := f.Write(line); err != nil {
 		return fail(err)
 	}
@@ -170,7 +223,67 @@ func (s *Store) Create(cwd, provider, model string) (*Session, error) {
 		f.Close()
 		return nil, fmt.Errorf("create session %s: %w", id, err)
 	}
-	return &Session{Path: path, Header: h, Now: s.Now, Rand: s.Rand, f: f, size: int64(len(line))}, nil
+	sess := &Session{Path: path, Header: h, Now: s.Now, Rand: s.Rand, f: f, size: int64(len(line))}
+	if len(copied) > 0 {
+		sess.Entries = make([]Entry, len(copied))
+		for i, e := range copied {
+			e.Line = nil // as Open leaves it
+			sess.Entries[i] = e
+		}
+	}
+	return sess, nil
+}
+
+// CheckNewID checks that id can name a new session: a UUID in its
+// canonical lower-case form that no session of the store has (KindExists).
+func (s *Store) CheckNewID(id string) error {
+	if u, err := uuid.Parse(id); err != nil || u.String() != id {
+		return fmt.Errorf("session id %q is not a UUID in lower case (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", id)
+	}
+	dirs, err := subdirs(s.Dir)
+	if err != nil {
+		return err
+	}
+	for _, dir := range dirs {
+		paths, err := sessionFiles(dir)
+		if err != nil {
+			return err
+		}
+		for _, p := range paths {
+			if SessionIDFromPath(p) == id {
+				return &Error{Kind: KindExists, Path: p, Msg: "session " + id + " already exists: " + p}
+			}
+		}
+	}
+	return nil
+}
+
+// OpenShared reads the session file at path for Fork under a shared lock,
+// held until Close: any number of readers may hold it at once, a writer
+// (a run continuing the session) none while they do. The file is opened
+// read-only and never changed: a torn last line is ignored, as by Load.
+// The entries keep their Line.
+func OpenShared(path string) (*Session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	if err := lockShared(f); err != nil {
+		if errors.Is(err, errLocked) {
+			pid := lockHolder(f)
+			f.Close()
+			return nil, lockedError(path, pid)
+		}
+		f.Close()
+		return nil, fmt.Errorf("lock session %s: %w", path, err)
+	}
+	sess, err := read(path, f, false, true)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	sess.shared = f
+	return sess, nil
 }
 
 func syncDir(dir string) error {
@@ -686,6 +799,10 @@ func (s *Session) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.shared != nil {
+		s.shared.Close()
+		s.shared = nil
+	}
 	if s.f == nil {
 		return nil
 	}
@@ -708,6 +825,8 @@ const (
 	KindNotSession
 	// KindAccess is a session file or directory awl cannot read or write.
 	KindAccess
+	// KindExists is a session id that is already taken (--session-id).
+	KindExists
 )
 
 // Error is a session failure.

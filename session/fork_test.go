@@ -1,0 +1,111 @@
+package session
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestForkCopiesTheActivePath: CreateWith{Fork} writes the header with the
+// origin and then the source's active path, each line byte for byte; the
+// fork opens like any session, appends after the copied leaf, and its
+// listing reports the origin. The source, read under a shared lock with
+// a torn last line, is left byte for byte as it was.
+func TestForkCopiesTheActivePath(t *testing.T) {
+	st := testStore(t)
+	src, err := st.Create("/w", "anthropic", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, src, Entry{Type: TypeMessage, Provider: "anthropic", Model: "m", Message: userMsg("plan it")})
+	leaf := mustAppend(t, src, Entry{Type: "turnContext", Fields: []byte(`{"x":1}`)})
+	src.Close()
+	// A writer was killed mid-line: the torn line is not the fork's.
+	f, err := os.OpenFile(src.Path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"message","id":"deadbeef","par`)
+	f.Close()
+	before := readFile(t, src.Path)
+
+	ref, err := OpenShared(src.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second reader shares the lock; a writer cannot take it.
+	ref2, err := OpenShared(src.Path)
+	if err != nil {
+		t.Fatalf("second shared open: %v", err)
+	}
+	if _, err := Open(src.Path); !isKind(err, KindLocked) {
+		t.Fatalf("Open while shared: %v, want KindLocked", err)
+	}
+	if _, err := ref.Append(Entry{Type: TypeMessage, Message: userMsg("x")}); err == nil {
+		t.Fatal("append to a shared read succeeded")
+	}
+	fork, err := st.CreateWith(CreateOptions{Cwd: "/other", Provider: "anthropic", Model: "m", Fork: ref})
+	ref.Close()
+	ref2.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, src.Path); !bytes.Equal(got, before) {
+		t.Fatal("the source changed")
+	}
+	if fork.Header.ForkedFrom != src.Header.ID || fork.Header.ForkedAt != leaf.ID {
+		t.Fatalf("origin %q %q", fork.Header.ForkedFrom, fork.Header.ForkedAt)
+	}
+	next := mustAppend(t, fork, Entry{Type: TypeMessage, Provider: "anthropic", Model: "m", Message: userMsg("variant")})
+	if next.ParentID != leaf.ID {
+		t.Fatalf("the fork's first entry's parent is %q, want the copied leaf %q", next.ParentID, leaf.ID)
+	}
+	fork.Close()
+	data := string(readFile(t, fork.Path))
+	srcLines := strings.SplitAfter(string(before), "\n")
+	forkLines := strings.SplitAfter(data, "\n")
+	if !strings.Contains(forkLines[0], `"forkedFrom":"`+src.Header.ID+`","forkedAt":"`+leaf.ID+`"}`) {
+		t.Fatalf("header: %s", forkLines[0])
+	}
+	if forkLines[1] != srcLines[1] || forkLines[2] != srcLines[2] || strings.Contains(data, "deadbeef") {
+		t.Fatalf("copied lines differ:\n%s", data)
+	}
+	if _, err := Open(fork.Path); err != nil {
+		t.Fatalf("the fork does not open: %v", err)
+	}
+	infos, err := st.List("/other")
+	if err != nil || len(infos) != 1 || infos[0].ForkedFrom != src.Header.ID || infos[0].ForkedAt != leaf.ID {
+		t.Fatalf("listing: %+v, %v", infos, err)
+	}
+}
+
+// TestCreateWithID: a chosen id names the file and header; a taken one, or
+// one not in canonical form, is refused before anything is written.
+func TestCreateWithID(t *testing.T) {
+	st := testStore(t)
+	const id = "3f2c1e0a-9b8d-4c7e-a6f5-0123456789ab"
+	s, err := st.CreateWith(CreateOptions{Cwd: "/w", ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s.Header.ID != id || SessionIDFromPath(s.Path) != id {
+		t.Fatalf("id %q path %s", s.Header.ID, s.Path)
+	}
+	if _, err := st.CreateWith(CreateOptions{Cwd: "/elsewhere", ID: id}); !isKind(err, KindExists) {
+		t.Fatalf("a taken id: %v, want KindExists", err)
+	}
+	for _, bad := range []string{"3F2C1E0A-9B8D-4C7E-A6F5-0123456789AB", "nope", "{" + id + "}"} {
+		if _, err := st.CreateWith(CreateOptions{Cwd: "/w", ID: bad}); err == nil {
+			t.Fatalf("id %q accepted", bad)
+		}
+	}
+	if _, err := os.Stat(st.Dir + "/--elsewhere--"); err == nil {
+		t.Fatal("a refused id left a directory")
+	}
+	infos, _ := st.List("")
+	if len(infos) != 1 {
+		t.Fatalf("%d sessions, want 1", len(infos))
+	}
+}
