@@ -38,6 +38,9 @@ type SessionEvent struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
 	Resumed  bool   `json:"resumed"`
+	// Fork is where a session made with --fork came from; absent for any
+	// other.
+	Fork *ForkOrigin `json:"forked_from,omitempty"`
 	// Stdin says what became of standard input: "read", "empty",
 	// "timeout" (nothing arrived within --stdin-timeout), "terminal" or
 	// "off".
@@ -49,6 +52,13 @@ type SessionEvent struct {
 	Sandbox sandbox.Status `json:"sandbox"`
 	// MCP reports each configured MCP server's start.
 	MCP []MCPServerEvent `json:"mcp,omitempty"`
+}
+
+// ForkOrigin is the session a fork was made from and the entry it was
+// forked at (that session's leaf).
+type ForkOrigin struct {
+	ID      string `json:"id"`
+	EntryID string `json:"entry_id"`
 }
 
 // EntryEvent echoes one appended session line after it is durable.

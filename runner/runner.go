@@ -32,6 +32,12 @@ type Config struct {
 	// caller; Run takes it over and closes it.
 	ResumePath string
 	Resume     *session.Session
+	// Fork, when set, is a session read with session.OpenShared (--fork):
+	// the run starts a new session with a copy of its active path. Run
+	// closes it once the copy is made, and never writes it.
+	Fork *session.Session
+	// SessionID, when set, is the id of the new session (--session-id).
+	SessionID string
 
 	Prompt string
 	Images []conv.Attachment
@@ -250,16 +256,20 @@ type run struct {
 
 func (r *run) do(ctx context.Context) error {
 	cfg := r.cfg
-	if strings.Trim(cfg.Prompt, " \t\r\n\x00") == "" && len(cfg.Images) == 0 && len(cfg.Script) == 0 {
+	closeGiven := func() {
 		if cfg.Resume != nil {
 			cfg.Resume.Close()
 		}
+		if cfg.Fork != nil {
+			cfg.Fork.Close()
+		}
+	}
+	if strings.Trim(cfg.Prompt, " \t\r\n\x00") == "" && len(cfg.Images) == 0 && len(cfg.Script) == 0 {
+		closeGiven()
 		return Usagef("no prompt: give one as arguments, with -p/--prompt, -f/--prompt-file, or on stdin")
 	}
 	if err := r.checkPriced(); err != nil {
-		if cfg.Resume != nil {
-			cfg.Resume.Close()
-		}
+		closeGiven()
 		return err
 	}
 	var err error
@@ -269,8 +279,18 @@ func (r *run) do(ctx context.Context) error {
 		r.sess = cfg.Resume
 	case resumed:
 		r.sess, err = session.Open(cfg.ResumePath)
+	case cfg.Fork != nil:
+		// The fork starts as its source's initial provider and model; its
+		// copied user messages say which are active.
+		r.sess, err = cfg.Store.CreateWith(session.CreateOptions{
+			Cwd: cfg.Cwd, Provider: cfg.Fork.Header.Provider, Model: cfg.Fork.Header.Model,
+			ID: cfg.SessionID, Fork: cfg.Fork,
+		})
+		cfg.Fork.Close()
 	default:
-		r.sess, err = cfg.Store.Create(cfg.Cwd, cfg.Provider.Name(), cfg.Model)
+		r.sess, err = cfg.Store.CreateWith(session.CreateOptions{
+			Cwd: cfg.Cwd, Provider: cfg.Provider.Name(), Model: cfg.Model, ID: cfg.SessionID,
+		})
 	}
 	if err != nil {
 		return err
@@ -291,6 +311,7 @@ func (r *run) do(ctx context.Context) error {
 		Provider:  cfg.Provider.Name(),
 		Model:     cfg.Model,
 		Resumed:   resumed,
+		Fork:      forkOf(r.sess.Header),
 		Stdin:     cfg.StdinState,
 		Recovered: r.sess.Recovered,
 		Tools:     names,
@@ -298,7 +319,9 @@ func (r *run) do(ctx context.Context) error {
 		MCP:       mcpEvents(cfg.MCP),
 	})
 
-	if resumed {
+	if resumed || cfg.Fork != nil {
+		// In a fork, the calls its source left dangling are closed in the
+		// fork: the source is never written.
 		if err := r.closeDanglingToolCalls(); err != nil {
 			return err
 		}
@@ -326,6 +349,14 @@ func (r *run) do(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// forkOf is the origin a fork's header records; nil for another session.
+func forkOf(h session.Header) *ForkOrigin {
+	if h.ForkedFrom == "" {
+		return nil
+	}
+	return &ForkOrigin{ID: h.ForkedFrom, EntryID: h.ForkedAt}
 }
 
 // appendEntry appends e and echoes it once it is durable.
