@@ -116,7 +116,7 @@ func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader
 				}
 			}
 			fmt.Fprintf(stderr, "run 'awl %s --help' for usage\n", strings.Join(words, " "))
-		} else if errors.Is(err, errEmptyResume) {
+		} else if errors.Is(err, errEmptyResume) || errors.Is(err, errEmptyValue) {
 			fmt.Fprintln(stderr, "run 'awl run --help' for usage")
 		} else {
 			fmt.Fprintln(stderr, "run 'awl --help' for usage")
@@ -154,12 +154,17 @@ var textFlags = map[string]string{
 	"--model": "--model", "--base-url": "--base-url",
 	"--image": "--image", "--replay": "--replay",
 	"--mcp-config": "--mcp-config",
-	"-C":           "--cd", "--cd": "--cd",
+	"--fork":       "--fork", "--session-id": "--session-id",
+	"-C": "--cd", "--cd": "--cd",
 }
 
 // errEmptyResume is the usage error for a --resume whose value is empty:
 // `--resume="$ID"` with $ID unset must not continue some other session.
 var errEmptyResume = errors.New("--resume: the session reference is empty (to continue the latest session, use -c)")
+
+// errEmptyValue is the usage error for --fork or --session-id given an
+// empty value.
+var errEmptyValue = errors.New("the value is empty")
 
 // rewriteResume normalises arguments before kong sees them. It makes the
 // optional value of --resume explicit: `--resume WORD` always takes WORD as
@@ -188,6 +193,10 @@ func rewriteResume(args []string) ([]string, error) {
 			}
 		case a == "--resume=" || a == "-r=":
 			return nil, errEmptyResume
+		case (a == "--fork" || a == "--session-id") && i+1 < len(args) && args[i+1] == "", a == "--fork=", a == "--session-id=":
+			// An unset "$VAR" must not fall back to a new session or a
+			// random id.
+			return nil, fmt.Errorf("%s: %w", strings.TrimSuffix(a, "="), errEmptyValue)
 		case textFlags[a] != "" && i+1 < len(args) && strings.HasPrefix(args[i+1], "-") && args[i+1] != "-":
 			out = append(out, textFlags[a]+"="+args[i+1])
 			i++

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/google/uuid"
 	"github.com/mattn/go-isatty"
 
 	"github.com/awlrun/awl/conv"
@@ -89,6 +90,9 @@ type runCmd struct {
 
 	Resume   string `name:"resume" short:"r" help:"Continue a session: an id, a unique prefix or a path to a session file; the next word is always taken. Bare --resume (last, or before a flag) means the session of this directory used last, as -c." placeholder:"REF"`
 	Continue bool   `name:"continue" short:"c" help:"Continue the session of this directory used last (latest modification); start one if there is none."`
+	Fork     string `name:"fork" help:"Start a new session whose history is REF's (an id, a unique prefix or a path, as --resume); REF itself is only read." placeholder:"REF"`
+	// SessionID is validated and lower-cased by prepare.
+	SessionID string `name:"session-id" help:"The new session's id, a UUID (with --fork, the fork's); one that exists fails with exit 3." placeholder:"UUID"`
 
 	Image []string `name:"image" sep:"none" help:"Attach an image (PNG, JPEG, GIF, WebP; repeatable)." placeholder:"FILE"`
 
@@ -180,7 +184,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		}
 		files = append(files, pathPtrs(c.SandboxWritable)...)
 		files = append(files, pathPtrs(c.MCPConfig)...)
-		for _, ref := range []*string{&c.Resume, &c.Replay} {
+		for _, ref := range []*string{&c.Resume, &c.Replay, &c.Fork} {
 			if looksLikePath(*ref) {
 				files = append(files, ref)
 			}
@@ -202,8 +206,11 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		return res, runner.Config{}, runner.Usagef("--stdin and --no-stdin exclude each other")
 	}
 	replay := cmp.Or(c.Provider, a.getenv("AWL_PROVIDER")) == runner.ReplayName
-	if replay && (c.Resume != "" || c.Continue) {
-		return res, runner.Config{}, runner.Usagef("--provider replay starts a new session from the recording; it cannot be combined with --resume or --continue")
+	if replay && (c.Resume != "" || c.Continue || c.Fork != "") {
+		return res, runner.Config{}, runner.Usagef("--provider replay starts a new session from the recording; it cannot be combined with --resume, --continue or --fork")
+	}
+	if err := c.checkForkFlags(); err != nil {
+		return res, runner.Config{}, err
 	}
 	if err := c.validate(); err != nil {
 		return res, runner.Config{}, err
@@ -258,11 +265,35 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err != nil {
 		return res, runner.Config{}, err
 	}
+	if c.SessionID != "" {
+		// Taken is exit 3 before anything is written; the session is
+		// created only once the run starts.
+		if err := store.CheckNewID(c.SessionID); err != nil {
+			return res, runner.Config{}, err
+		}
+	}
 	// The session is opened (and locked) once, here: a busy or corrupt
 	// session fails before anything else is set up, and the runner takes
 	// it over without reading it again.
 	var active struct{ provider, model string }
-	var resumed *session.Session
+	var resumed, forked *session.Session
+	if c.Fork != "" {
+		// REF is read under a shared lock, held until the run has copied
+		// it into the fork: many forks at once, no writer meanwhile.
+		forkPath, err := store.Resolve(c.Fork, cwd)
+		if se := (*session.Error)(nil); errors.As(err, &se) && (se.Kind == session.KindNotFound || se.Kind == session.KindAmbiguous) {
+			err = &session.Error{Kind: se.Kind, Path: se.Path, Err: se.Err, Candidates: se.Candidates,
+				Msg: fmt.Sprintf("--fork %s: %s", c.Fork, se.Msg)}
+		}
+		if err != nil {
+			return res, runner.Config{}, err
+		}
+		forked, err = session.OpenShared(forkPath)
+		if err != nil {
+			return res, runner.Config{}, err
+		}
+		active.provider, active.model = forked.ActiveModel()
+	}
 	if resumePath != "" {
 		res.SessionPath = resumePath
 		res.SessionID = session.SessionIDFromPath(resumePath)
@@ -277,6 +308,9 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	fail := func(err error) (runner.Result, runner.Config, error) {
 		if resumed != nil {
 			resumed.Close()
+		}
+		if forked != nil {
+			forked.Close()
 		}
 		sb.Close()
 		return res, runner.Config{}, err
@@ -341,6 +375,8 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		Store:            store,
 		Cwd:              cwd,
 		Resume:           resumed,
+		Fork:             forked,
+		SessionID:        c.SessionID,
 		Prompt:           text,
 		Images:           images,
 		Script:           script,
@@ -377,6 +413,26 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		Notes:            a.stderr,
 		Getenv:           a.getenv,
 	}, nil
+}
+
+// checkForkFlags checks --fork and --session-id against each other and the
+// other session flags, and puts the id in its canonical form.
+func (c *runCmd) checkForkFlags() error {
+	if c.Fork != "" && (c.Resume != "" || c.Continue) {
+		return runner.Usagef("--fork starts a new session; it cannot be combined with --resume or -c/--continue")
+	}
+	if c.SessionID == "" {
+		return nil
+	}
+	if c.Resume != "" || c.Continue {
+		return runner.Usagef("--session-id names a new session; it cannot be combined with --resume or -c/--continue")
+	}
+	u, err := uuid.Parse(c.SessionID)
+	if err != nil || len(c.SessionID) != 36 {
+		return runner.Usagef(fmt.Sprintf("--session-id %q: not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx; uuidgen makes one)", c.SessionID))
+	}
+	c.SessionID = u.String()
+	return nil
 }
 
 // validate rejects flag values that would otherwise silently mean "no

@@ -130,7 +130,17 @@ type sessionJSON struct {
 	Status       string       `json:"status"`
 	LastRun      *lastRunJSON `json:"last_run"`
 	TotalCostUSD *float64     `json:"total_cost_usd"`
-	Error        string       `json:"error,omitempty"`
+	// ForkedFrom is where a session made with --fork came from; null
+	// for any other.
+	ForkedFrom *forkJSON `json:"forked_from"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// forkJSON is the origin of a fork: the source session and the entry it
+// was forked at.
+type forkJSON struct {
+	ID      string `json:"id"`
+	EntryID string `json:"entry_id"`
 }
 
 // lastRunJSON is the last run entry of a session.
@@ -232,6 +242,9 @@ func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
 				FirstPrompt: in.FirstPrompt, LastStopReason: in.LastStopReason,
 				Status: in.Status, TotalCostUSD: in.TotalCostUSD,
 			}
+			if in.ForkedFrom != "" {
+				j.ForkedFrom = &forkJSON{ID: in.ForkedFrom, EntryID: in.ForkedAt}
+			}
 			if r := in.LastRun; r != nil {
 				j.LastRun = &lastRunJSON{ExitCode: r.ExitCode, Reason: r.Reason, CostUSD: r.CostUSD, Ended: jsonTime(r.Ended)}
 			}
@@ -255,6 +268,10 @@ func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
 		}
 		return nil
 	}
+	shortOf := make(map[string]string, len(infos))
+	for i := range infos {
+		shortOf[infos[i].ID] = short[i]
+	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 	for _, i := range keep {
 		in := &infos[i]
@@ -274,7 +291,13 @@ func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
 			if in.Messages == 1 {
 				msgs = "1 message"
 			}
-			row = append(row, cmp.Or(in.Status, "-"), msgs, displayLine(in.Model, 40), displayLine(in.FirstPrompt, 60))
+			first := displayLine(in.FirstPrompt, 60)
+			if in.ForkedFrom != "" {
+				// A fork starts with its source's history, first prompt
+				// included: say whose.
+				first = "(fork of " + cmp.Or(shortOf[in.ForkedFrom], displayLine(in.ForkedFrom, 36)) + ") " + first
+			}
+			row = append(row, cmp.Or(in.Status, "-"), msgs, displayLine(in.Model, 40), first)
 		}
 		fmt.Fprintln(tw, strings.TrimRight(strings.Join(row, "\t"), "\t "))
 	}
