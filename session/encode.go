@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -307,4 +308,36 @@ func fieldMembers(fields []byte) ([]byte, error) {
 
 func isBaseField(key string) bool {
 	return key == "type" || key == "id" || key == "parentId" || key == "timestamp"
+}
+
+// sizeHint is room for e's line: its strings with a byte more for each
+// newline, tab, carriage return, quote and backslash (counted with
+// strings.Count, which is vectorised), and a few hundred bytes for the
+// fields around them. Encoding into a buffer of that size copies a large
+// entry once, where growing by appending copied it several times over and
+// held up to three times its size at once. Rarer escapes (other control
+// bytes, invalid UTF-8) may still grow it.
+func sizeHint(e *Entry) int {
+	str := func(s string) int {
+		if len(s) < 256 {
+			return 2*len(s) + 16
+		}
+		n := len(s) + 16
+		for _, c := range [...]string{"\n", "\t", "\r", `"`, `\`} {
+			n += strings.Count(s, c)
+		}
+		return n
+	}
+	n := 256 + len(e.Fields)
+	if m := e.Message; m != nil {
+		for i := range m.Content {
+			b := &m.Content[i]
+			n += 64 + str(b.Text) + str(b.Thinking) + str(b.Signature) + str(b.Redacted) +
+				str(b.Input) + str(b.Content) + str(b.Data)
+			for _, a := range b.Attachments {
+				n += 64 + str(a.Data)
+			}
+		}
+	}
+	return n
 }

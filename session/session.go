@@ -558,7 +558,11 @@ func (s *Session) AppendAll(es []Entry) ([]Entry, error) {
 	}
 	out := make([]Entry, len(es))
 	ends := make([]int, len(es))
-	var buf []byte
+	size := 0
+	for i := range es {
+		size += sizeHint(&es[i])
+	}
+	buf := make([]byte, 0, size)
 	parent := ""
 	if leaf := s.leafIndex(); leaf >= 0 {
 		parent = s.Entries[leaf].ID
