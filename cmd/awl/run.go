@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/alecthomas/kong"
 	"github.com/google/uuid"
@@ -830,7 +831,7 @@ func readStdin(ctx context.Context, r io.Reader, wait time.Duration) (string, st
 		if err != nil {
 			return
 		}
-		b, err := io.ReadAll(br)
+		b, err := readAllExact(br, r)
 		all <- result{b, err}
 	}()
 	var timer <-chan time.Time
@@ -860,10 +861,65 @@ func readStdin(ctx context.Context, r io.Reader, wait time.Duration) (string, st
 		if len(res.b) == 0 {
 			return "", "empty", nil
 		}
-		return string(res.b), "read", nil
+		// The bytes are never touched again: the string shares them
+		// instead of copying a prompt that may be 50 MB.
+		return unsafe.String(unsafe.SliceData(res.b), len(res.b)), "read", nil
 	case <-ctx.Done():
 		return "", "", context.Cause(ctx)
 	}
+}
+
+// readAllExact reads br to EOF into a slice of exactly the size read. A
+// regular file (stdin redirected from one) is read into a buffer of its
+// size; a pipe into chunks that are copied once into the result, so a large
+// stdin is held at most twice, where io.ReadAll's doubling held up to three
+// times its size while it grew.
+func readAllExact(br *bufio.Reader, r io.Reader) ([]byte, error) {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if off, err := f.Seek(0, io.SeekCurrent); err == nil && fi.Size() >= off {
+				b := make([]byte, 0, fi.Size()-off+int64(br.Buffered())+1)
+				for {
+					if len(b) == cap(b) {
+						b = append(b, 0)[:len(b)] // the file grew while read
+					}
+					n, err := br.Read(b[len(b):cap(b)])
+					b = b[:len(b)+n]
+					if err == io.EOF {
+						return b, nil
+					}
+					if err != nil {
+						return b, err
+					}
+				}
+			}
+		}
+	}
+	var chunks [][]byte
+	total, size := 0, 64<<10
+	for {
+		c := make([]byte, size)
+		n, err := io.ReadFull(br, c)
+		if n > 0 {
+			chunks = append(chunks, c[:n])
+			total += n
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		size = min(2*size, 4<<20)
+	}
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	b := make([]byte, 0, total)
+	for _, c := range chunks {
+		b = append(b, c...)
+	}
+	return b, nil
 }
 
 // resultOnly passes through only the result event (for --output json).
