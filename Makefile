@@ -32,7 +32,7 @@ release-snapshot: $(GORELEASER)
 MCP_NPM := runner/mcp/testdata/npm
 
 test: $(MCP_NPM)/node_modules/.package-lock.json
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 30m ./...
 
 # npm ci installs the pinned MCP servers when they are missing or the lock
 # file changed. Without npm the tests that need them skip (in CI, CI=true,

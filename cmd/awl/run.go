@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -922,11 +923,15 @@ func readAllExact(br *bufio.Reader, r io.Reader) ([]byte, error) {
 	return b, nil
 }
 
-// resultOnly passes through only the result event (for --output json).
+var resultPrefix = []byte(`{"type":"result"`)
+
+// resultOnly passes through only the result event (for --output json). It
+// looks at the line's first bytes without copying it: an entry event may
+// hold a 50 MB prompt.
 type resultOnly struct{ w io.Writer }
 
 func (r resultOnly) Write(p []byte) (int, error) {
-	if strings.HasPrefix(string(p), `{"type":"result"`) {
+	if bytes.HasPrefix(p, resultPrefix) {
 		return r.w.Write(p)
 	}
 	return len(p), nil
