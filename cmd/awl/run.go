@@ -229,7 +229,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err != nil {
 		return res, runner.Config{}, err
 	}
-	hideSecrets(secretNames)
+	hideSecrets(a, secretNames)
 	c.secretVars = secretNames
 	// Everything that can be checked is checked before stdin is read: a
 	// job piping a long build into a misconfigured awl learns so at once,

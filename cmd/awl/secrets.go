@@ -84,12 +84,19 @@ func (c *runCmd) secretNames(a *app) ([]string, error) {
 }
 
 // hideSecrets keeps the named variables from every process but awl itself:
-// awl becomes non-dumpable and their values are blanked in its
-// /proc/PID/environ. Tools get an environment without them (toolEnviron).
-func hideSecrets(names []string) {
-	// Without /proc there is no environ to read either; nothing to report.
-	_ = procenv.Hide(names)
+// their values are blanked in its /proc/PID/environ and awl becomes
+// non-dumpable. Tools get an environment without them (toolEnviron). A
+// failure is a warning on stderr: the run goes on, protected by
+// non-dumpability alone.
+func hideSecrets(a *app, names []string) {
+	if err := hideEnviron(names); err != nil {
+		fmt.Fprintf(a.stderr, "awl: warning: the secret variables' values could not be blanked in /proc/%d/environ (%v); awl is non-dumpable, so only root or CAP_SYS_PTRACE can read them there\n", os.Getpid(), err)
+	}
 }
+
+// hideEnviron is procenv.Hide; a test replaces it to see a failure
+// reported.
+var hideEnviron = procenv.Hide
 
 // toolEnviron is the environment tools run with: awl's own without the
 // secret variables.

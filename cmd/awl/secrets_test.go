@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,5 +90,61 @@ func TestKeyFileErrors(t *testing.T) {
 	}
 	if len(srv.Requests()) != 0 {
 		t.Error("a run without a usable key sent a request")
+	}
+}
+
+// TestKeyVarWinsOverKeyFile: with both ANTHROPIC_API_KEY and
+// ANTHROPIC_API_KEY_FILE set, the variable's value is the key sent and the
+// file is not read at all (a missing one is no error).
+func TestKeyVarWinsOverKeyFile(t *testing.T) {
+	const key = "sk-var-SENTINEL-0123456789"
+	srv := providertest.New()
+	defer srv.Close()
+	tmp := keyEnv(t, srv)
+	t.Setenv("ANTHROPIC_API_KEY", key)
+	for _, file := range []string{"key", "missing"} {
+		path := filepath.Join(tmp, file)
+		if file == "key" {
+			if err := os.WriteFile(path, []byte("sk-file-other-0123456789\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Setenv("ANTHROPIC_API_KEY_FILE", path)
+		srv.Enqueue(providertest.Text("anthropic", "done"))
+		var stdout, stderr bytes.Buffer
+		if code := Main(context.Background(), []string{"run", "--no-stdin", "hi"}, nil, &stdout, &stderr); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", file, code, stderr.String())
+		}
+		reqs := srv.Requests()
+		if got := reqs[len(reqs)-1].Header.Get("x-api-key"); got != key {
+			t.Errorf("%s: sent key %q, want the variable's %q", file, got, key)
+		}
+	}
+}
+
+// TestHideFailureIsReported: when awl cannot blank its environment block
+// it says so on stderr and runs on.
+func TestHideFailureIsReported(t *testing.T) {
+	srv := providertest.New()
+	defer srv.Close()
+	keyEnv(t, srv)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-hide-SENTINEL-0123456789")
+	orig := hideEnviron
+	defer func() { hideEnviron = orig }()
+	var hidden []string
+	hideEnviron = func(names []string) error {
+		hidden = names
+		return errors.New("open /proc/self/mem: permission denied")
+	}
+	srv.Enqueue(providertest.Text("anthropic", "done"))
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"run", "--no-stdin", "hi"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if !slices.Contains(hidden, "ANTHROPIC_API_KEY") {
+		t.Errorf("hid %q, want ANTHROPIC_API_KEY among them", hidden)
+	}
+	if want := "could not be blanked in /proc/" + strconv.Itoa(os.Getpid()) + "/environ (open /proc/self/mem: permission denied)"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q does not report the failure %q", stderr.String(), want)
 	}
 }

@@ -85,7 +85,7 @@ func (c *sessionsCompactCmd) prepare(a *app, store *session.Store, em *runner.Em
 	if err != nil {
 		return res, runner.Config{}, err
 	}
-	hideSecrets(secretNames)
+	hideSecrets(a, secretNames)
 	cwd, err := sessionsCwd()
 	if err != nil {
 		return res, runner.Config{}, err

@@ -10,20 +10,32 @@ import (
 	"syscall"
 )
 
-// Hide marks the process non-dumpable and overwrites, in place, the value of
-// every variable in names in the environment block the process started
-// with, with NUL bytes. /proc/self/environ then shows NAME= followed by
-// empty strings; every other variable keeps its bytes and place, so a C
-// library that still points into the block reads the others unchanged.
+// Hide overwrites, in place, the value of every variable in names in the
+// environment block the process started with, with NUL bytes, and then
+// marks the process non-dumpable. /proc/self/environ then shows NAME=
+// followed by empty strings; every other variable keeps its bytes and
+// place, so a C library that still points into the block reads the others
+// unchanged.
+//
+// The block is rewritten first because a non-dumpable process's /proc/self
+// files belong to root: a process without CAP_DAC_OVERRIDE can no longer
+// open its own /proc/self/mem once it gave up dumpability.
 //
 // Go copied the environment at start, so os.Getenv still returns the
 // values, and children started with os.Environ still get them: callers pass
 // tools an environment without them. An error means the block could not be
-// changed (no /proc); the process is non-dumpable regardless.
+// changed (no /proc); the process is made non-dumpable regardless.
 func Hide(names []string) error {
+	err := blankEnviron(names)
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0); e != 0 {
-		return fmt.Errorf("prctl(PR_SET_DUMPABLE, 0): %w", e)
+		return errors.Join(err, fmt.Errorf("prctl(PR_SET_DUMPABLE, 0): %w", e))
 	}
+	return err
+}
+
+// blankEnviron blanks the values of names in the environment block through
+// /proc/self/mem.
+func blankEnviron(names []string) error {
 	if len(names) == 0 {
 		return nil
 	}

@@ -6,30 +6,53 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 const secretValue = "sk-procenv-SENTINEL-0123456789"
 
 // With AWL_PROCENV_CHILD set the test binary hides AWL_TEST_SECRET and
-// AWL_TEST_EMPTY, reports what it still sees itself, and waits for stdin to
-// close so the parent can read its /proc files.
+// AWL_TEST_EMPTY, reports what it still sees itself and its environment
+// block as it now is in memory (read with process_vm_readv, which a
+// process may do to itself dumpable or not), and waits for stdin to close
+// so the parent can read its /proc files.
 func TestMain(m *testing.M) {
 	if os.Getenv("AWL_PROCENV_CHILD") != "" {
+		start, end, berr := envBounds()
 		err := Hide([]string{"AWL_TEST_SECRET", "AWL_TEST_EMPTY", "AWL_TEST_UNSET"})
 		dumpable, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
 		fmt.Printf("err=%v dumpable=%d getenv=%s\n", err, dumpable, os.Getenv("AWL_TEST_SECRET"))
+		block := make([]byte, max(end-start, 0))
+		if berr == nil {
+			_, berr = unix.ProcessVMReadv(os.Getpid(),
+				[]unix.Iovec{{Base: &block[0], Len: uint64(len(block))}},
+				[]unix.RemoteIovec{{Base: uintptr(start), Len: len(block)}}, 0)
+		}
+		fmt.Printf("%q %v\n", block, berr)
 		bufio.NewReader(os.Stdin).ReadString('\n')
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
 
-func TestHideBlanksTheValueInProcEnviron(t *testing.T) {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "AWL_PROCENV_CHILD=1", "BEFORE=kept-before", "AWL_TEST_SECRET="+secretValue, "AWL_TEST_EMPTY=", "AFTER=kept-after")
+// childEnv is the environment the child hides two variables of.
+var childEnv = []string{"AWL_PROCENV_CHILD=1", "BEFORE=kept-before", "AWL_TEST_SECRET=" + secretValue, "AWL_TEST_EMPTY=", "AFTER=kept-after"}
+
+// runChild runs the test binary bin as the child above, with cred if not
+// nil, and checks that its block lost the secret, and only the secret,
+// both as the child sees it in memory and, where this process may read
+// it, in /proc/PID/environ. A reader of the same uid that is not root must
+// be refused that file.
+func runChild(t *testing.T, bin string, cred *syscall.Credential) {
+	t.Helper()
+	cmd := exec.Command(bin)
+	cmd.Env = childEnv
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -42,29 +65,82 @@ func TestHideBlanksTheValueInProcEnviron(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { in.Close(); cmd.Wait() }()
-	line, _ := bufio.NewReader(out).ReadString('\n')
+	r := bufio.NewReader(out)
+	line, _ := r.ReadString('\n')
 	if want := "err=<nil> dumpable=0 getenv=" + secretValue + "\n"; line != want {
 		t.Fatalf("child reported %q, want %q", line, want)
 	}
+	line, _ = r.ReadString('\n')
+	var block string
+	if _, err := fmt.Sscanf(line, "%q <nil>\n", &block); err != nil {
+		t.Fatalf("child's block line %q: %v", line, err)
+	}
+	checkBlock(t, "the child's environment block in memory", []byte(block))
 	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid))
-	if err != nil {
-		// Not root: a non-dumpable process's environ is closed to us,
-		// which protects it too.
-		t.Logf("reading the child's environ: %v", err)
+	if os.Geteuid() != 0 {
+		// Of the same user and not root: a non-dumpable process's
+		// environ is closed to us, which protects it too.
+		if err == nil {
+			t.Errorf("a process of the same uid read the non-dumpable child's environ: %q", environ)
+		}
 		return
 	}
-	if bytes.Contains(environ, []byte("SENTINEL")) {
-		t.Fatalf("the secret is still in /proc/PID/environ: %q", environ)
+	if err != nil {
+		t.Fatal(err)
 	}
-	vars := strings.Split(string(environ), "\x00")
+	checkBlock(t, "/proc/PID/environ", environ)
+}
+
+func checkBlock(t *testing.T, what string, environ []byte) {
+	t.Helper()
+	if bytes.Contains(environ, []byte("SENTINEL")) {
+		t.Fatalf("the secret is still in %s: %q", what, environ)
+	}
 	for _, want := range []string{"BEFORE=kept-before", "AFTER=kept-after", "AWL_TEST_SECRET=", "AWL_TEST_EMPTY=", "AWL_PROCENV_CHILD=1"} {
 		if !strings.Contains("\x00"+string(environ), "\x00"+want+"\x00") {
-			t.Errorf("%q missing from the child's environ: %q", want, vars)
+			t.Errorf("%q missing from %s: %q", want, what, environ)
 		}
 	}
-	if len(environ) != len(strings.Join(cmd.Env, "\x00"))+1 {
-		t.Errorf("environ is %d bytes, want the block's own %d: entries moved", len(environ), len(strings.Join(cmd.Env, "\x00"))+1)
+	if want := len(strings.Join(childEnv, "\x00")) + 1; len(environ) != want {
+		t.Errorf("%s is %d bytes, want the block's own %d: entries moved", what, len(environ), want)
 	}
+}
+
+func TestHideBlanksTheValueInProcEnviron(t *testing.T) {
+	runChild(t, os.Args[0], nil)
+}
+
+// unprivilegedUID is who the test runs the child as when it is root.
+const unprivilegedUID = 65534
+
+// TestHideBlanksAsUnprivilegedUser: a process without CAP_SYS_PTRACE or
+// CAP_DAC_OVERRIDE blanks its block too (it must do so before it gives up
+// dumpability, which closes its own /proc/self/mem to it). Run as root,
+// the test runs the child as uid 65534, so that both cases run on a
+// machine where the tests run as root.
+func TestHideBlanksAsUnprivilegedUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: TestHideBlanksTheValueInProcEnviron already ran the child unprivileged")
+	}
+	// The test binary lies in a directory only root may enter: copy it
+	// where the other uid can run it.
+	dir, err := os.MkdirTemp("", "procenv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "procenv.test")
+	if err := os.WriteFile(bin, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runChild(t, bin, &syscall.Credential{Uid: unprivilegedUID, Gid: unprivilegedUID})
 }
 
 func TestBlank(t *testing.T) {
