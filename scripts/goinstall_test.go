@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/awlrun/awl/internal/testenv"
 )
 
 // TestGoInstallVersion installs awl as `go install
@@ -79,7 +82,7 @@ func moduleZip(t *testing.T, root, prefix string) []byte {
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
-		t.Skipf("needs a git checkout: %v", err)
+		testenv.Require(t, fmt.Sprintf("needs a git checkout: %v", err))
 	}
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/awlrun/awl/internal/testenv"
 )
 
 const relVersion = "v1.2.3"
@@ -164,11 +166,7 @@ func needUnixTools(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the install scripts are for unix shells")
 	}
-	for _, tool := range []string{"sh", "bash", "curl", "tar", "sha256sum"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
+	testenv.RequireCommands(t, "sh", "bash", "curl", "tar", "sha256sum")
 }
 
 func hostPlatform() string { return runtime.GOOS + "_" + runtime.GOARCH }

@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/provider/providertest"
 )
 
@@ -521,11 +522,8 @@ func TestActionStructuredOutput(t *testing.T) {
 // awl at them.
 func actionRig(t *testing.T) (actionFile, *providertest.Server, string, []string) {
 	t.Helper()
-	for _, tool := range []string{"bash", "jq", "od"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the action's run step needs %s", tool)
-		}
-	}
+	// The action's run step needs them.
+	testenv.RequireCommands(t, "bash", "jq", "od")
 	a, _ := loadAction(t)
 	srv := providertest.New()
 	t.Cleanup(srv.Close)

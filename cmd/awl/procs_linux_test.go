@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner/sandbox"
 )
@@ -66,10 +68,7 @@ func TestToolDiesWithAwl(t *testing.T) {
 	} {
 		t.Run(strings.Join(append([]string{c.command}, c.args...), " "), func(t *testing.T) {
 			if abi := sandbox.ABI(); c.args != nil && abi < sandbox.ABINetwork {
-				if os.Getenv("CI") != "" {
-					t.Fatalf("this kernel's Landlock ABI is %d, and CI is set: the sandbox must be tested in CI", abi)
-				}
-				t.Skipf("this kernel's Landlock ABI is %d; the test needs %d", abi, sandbox.ABINetwork)
+				testenv.Require(t, fmt.Sprintf("this kernel's Landlock ABI is %d; the test needs %d", abi, sandbox.ABINetwork))
 			}
 			testToolDiesWithAwl(t, c.command, c.sleeps, c.args...)
 		})

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/runner/mcp/mcptest"
 	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/runner/tool"
@@ -41,11 +42,7 @@ func npmBin(t testing.TB, name string) string {
 	_, statErr := os.Stat(p)
 	_, nodeErr := exec.LookPath("node")
 	if statErr != nil || nodeErr != nil {
-		msg := fmt.Sprintf("%s is not installed: run `npm ci` in runner/mcp/testdata/npm (make test does it)", name)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Require(t, fmt.Sprintf("%s is not installed: run `npm ci` in runner/mcp/testdata/npm (make test does it)", name))
 	}
 	return p
 }
@@ -489,10 +486,7 @@ func TestMutatingCallsDoNotOverlap(t *testing.T) {
 // fails; "sandbox": "off" in its config starts it outside the sandbox.
 func TestSandboxedServer(t *testing.T) {
 	if abi := sandbox.ABI(); abi < sandbox.ABINetwork {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("this kernel's Landlock ABI is %d, and CI is set: the sandbox must be tested in CI", abi)
-		}
-		t.Skipf("this kernel's Landlock ABI is %d; the test needs %d", abi, sandbox.ABINetwork)
+		testenv.Require(t, fmt.Sprintf("this kernel's Landlock ABI is %d; the test needs %d", abi, sandbox.ABINetwork))
 	}
 	bin := npmBin(t, "mcp-server-filesystem")
 	work, outside := t.TempDir(), t.TempDir()

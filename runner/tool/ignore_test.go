@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/awlrun/awl/internal/testenv"
 )
 
 // ignoreTree is a repository with ignore rules at several levels. Every
@@ -62,9 +64,7 @@ var ignoreTree = map[string]string{
 // .git/info/exclude, and adds some files to the index.
 func gitRepo(t *testing.T, files map[string]string) string {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testenv.RequireCommands(t, "git")
 	dir := tree(t, files)
 	runGit(t, dir, "init", "-q")
 	if err := os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte("local-only.txt\n"), 0o644); err != nil {

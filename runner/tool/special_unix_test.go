@@ -3,9 +3,12 @@
 package tool
 
 import (
+	"fmt"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/awlrun/awl/internal/testenv"
 )
 
 // TestSpecialFilesDoNotBlock: opening a FIFO for reading or writing blocks
@@ -13,7 +16,7 @@ import (
 func TestSpecialFilesDoNotBlock(t *testing.T) {
 	dir := tree(t, map[string]string{"a.txt": "findme\n"})
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
+		testenv.Require(t, fmt.Sprintf("mkfifo: %v", err))
 	}
 	env := Env{Dir: dir}
 	want(t, call(t, env, "read", `{"path":"pipe"}`), true, "read: pipe is not a regular file but a named pipe")
