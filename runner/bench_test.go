@@ -53,6 +53,7 @@ func BenchmarkToolLoop50(b *testing.B) {
 }
 
 func benchLoop(b *testing.B, toolName string, window runner.Window) {
+	b.ReportAllocs()
 	const turns = 50
 	work := b.TempDir()
 	store := &session.Store{Dir: filepath.Join(b.TempDir(), "sessions")}
