@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/awlrun/awl/internal/testenv"
+	"github.com/awlrun/awl/provider/providertest"
+)
+
+// traceLine is one strace -f -y line of a write, fsync or fdatasync:
+// "PID write(FD</path>, "data"...".
+var traceLine = regexp.MustCompile(`^\d+\s+(write|fsync|fdatasync)\((\d+)<([^>]*)>(?:, "(.*))?`)
+
+// TestSessionLineSyncedBeforeEcho traces the real awl's write, fsync and
+// fdatasync calls (strace) through a run with a tool call and checks what
+// docs/session-format.md promises: each entry line is written to the
+// session file and fsync'd before awl echoes it as an entry event on
+// stdout. A session file written but not yet synced when an entry event
+// goes out is a failure.
+func TestSessionLineSyncedBeforeEcho(t *testing.T) {
+	testenv.RequireCommands(t, "strace")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	awl := filepath.Join(tmp, "awl")
+	if err := os.Symlink(exe, awl); err != nil {
+		t.Fatal(err)
+	}
+	srv := providertest.New()
+	defer srv.Close()
+	srv.Enqueue(providertest.ToolCall("anthropic", "c1", "bash", `{"command":"echo hi"}`), providertest.Text("anthropic", "done"))
+	trace := filepath.Join(tmp, "trace")
+	cmd := exec.Command("strace", "-f", "-qq", "-y", "-s", "64", "-e", "trace=write,fsync,fdatasync", "-e", "signal=none", "-o", trace,
+		awl, "run", "--no-stdin", "-o", "ndjson", "go")
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic", "AWL_MODEL=",
+		"AWL_SESSION_DIR="+filepath.Join(tmp, "sessions"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+	out, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok && strings.Contains(string(ee.Stderr), "PTRACE") {
+			testenv.Require(t, "strace cannot trace here: "+string(ee.Stderr))
+		}
+		t.Fatalf("strace awl: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), `{"type":"entry"`); n < 5 {
+		t.Fatalf("%d entry events on stdout, want the run's five or more:\n%s", n, out)
+	}
+	f, err := os.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dirty := map[string]bool{} // session files written since their last sync
+	var lines, syncs, echoes int
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		m := traceLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		call, fd, path, data := m[1], m[2], m[3], m[4]
+		switch {
+		case strings.HasSuffix(path, ".jsonl") && call == "write":
+			dirty[path] = true
+			lines++
+		case strings.HasSuffix(path, ".jsonl"):
+			dirty[path] = false
+			syncs++
+		case fd == "1" && call == "write" && strings.HasPrefix(data, `{\"type\":\"entry\"`):
+			echoes++
+			for p, d := range dirty {
+				if d {
+					t.Fatalf("entry event %d written to stdout while %s held a line not yet fsync'd:\n%s", echoes, p, sc.Text())
+				}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if lines < 5 || syncs < lines || echoes < 5 {
+		t.Fatalf("traced %d session writes, %d syncs, %d entry events; want ≥ 5 writes, a sync each and ≥ 5 events", lines, syncs, echoes)
+	}
+}
