@@ -1,6 +1,6 @@
 // Package mcptest is a misbehaving MCP server for tests: one that hangs at
 // startup, one that exits in the middle of a call, one that writes garbage
-// to stdout, one whose calls never end. A test binary runs Main when it is
+// to stdout, one whose calls never end, one that will not stop. A test binary runs Main when it is
 // started as the server.
 package mcptest
 
@@ -9,6 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,8 +31,27 @@ const (
 //	garbage  writes non-JSON lines to stdout at start and in each call
 //	slow     tool wait blocks until the call is cancelled
 //	env      tool env returns the value of the variable named by its argument
+//	stubborn tools ok; starts a child of its own (stubborn-child) in its
+//	         process group, and outlives both the end of its stdin and
+//	         SIGTERM, logging "eof", "term" and "child-term" each with the
+//	         time in Unix nanoseconds: only SIGKILL stops it
 func Main(mode string) {
-	logf("start %s", mode)
+	if mode == "stubborn-child" {
+		stubborn("child-term")
+	}
+	logf("start %s %d", mode, os.Getpid())
+	if mode == "stubborn" {
+		go stubborn("term")
+		// Argument and variable both name the mode: awl's tests run
+		// the fake as `fakemcp MODE`, runner/mcp's with ModeVar.
+		child := exec.Command(os.Args[0], "stubborn-child")
+		child.Env = append(os.Environ(), ModeVar+"=stubborn-child")
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "fake:", err)
+			os.Exit(1)
+		}
+		logf("child %d", child.Process.Pid)
+	}
 	if mode == "hang" {
 		fmt.Fprintln(os.Stderr, "fake: hanging")
 		select {}
@@ -79,7 +101,20 @@ func Main(mode string) {
 	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "fake:", err)
 	}
+	if mode == "stubborn" {
+		logf("eof %d", time.Now().UnixNano())
+		select {}
+	}
 	os.Exit(0)
+}
+
+// stubborn logs what, with the time, on each SIGTERM, and never returns.
+func stubborn(what string) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM)
+	for range ch {
+		logf("%s %d", what, time.Now().UnixNano())
+	}
 }
 
 func logf(format string, args ...any) {
