@@ -2,7 +2,7 @@ GO ?= go
 BIN ?= bin/awl
 FUZZTIME ?= 10s
 
-.PHONY: build test check bench fuzz demo clean release-snapshot perf-guard bench-floor conformance
+.PHONY: build test test-unprivileged mutate check bench fuzz demo clean release-snapshot perf-guard bench-floor conformance
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
@@ -33,6 +33,20 @@ MCP_NPM := runner/mcp/testdata/npm
 
 test: $(MCP_NPM)/node_modules/.package-lock.json
 	$(GO) test -race -timeout 30m ./...
+
+# test-unprivileged runs `go test ./...` (without -race, to fit CI's time)
+# as a user who is not root: as uid 65534 when run as root, as CI is, with
+# a HOME, GOCACHE and module cache of its own; as you otherwise
+# (scripts/test-unprivileged.sh). Most contributors are not root, and a
+# test can pass for root alone.
+test-unprivileged: $(MCP_NPM)/node_modules/.package-lock.json
+	sh scripts/test-unprivileged.sh
+
+# mutate breaks, one at a time in a scratch copy, each guarantee listed in
+# scripts/mutations.txt and fails if the tests named there still pass
+# (scripts/mutate.sh).
+mutate: $(MCP_NPM)/node_modules/.package-lock.json
+	sh scripts/mutate.sh
 
 # npm ci installs the pinned MCP servers when they are missing or the lock
 # file changed. Without npm the tests that need them skip (in CI, CI=true,

@@ -1,0 +1,54 @@
+#!/bin/sh
+# test-unprivileged.sh runs the test suite as a user who is not root. Most
+# contributors and GitHub's hosted runners are not root, and a test (or a
+# feature) can work for root alone: root reads every file whatever its
+# mode, may read any process's /proc files and memory, and keeps them after
+# giving up dumpability.
+#
+# Not root, it runs `go test ./...` as you. As root (the CI machine), it
+# runs it as AWL_TEST_UID (default 65534, nobody), in place: the tree and
+# the npm-installed MCP servers need only be readable by that user. The
+# user gets a HOME, TMPDIR, GOCACHE and GOMODCACHE of its own in a
+# temporary directory, removed afterwards; the module cache is filled from
+# root's (GOPROXY=file://, no network), and the run has GOPROXY=off.
+#
+# TESTFLAGS are passed to go test (default -count=1: the results root's
+# run cached must not stand in for this run's).
+set -eu
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+TESTFLAGS=${TESTFLAGS:--count=1}
+
+if [ "$(id -u)" != 0 ]; then
+  # shellcheck disable=SC2086 # TESTFLAGS is a list of flags
+  exec "$GO" test $TESTFLAGS ./...
+fi
+
+uid=${AWL_TEST_UID:-65534}
+if [ "$uid" = 0 ]; then
+  echo "test-unprivileged: AWL_TEST_UID must not be 0" >&2
+  exit 2
+fi
+gobin=$(command -v "$GO")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/awl-unprivileged.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+chmod 755 "$tmp"
+mkdir "$tmp/home" "$tmp/tmp" "$tmp/cache"
+
+# The modules the tests build with, extracted from root's module cache.
+rootmod=$("$GO" env GOMODCACHE)
+GOMODCACHE="$tmp/mod" GOPROXY="file://$rootmod/cache/download" GOSUMDB=off GOFLAGS=-modcacherw \
+  "$GO" mod download
+chown -R "$uid:$uid" "$tmp"
+
+# The tree belongs to root: git refuses a repository another user owns
+# unless told it is safe, and a test may run git here.
+printf '[safe]\n\tdirectory = *\n' > "$tmp/home/.gitconfig"
+chown "$uid:$uid" "$tmp/home/.gitconfig"
+
+echo "test-unprivileged: go test $TESTFLAGS ./... as uid $uid" >&2
+# shellcheck disable=SC2086 # TESTFLAGS is a list of flags
+setpriv --reuid="$uid" --regid="$uid" --clear-groups \
+  env HOME="$tmp/home" TMPDIR="$tmp/tmp" GOCACHE="$tmp/cache" GOMODCACHE="$tmp/mod" \
+  GOPROXY=off GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-}" PATH="$PATH" \
+  "$gobin" test $TESTFLAGS ./...
