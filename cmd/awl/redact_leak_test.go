@@ -25,15 +25,22 @@ func providerError(status int) providertest.Response {
 		Body: []byte(`{"type":"error","error":{"type":"api_error","message":"the upstream rejected token ` + redactLeakSecret + `"}}`)}
 }
 
+// redactRig is a fake provider and an environment with MY_TOKEN set to
+// the secret.
+func redactRig(t *testing.T) *providertest.Server {
+	srv := providertest.New()
+	t.Cleanup(srv.Close)
+	keyEnv(t, srv)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-key-0123456789")
+	t.Setenv("MY_TOKEN", redactLeakSecret)
+	return srv
+}
+
 // TestRetryNoteRedacted: a retried request whose error message holds a
 // --redact-env value shows it redacted in the retry event on stdout and in
 // the note on stderr.
 func TestRetryNoteRedacted(t *testing.T) {
-	srv := providertest.New()
-	defer srv.Close()
-	keyEnv(t, srv)
-	t.Setenv("ANTHROPIC_API_KEY", "sk-key-0123456789")
-	t.Setenv("MY_TOKEN", redactLeakSecret)
+	srv := redactRig(t)
 	srv.Enqueue(providerError(529), providertest.Text("anthropic", "done"))
 	var stdout, stderr bytes.Buffer
 	if code := Main(context.Background(), []string{"run", "--no-stdin", "-o", "ndjson", "--redact-env", "MY_TOKEN", "hi"}, nil, &stdout, &stderr); code != 0 {
@@ -47,11 +54,7 @@ func TestRetryNoteRedacted(t *testing.T) {
 // value in its error shows it redacted in the result event's error on
 // stdout and in the error message on stderr.
 func TestErrorRedacted(t *testing.T) {
-	srv := providertest.New()
-	defer srv.Close()
-	keyEnv(t, srv)
-	t.Setenv("ANTHROPIC_API_KEY", "sk-key-0123456789")
-	t.Setenv("MY_TOKEN", redactLeakSecret)
+	srv := redactRig(t)
 	for _, output := range []string{"ndjson", "json", "text"} {
 		srv.Enqueue(providerError(400))
 		var stdout, stderr bytes.Buffer
