@@ -12,16 +12,18 @@
 # temporary directory, removed afterwards; the module cache is filled from
 # root's (GOPROXY=file://, no network), and the run has GOPROXY=off.
 #
-# TESTFLAGS are passed to go test (default -count=1: the results root's
+# PKGS are the packages (default ./...). TESTFLAGS are passed to go test
+# (default -count=1: the results root's
 # run cached must not stand in for this run's).
 set -eu
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 TESTFLAGS=${TESTFLAGS:--count=1}
+PKGS=${PKGS:-./...}
 
 if [ "$(id -u)" != 0 ]; then
   # shellcheck disable=SC2086 # TESTFLAGS is a list of flags
-  exec "$GO" test $TESTFLAGS ./...
+  exec "$GO" test $TESTFLAGS $PKGS
 fi
 
 uid=${AWL_TEST_UID:-65534}
@@ -46,9 +48,9 @@ chown -R "$uid:$uid" "$tmp"
 printf '[safe]\n\tdirectory = *\n' > "$tmp/home/.gitconfig"
 chown "$uid:$uid" "$tmp/home/.gitconfig"
 
-echo "test-unprivileged: go test $TESTFLAGS ./... as uid $uid" >&2
+echo "test-unprivileged: go test $TESTFLAGS $PKGS as uid $uid" >&2
 # shellcheck disable=SC2086 # TESTFLAGS is a list of flags
 setpriv --reuid="$uid" --regid="$uid" --clear-groups \
   env HOME="$tmp/home" TMPDIR="$tmp/tmp" GOCACHE="$tmp/cache" GOMODCACHE="$tmp/mod" \
   GOPROXY=off GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-}" PATH="$PATH" \
-  "$gobin" test $TESTFLAGS ./...
+  "$gobin" test $TESTFLAGS $PKGS
