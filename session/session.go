@@ -59,10 +59,12 @@ type Entry struct {
 	// the fields beyond type/id/parentId/timestamp (for writing), and is
 	// set on read to the same members.
 	Fields []byte
-	// Line is the exact stored line, without its newline; set by Append
-	// and, on read, by Load. Open does not keep Line for the entries it
-	// read (it is nil): Open is for resuming, and decodes the file's
-	// escaped strings in place over the bytes Line would hold.
+	// Line is the exact stored line, without its newline; set on the
+	// entries Append and AppendAll return and, on read, by Load. Open does
+	// not keep Line for the entries it read (it is nil): Open is for
+	// resuming, and decodes the file's escaped strings in place over the
+	// bytes Line would hold. A session's own Entries never hold the lines
+	// of the entries appended to it.
 	Line []byte
 }
 
@@ -651,7 +653,12 @@ func (s *Session) AppendAll(es []Entry) ([]Entry, error) {
 	for i := range out {
 		out[i].Line = buf[start : ends[i]-1 : ends[i]-1]
 		start = ends[i]
-		s.Entries = append(s.Entries, out[i])
+		// The session keeps the entry without its line, as Open does: a
+		// long or large run then holds each entry once (its decoded
+		// values), not twice. The caller has the line until it lets go.
+		kept := out[i]
+		kept.Line = nil
+		s.Entries = append(s.Entries, kept)
 		if s.byID != nil {
 			s.byID[out[i].ID] = len(s.Entries) - 1
 		}
