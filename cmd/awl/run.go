@@ -109,7 +109,9 @@ type runCmd struct {
 
 // Run runs a prompt.
 func (c *runCmd) Run(a *app, store *session.Store) error {
-	em := c.emitter(a)
+	tr := c.startTracing(a)
+	defer tr.finish(a)
+	em := c.emitter(a, tr)
 	// --timeout covers the whole run, reading stdin included.
 	ctx := a.ctx
 	if c.Timeout > 0 {
@@ -141,15 +143,20 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 	return nil
 }
 
-// emitter returns where events go for the chosen output mode.
-func (c *runCmd) emitter(a *app) *runner.Emitter {
+// emitter returns where events go for the chosen output mode, and to the
+// trace when there is one.
+func (c *runCmd) emitter(a *app, tr *tracing) *runner.Emitter {
+	var out io.Writer
 	switch c.Output {
 	case "ndjson":
-		return runner.NewEmitter(a.stdout, nil)
+		out = a.stdout
 	case "json":
-		return runner.NewEmitter(resultOnly{a.stdout}, nil)
+		out = resultOnly{a.stdout}
 	}
-	return runner.NewEmitter(nil, nil)
+	if tr != nil {
+		return runner.NewEmitter(&tee{trace: tr.b, out: out}, nil)
+	}
+	return runner.NewEmitter(out, nil)
 }
 
 // report prints the text-mode answer and the diagnostics on stderr; hint

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/awlrun/awl/internal/otel"
 	"github.com/awlrun/awl/internal/procenv"
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner"
@@ -58,6 +59,8 @@ func providerKey(a *app, spec provider.Spec) (string, error) {
 // under GitHub Actions its tokens. An invalid name is a usage error.
 func (c *runCmd) secretNames(a *app) ([]string, error) {
 	names := provider.SecretVars()
+	// A collector's credentials stay awl's: kept from tools and redacted.
+	names = append(names, otel.SecretVars...)
 	add := func(from, list string) error {
 		for _, n := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
 			if strings.ContainsAny(n, "=\x00") {
@@ -112,6 +115,9 @@ func redactor(a *app, names []string) *runner.Redactor {
 		if v := a.getenv(n); v != "" {
 			secrets = append(secrets, runner.Secret{Name: n, Value: v})
 		}
+	}
+	for _, v := range otel.HeaderValues(a.getenv) {
+		secrets = append(secrets, runner.Secret{Name: "OTEL_EXPORTER_OTLP_HEADERS", Value: v})
 	}
 	for _, spec := range provider.Specs() {
 		if a.getenv(spec.KeyVar) == "" && spec.KeyFileVar != "" {

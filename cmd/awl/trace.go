@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/awlrun/awl/internal/otel"
+	"github.com/awlrun/awl/runner"
+)
+
+// tracing is a run's OpenTelemetry trace, when the OTEL_ variables ask for
+// one (docs/tracing.md): spans built from the events as they are emitted,
+// exported once at exit.
+type tracing struct {
+	cfg *otel.Config
+	b   *otel.Builder
+}
+
+// startTracing returns the run's tracing, nil when it is off. It sets
+// TRACEPARENT in awl's environment to the run span, so that tools and MCP
+// servers (which inherit it) join the trace.
+func (c *runCmd) startTracing(a *app) *tracing {
+	cfg, warn := otel.FromEnv(a.getenv)
+	if warn != "" {
+		fmt.Fprintf(a.stderr, "awl: warning: %s\n", warn)
+	}
+	if cfg == nil {
+		return nil
+	}
+	os.Setenv("TRACEPARENT", cfg.Traceparent())
+	var red *runner.Redactor
+	redact := func(s string) string {
+		// The secrets are known once prepare has read the flags; no
+		// event with content comes before.
+		if red == nil {
+			red = redactor(a, c.secretVars)
+		}
+		return red.String(s)
+	}
+	return &tracing{cfg: cfg, b: otel.NewBuilder(cfg, a.start, version, redact)}
+}
+
+// tee is where the emitter writes with tracing on: every event to the
+// trace, and to out (stdout, or nothing) as before. A failed write to out
+// stops only out.
+type tee struct {
+	trace io.Writer
+	out   io.Writer
+	err   error
+}
+
+func (t *tee) Write(p []byte) (int, error) {
+	t.trace.Write(p)
+	if t.out != nil && t.err == nil {
+		_, t.err = t.out.Write(p)
+	}
+	return len(p), nil
+}
+
+// finish exports the trace: at most cfg.Timeout (1 s) more, a warning on
+// stderr when the collector does not take it, never the exit code.
+func (t *tracing) finish(a *app) {
+	if t == nil || !t.b.Done() {
+		return
+	}
+	if err := t.cfg.Export(context.Background(), t.b.Request()); err != nil {
+		fmt.Fprintf(a.stderr, "awl: warning: traces not exported: %v\n", err)
+	}
+}

@@ -1,0 +1,228 @@
+package otel
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Config is the tracing set-up the standard OpenTelemetry variables ask for.
+type Config struct {
+	// Endpoint is the full URL spans are POSTed to.
+	Endpoint string
+	Headers  map[string]string
+	// Resource is the resource's attributes: OTEL_RESOURCE_ATTRIBUTES,
+	// then service.name (OTEL_SERVICE_NAME, default "awl").
+	Resource []KV
+	// CaptureContent is OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
+	CaptureContent bool
+	// TraceID and Parent come from TRACEPARENT (Parent zero: no parent,
+	// and TraceID is new); TraceState from TRACESTATE.
+	TraceID    [16]byte
+	Parent     [8]byte
+	TraceState string
+	// Root is the run span's id, chosen up front so that tools can be
+	// given it as their TRACEPARENT.
+	Root [8]byte
+	// Timeout bounds the export at exit (1 s).
+	Timeout time.Duration
+}
+
+// FromEnv returns the configuration getenv asks for, nil when tracing is
+// off: no OTLP endpoint, OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
+// warn is a problem to report on stderr; tracing is then off too.
+func FromEnv(getenv func(string) string) (cfg *Config, warn string) {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return nil, ""
+	}
+	endpoint := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+	if endpoint == "" {
+		base := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
+		if base == "" {
+			return nil, ""
+		}
+		endpoint = strings.TrimRight(base, "/") + "/v1/traces"
+	}
+	switch exp := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); exp {
+	case "", "otlp":
+	case "none":
+		return nil, ""
+	default:
+		return nil, fmt.Sprintf("OTEL_TRACES_EXPORTER=%s: awl exports traces with otlp only; tracing is off", exp)
+	}
+	proto := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
+	if proto == "" {
+		proto = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
+	}
+	if proto != "" && proto != "http/protobuf" {
+		return nil, fmt.Sprintf("OTLP protocol %s: awl sends http/protobuf only; tracing is off", proto)
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Sprintf("OTLP endpoint %q is not an http or https URL; tracing is off", endpoint)
+	}
+	cfg = &Config{Endpoint: endpoint, Headers: map[string]string{}, Timeout: time.Second}
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
+		for k, val := range parseList(getenv(v)) {
+			cfg.Headers[k] = val
+		}
+	}
+	cfg.Resource = append(cfg.Resource, Str("telemetry.sdk.name", "awl"), Str("telemetry.sdk.language", "go"))
+	attrs := parseList(getenv("OTEL_RESOURCE_ATTRIBUTES"))
+	service := strings.TrimSpace(getenv("OTEL_SERVICE_NAME"))
+	if service == "" {
+		service = attrs["service.name"]
+	}
+	if service == "" {
+		service = "awl"
+	}
+	delete(attrs, "service.name")
+	cfg.Resource = append(cfg.Resource, Str("service.name", service))
+	for _, k := range sortedKeys(attrs) {
+		cfg.Resource = append(cfg.Resource, Str(k, attrs[k]))
+	}
+	cfg.CaptureContent = strings.EqualFold(strings.TrimSpace(getenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")), "true")
+	if tid, sid, ok := ParseTraceparent(getenv("TRACEPARENT")); ok {
+		cfg.TraceID, cfg.Parent = tid, sid
+		cfg.TraceState = strings.TrimSpace(getenv("TRACESTATE"))
+	} else {
+		rand.Read(cfg.TraceID[:])
+	}
+	rand.Read(cfg.Root[:])
+	return cfg, ""
+}
+
+// Traceparent is the W3C traceparent of the run span, for child processes.
+func (c *Config) Traceparent() string {
+	return "00-" + hex.EncodeToString(c.TraceID[:]) + "-" + hex.EncodeToString(c.Root[:]) + "-01"
+}
+
+// ParseTraceparent reads a W3C traceparent header (version 00, or a later
+// one read as 00). An all-zero trace or span id is invalid.
+func ParseTraceparent(s string) (trace [16]byte, span [8]byte, ok bool) {
+	s = strings.TrimSpace(s)
+	parts := strings.Split(s, "-")
+	if len(parts) < 4 || len(parts[0]) != 2 || len(parts[1]) != 32 || len(parts[2]) != 16 || len(parts[3]) != 2 {
+		return trace, span, false
+	}
+	if parts[0] == "ff" || (parts[0] == "00" && len(parts) != 4) || strings.ToLower(s) != s {
+		return trace, span, false
+	}
+	if _, err := hex.Decode(trace[:], []byte(parts[1])); err != nil {
+		return trace, span, false
+	}
+	if _, err := hex.Decode(span[:], []byte(parts[2])); err != nil {
+		return trace, span, false
+	}
+	if _, err := hex.DecodeString(parts[0] + parts[3]); err != nil {
+		return trace, span, false
+	}
+	if trace == ([16]byte{}) || span == ([8]byte{}) {
+		return trace, span, false
+	}
+	return trace, span, true
+}
+
+// parseList reads "k1=v1,k2=v2" with percent-encoded values, as the OTLP
+// headers and resource attributes variables are written. Malformed items
+// are skipped.
+func parseList(s string) map[string]string {
+	out := map[string]string{}
+	for item := range strings.SplitSeq(s, ",") {
+		k, v, ok := strings.Cut(item, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			continue
+		}
+		if dv, err := url.PathUnescape(strings.TrimSpace(v)); err == nil {
+			v = dv
+		}
+		out[k] = strings.TrimSpace(v)
+	}
+	return out
+}
+
+// HeaderValues returns the values of the OTLP header variables in env
+// (collector credentials): secrets, to be redacted and kept from tools.
+func HeaderValues(getenv func(string) string) []string {
+	var out []string
+	for _, v := range SecretVars {
+		for _, val := range parseList(getenv(v)) {
+			if val != "" {
+				out = append(out, val)
+			}
+		}
+	}
+	return out
+}
+
+// SecretVars are the variables that may hold collector credentials.
+var SecretVars = []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+// Export POSTs body (an encoded ExportTraceServiceRequest) to the
+// endpoint, within the configured timeout.
+func (c *Config) Export(ctx context.Context, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("User-Agent", "awl")
+	for k, v := range c.Headers {
+		req.Header.Set(k, v)
+	}
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("export to %s: no answer within %s", redactURL(c.Endpoint), c.Timeout)
+		}
+		return fmt.Errorf("export to %s: %v", redactURL(c.Endpoint), unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("export to %s: HTTP %d", redactURL(c.Endpoint), resp.StatusCode)
+	}
+	return nil
+}
+
+// redactURL drops credentials from a URL for messages.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "the OTLP endpoint"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	return u.String()
+}
+
+func unwrapURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
