@@ -222,8 +222,14 @@ func (s *server) start(ctx context.Context) {
 	for _, t := range list {
 		name := toolName(s.cfg.Name, t.Name)
 		if seen[name] {
-			s.m.warnf("mcp server %s: tool %q has the same awl name as another (%s); skipped", s.cfg.Name, t.Name, name)
-			continue
+			// Another tool of the server maps to the same name
+			// (files.read/v2 and files_read_v2): this one gets a hash
+			// of its own name, so the model can call both.
+			name = hashedToolName(s.cfg.Name, t.Name)
+			if seen[name] {
+				s.m.warnf("mcp server %s: tool %q is listed twice; the second is skipped", s.cfg.Name, t.Name)
+				continue
+			}
 		}
 		seen[name] = true
 		s.tools = append(s.tools, newTool(s, name, t))

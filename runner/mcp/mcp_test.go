@@ -532,3 +532,26 @@ func TestSandboxedServer(t *testing.T) {
 		}
 	}
 }
+
+// Two server tools that map to one awl name are both offered: the second
+// gets a hash suffix, and each call reaches its own tool.
+func TestToolNameCollision(t *testing.T) {
+	srv, _ := fake(t, "tw", "twins")
+	m, stderr := start(t, []Server{srv}, Options{})
+	st := m.Status()
+	if st[0].Err != nil || len(st[0].Tools) != 3 {
+		t.Fatalf("status: %+v\n%s", st, stderr)
+	}
+	second := hashedToolName("tw", "files_read_v2")
+	if st[0].Tools[0] != "mcp__tw__files_read_v2" || st[0].Tools[1] != second || !strings.HasPrefix(second, "mcp__tw__files_read_v2_") || len(second) > 64 {
+		t.Fatalf("tools: %q", st[0].Tools)
+	}
+	for name, want := range map[string]string{"mcp__tw__files_read_v2": "I am files.read/v2", second: "I am files_read_v2"} {
+		if res := call(t, toolByName(t, m, name), `{}`); res.Content != want {
+			t.Errorf("%s: %+v", name, res)
+		}
+	}
+	if strings.Contains(stderr.String(), "skipped") {
+		t.Errorf("stderr: %s", stderr)
+	}
+}

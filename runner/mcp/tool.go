@@ -44,8 +44,21 @@ func toolName(server, name string) string {
 	if len(full) <= maxToolName {
 		return full
 	}
+	return hashed(full, server, name)
+}
+
+// hashedToolName is the awl name of a tool whose plain name another tool
+// of the server already has: it ends in a hash of the server's own name for
+// the tool, and is cut to fit.
+func hashedToolName(server, name string) string {
+	return hashed(toolName(server, name), server, name)
+}
+
+// hashed ends full (cut to fit) in _ and 8 hex digits of the hash of the
+// server's name for the tool.
+func hashed(full, server, name string) string {
 	sum := sha256.Sum256([]byte(Prefix + server + "__" + name))
-	return full[:maxToolName-9] + "_" + hex.EncodeToString(sum[:4])
+	return full[:min(len(full), maxToolName-9)] + "_" + hex.EncodeToString(sum[:4])
 }
 
 // Tool is one tool of an MCP server, offered to the model as an awl tool.

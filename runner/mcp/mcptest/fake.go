@@ -35,6 +35,7 @@ const (
 //	         process group, and outlives both the end of its stdin and
 //	         SIGTERM, logging "eof", "term" and "child-term" each with the
 //	         time in Unix nanoseconds: only SIGKILL stops it
+//	twins    tools files.read/v2 and files_read_v2, one awl name apart
 func Main(mode string) {
 	if mode == "stubborn-child" {
 		stubborn("child-term")
@@ -86,6 +87,12 @@ func Main(mode string) {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
 		})
+	case "twins":
+		for _, name := range []string{"files.read/v2", "files_read_v2"} {
+			srv.AddTool(&sdk.Tool{Name: name, InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "I am " + name}}}, nil
+			})
+		}
 	case "env":
 		srv.AddTool(&sdk.Tool{Name: "env", Description: "Reads a variable.", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var args struct{ Name string }
