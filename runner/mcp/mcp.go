@@ -289,7 +289,11 @@ func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*
 			err = cause
 		}
 		s.m.stopping.Go(c.close)
-		return nil, nil, nil, errors.New(s.redact(err.Error()))
+		msg := s.redact(err.Error())
+		if hint := s.authHint(err); hint != "" {
+			msg += "; " + hint
+		}
+		return nil, nil, nil, errors.New(msg)
 	}
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
@@ -308,6 +312,24 @@ func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*
 		list = append(list, t)
 	}
 	return c, cs.InitializeResult(), list, nil
+}
+
+// authHint says what to do about an HTTP server that refused awl's
+// authorization; "" for other errors and for errors that say it already.
+func (s *server) authHint(err error) string {
+	if s.cfg.URL == "" || errors.Is(err, ErrLoginNeeded) {
+		return ""
+	}
+	t := err.Error()
+	if !strings.Contains(t, "Unauthorized") && !strings.Contains(t, "Forbidden") && !strings.Contains(t, "protected resource metadata") && !strings.Contains(t, "authorization server metadata") {
+		return ""
+	}
+	for k := range s.cfg.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return "the server refused the configured Authorization header; if it wants OAuth, drop the header and configure client credentials or run `awl mcp login " + s.cfg.Name + " --mcp-config " + s.cfg.File + "` (docs/mcp.md, OAuth)"
+		}
+	}
+	return "the server wants authorization: configure OAuth client credentials, or run `awl mcp login " + s.cfg.Name + " --mcp-config " + s.cfg.File + "` (docs/mcp.md, OAuth)"
 }
 
 // capabilities are what awl declares: form elicitation (answered headlessly,

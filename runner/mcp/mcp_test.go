@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -553,5 +555,25 @@ func TestToolNameCollision(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "skipped") {
 		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+// A server that refuses awl's authorization says what to do: OAuth, awl
+// mcp login.
+func TestAuthFailureHintsOAuth(t *testing.T) {
+	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(h.Close)
+	for _, srv := range []Server{
+		{Name: "hdr", File: "ci.json", URL: h.URL, Headers: map[string]string{"Authorization": "Bearer x-wrong-token"}, secrets: []string{"Bearer x-wrong-token"}},
+		{Name: "bare", File: "ci.json", URL: h.URL},
+	} {
+		m, _ := start(t, []Server{srv}, Options{Timeout: 10 * time.Second})
+		err := m.Status()[0].Err
+		t.Log(err)
+		if err == nil || strings.Contains(err.Error(), "x-wrong-token") || !strings.Contains(err.Error(), "awl mcp login "+srv.Name+" --mcp-config ci.json") {
+			t.Errorf("%s: %v", srv.Name, err)
+		}
 	}
 }
