@@ -7,6 +7,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -190,6 +191,9 @@ type server struct {
 	oauthDone bool
 	// redirect is the OAuth redirect listener (with Options.Login).
 	redirect net.Listener
+	// lastFail is the server's last failed HTTP response.
+	failMu   sync.Mutex
+	lastFail httpFailure
 	// tokens are OAuth token values, kept out of every text like secrets.
 	secretMu sync.Mutex
 	tokens   []string
@@ -426,21 +430,19 @@ func (s *server) httpClient() *http.Client {
 	if base == nil {
 		base = &http.Client{}
 	}
-	if len(s.cfg.Headers) == 0 {
-		return base
-	}
 	rt := base.Transport
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
 	c := *base
-	c.Transport = headerTransport{rt: rt, headers: s.cfg.Headers}
+	c.Transport = headerTransport{rt: rt, headers: s.cfg.Headers, s: s}
 	return &c
 }
 
 type headerTransport struct {
 	rt      http.RoundTripper
 	headers map[string]string
+	s       *server
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -448,7 +450,63 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	for k, v := range h.headers {
 		r.Header.Set(k, v)
 	}
-	return h.rt.RoundTrip(r)
+	resp, err := h.rt.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost && failedStatus(resp.StatusCode) {
+		// The SDK tells a call only "rejected by transport": keep the
+		// status and the start of the body for the call's result.
+		head := make([]byte, 512)
+		n, _ := io.ReadFull(resp.Body, head)
+		resp.Body = readCloser{io.MultiReader(bytes.NewReader(head[:n]), resp.Body), resp.Body}
+		h.s.noteHTTPFailure(resp.StatusCode, string(head[:n]))
+	}
+	return resp, err
+}
+
+// failedStatus is an HTTP status that fails a request for a reason other
+// than authorization or a lost session, which the SDK handles itself.
+func failedStatus(code int) bool {
+	return code >= 400 && code != http.StatusUnauthorized && code != http.StatusForbidden && code != http.StatusNotFound && code != http.StatusMethodNotAllowed
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// httpFailure is the last failed HTTP response of a server.
+type httpFailure struct {
+	seq    int
+	status int
+	body   string
+}
+
+func (s *server) noteHTTPFailure(status int, body string) {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	s.lastFail = httpFailure{seq: s.lastFail.seq + 1, status: status, body: body}
+}
+
+// httpFailureSeq numbers the failed responses so far.
+func (s *server) httpFailureSeq() int {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	return s.lastFail.seq
+}
+
+// httpFailureSince is the last failed response after seq, as a phrase for
+// the model ("HTTP 500 (Internal Server Error): …"), or "".
+func (s *server) httpFailureSince(seq int) string {
+	s.failMu.Lock()
+	f := s.lastFail
+	s.failMu.Unlock()
+	if f.seq <= seq {
+		return ""
+	}
+	out := fmt.Sprintf("HTTP %d (%s)", f.status, http.StatusText(f.status))
+	if b := strings.TrimSpace(sanitize(f.body)); b != "" {
+		out += ": " + cutRunes(s.redact(b), 300)
+	}
+	return out
 }
 
 // redact removes the server's secrets (header values, expanded env

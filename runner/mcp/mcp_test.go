@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/runner/mcp/mcptest"
@@ -362,6 +365,10 @@ func TestGarbageOnStdout(t *testing.T) {
 	if res.IsError || res.Content != "fine" {
 		t.Fatalf("call: %+v", res)
 	}
+	// Control bytes are shown escaped, never sent to the terminal raw.
+	if strings.ContainsAny(stderr.String(), "\x1b\r\x07") || !strings.Contains(stderr.String(), `mcp noisy: \x1b[2J\x0dscreen cleared\x07`) {
+		t.Errorf("control bytes on stderr: %q", stderr.String())
+	}
 	for _, want := range []string{"mcp noisy (stdout, not JSON-RPC): Fake MCP server v1 starting", "mcp noisy (stdout, not JSON-RPC): garbage in the middle of a call"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
@@ -575,5 +582,40 @@ func TestAuthFailureHintsOAuth(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "x-wrong-token") || !strings.Contains(err.Error(), "awl mcp login "+srv.Name+" --mcp-config ci.json") {
 			t.Errorf("%s: %v", srv.Name, err)
 		}
+	}
+}
+
+// An HTTP 500 on a call reaches the model with its status and what the
+// server said, and the server stays.
+func TestHTTPCallStatusReachesModel(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "s", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "work", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "worked"}}}, nil
+	})
+	inner := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	var fail sync.Once
+	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		failed := false
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			fail.Do(func() {
+				failed = true
+				http.Error(w, "database is down\x1b[31m", http.StatusInternalServerError)
+			})
+		}
+		if !failed {
+			inner.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(h.Close)
+	m, stderr := start(t, []Server{{Name: "web", URL: h.URL}}, Options{Timeout: 10 * time.Second})
+	tl := toolByName(t, m, "mcp__web__work")
+	res := call(t, tl, `{}`)
+	if !res.IsError || !strings.Contains(res.Content, "HTTP 500") || !strings.Contains(res.Content, "database is down") || strings.Contains(res.Content, "\x1b") {
+		t.Fatalf("result: %q\n%s", res.Content, stderr)
+	}
+	if res := call(t, tl, `{}`); res.IsError || res.Content != "worked" {
+		t.Fatalf("after the 500: %+v", res)
 	}
 }

@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"strings"
 	"sync"
 )
 
@@ -70,7 +72,35 @@ func (l *lineWriter) Flush() {
 func (l *lineWriter) emit(line []byte) {
 	out := make([]byte, 0, len(l.prefix)+len(line)+1)
 	out = append(out, l.prefix...)
-	out = append(out, bytes.TrimRight(line, "\r\n")...)
+	out = append(out, sanitize(string(bytes.TrimRight(line, "\r\n")))...)
 	out = append(out, '\n')
 	l.w.Write(out)
+}
+
+// sanitize makes a server's text safe for a terminal: control bytes (an
+// escape sequence, a carriage return that would overwrite the line) become
+// \xNN, tabs stay, and invalid UTF-8 becomes U+FFFD.
+func sanitize(t string) string {
+	clean := true
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; (c < 0x20 && c != '\t') || c == 0x7f || c >= 0x80 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return t
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(t, "\uFFFD") {
+		switch {
+		case r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

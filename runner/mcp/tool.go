@@ -146,6 +146,7 @@ func (t *Tool) Run(ctx context.Context, input json.RawMessage) tool.Result {
 		ci = &callInfo{}
 	}
 	s.calls.add(ci, t.name)
+	failSeq := s.httpFailureSeq()
 	res, err := c.cs.CallTool(cctx, &mcpsdk.CallToolParams{Name: t.remote, Arguments: json.RawMessage(input)})
 	s.calls.remove(ci)
 	switch {
@@ -161,6 +162,9 @@ func (t *Tool) Run(ctx context.Context, input json.RawMessage) tool.Result {
 		return errorf("%s: interrupted: the run stopped during the call", t.name)
 	case errors.Is(context.Cause(cctx), errCallTimeout):
 		return errorf("%s: no result within %s (--mcp-call-timeout); the call was cancelled", t.name, timeout)
+	}
+	if f := s.httpFailureSince(failSeq); f != "" {
+		return errorf("%s: MCP server %s answered %s", t.name, s.cfg.Name, f)
 	}
 	var rpcErr *sdk.Error
 	if errors.As(err, &rpcErr) {

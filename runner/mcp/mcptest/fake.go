@@ -59,6 +59,7 @@ func Main(mode string) {
 	}
 	if mode == "garbage" {
 		fmt.Println("Fake MCP server v1 starting... (this should have gone to stderr)")
+		fmt.Fprintln(os.Stderr, "\x1b[2J\rscreen cleared\x07")
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "fake", Version: "1"}, &sdk.ServerOptions{
 		Instructions: "Fake server for awl's tests.",
