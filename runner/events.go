@@ -220,6 +220,9 @@ func (e *Emitter) Emit(ev any) {
 // they are, not as \u003c…: an entry event then carries its session line's
 // text byte for byte, and `grep '<stdin>'` finds it in both.
 func marshalEvent(ev any) ([]byte, error) {
+	if ee, ok := ev.(EntryEvent); ok && json.Valid(ee.Entry) && isCompact(ee.Entry) {
+		return appendEntryEvent(ee), nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -227,6 +230,44 @@ func marshalEvent(ev any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// appendEntryEvent writes an entry event around its session line into one
+// buffer of its size: encoding/json would compact the line again (a second
+// full pass) into a buffer doubling as it grew, which held up to three
+// times a 50 MB prompt's line. The bytes are the same (TestEntryEventBytes).
+func appendEntryEvent(ee EntryEvent) []byte {
+	head, _ := json.Marshal(ee.Base) // {"type":…,"timestamp":"…"}
+	b := make([]byte, 0, len(head)+len(ee.Entry)+len(`,"entry":}`)+1)
+	b = append(b, head[:len(head)-1]...)
+	b = append(b, `,"entry":`...)
+	b = append(b, ee.Entry...)
+	return append(b, '}', '\n')
+}
+
+// isCompact reports whether a valid JSON text has no white space between
+// tokens, as session lines never do, so that it can be copied as is.
+func isCompact(b []byte) bool {
+	if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	in := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+			return false
+		case in && (c == 0xe2 && i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xa8 || b[i+2] == 0xa9)):
+			// U+2028 and U+2029: leave them to encoding/json, whatever it
+			// does with them.
+			return false
+		}
+	}
+	return true
 }
 
 // Err returns the first write error.
