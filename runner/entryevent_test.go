@@ -1,0 +1,36 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// The entry event written around its line is byte for byte what
+// encoding/json writes for it.
+func TestEntryEventBytes(t *testing.T) {
+	base := Base{Type: "entry", SessionID: "01a2334b-7a60-7f3d-be69-e82db7f25669", Timestamp: "2026-12-01T20:28:34.272Z"}
+	for _, line := range []string{
+		`{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-12-01T20:28:34.272Z","message":{"role":"user","content":[{"type":"text","text":"hi <b> & \"q\" \\ \u00e9 \t"}]}}`,
+		`{"type":"turnContext","id":"x","parentId":"y","timestamp":"t","a":[1,2,{"b":null}],"s":"\u2028 line sep"}`,
+		`{"type":"message","text":"` + strings.Repeat("line\\n", 10000) + `"}`,
+		`{"a" : 1}`,
+		"{\"a\":\"\u2028\"}",
+	} {
+		ee := EntryEvent{Base: base, Entry: json.RawMessage(line)}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(ee); err != nil {
+			t.Fatal(err)
+		}
+		got, err := marshalEvent(ee)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, buf.Bytes()) {
+			t.Errorf("line %.60s:\n got %.200s\nwant %.200s", line, got, buf.Bytes())
+		}
+	}
+}
