@@ -108,12 +108,16 @@ type anthRequest struct {
 
 func textBlock(s string) *anthBlock { return &anthBlock{Type: "text", Text: &s} }
 
-// toolSchema returns a tool's input schema, or an empty object schema.
+// toolSchema returns a tool's input schema lowered to an object root
+// (LowerToolSchema), or an empty object schema for one that cannot be:
+// the caller skips such a tool, so it is only a request that still makes
+// sense.
 func toolSchema(s json.RawMessage) json.RawMessage {
-	if len(strings.TrimSpace(string(s))) == 0 {
-		return json.RawMessage(`{"type":"object","properties":{}}`)
+	out, _, err := LowerToolSchema(s)
+	if err != nil {
+		return json.RawMessage(emptyObjectSchema)
 	}
-	return s
+	return out
 }
 
 // encode projects req onto the Messages API. Leading system messages become
@@ -169,6 +173,7 @@ func anthropicRequest(req Request) *anthRequest {
 		}
 	}
 	if f := newSchemaFormat(req.OutputSchema, true, false, false); f != nil {
+		f.Schema = anthropicOutputSchema(f.Schema)
 		out.Output = &formatWrapper{Format: f}
 	}
 	return out

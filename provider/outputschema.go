@@ -144,7 +144,7 @@ func newSchemaFormat(schema json.RawMessage, withType, named, strict bool) *sche
 		f.Name = outputSchemaName
 	}
 	if strict {
-		s := strictSchema(schema)
+		s := openAIStrict(schema)
 		f.Strict = &s
 	}
 	return f

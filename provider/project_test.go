@@ -121,6 +121,17 @@ func features(provider string) map[string]Request {
 		user(toolResult("call_1", "contents of a", false)),
 	}
 	fs["output-schema-strict"] = Request{Model: "model-x", Tools: testTools, Messages: toolTurn, OutputSchema: json.RawMessage(strictVerdict)}
+	// Keywords the APIs' structured outputs refuse: docs/structured-output.md's
+	// verdict.json (minimum), and minLength, uniqueItems, multipleOf,
+	// an unsupported format, patternProperties and oneOf. Anthropic gets
+	// them in descriptions; OpenAI gets the schema as it is, non-strict.
+	fs["output-schema-keywords"] = Request{Model: "model-x", Tools: testTools, Messages: toolTurn, OutputSchema: json.RawMessage(keywordVerdict)}
+	// Keywords OpenAI's strict mode takes (minimum, pattern, maxItems):
+	// strict there.
+	fs["output-schema-strict-keywords"] = Request{Model: "model-x", Tools: testTools, Messages: toolTurn, OutputSchema: json.RawMessage(strictKeywordVerdict)}
+	// Tool schemas every API refuses as they are: a root union, no type,
+	// a type list, allOf; and one that needs nothing.
+	fs["tool-schemas-lowered"] = Request{Model: "model-x", Tools: awkwardTools, Messages: toolTurn}
 	// A compaction's second summary request: tools defined, calls forbidden.
 	fs["tool-choice-none"] = Request{Model: "model-x", Tools: testTools, Messages: toolTurn, ToolChoice: ToolChoiceNone}
 	fs["output-schema-nonstrict"] = Request{Model: "model-x", Tools: testTools, Messages: toolTurn, OutputSchema: json.RawMessage(looseVerdict)}
@@ -147,9 +158,20 @@ func features(provider string) map[string]Request {
 	return fs
 }
 
+// awkwardTools are MCP-style tools whose input schemas need lowering.
+var awkwardTools = []Tool{
+	{Name: "pick", Description: "Pick by id or by name.", Schema: json.RawMessage(`{"anyOf":[{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]},{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}]}`)},
+	{Name: "untyped", Schema: json.RawMessage(`{"properties":{"q":{"type":"string"}},"required":["q"]}`)},
+	{Name: "nullable", Schema: json.RawMessage(`{"type":["object","null"],"properties":{"n":{"type":"number"}}}`)},
+	{Name: "both", Description: "Both parts.", Schema: json.RawMessage(`{"type":"object","allOf":[{"properties":{"a":{"type":"string"}},"required":["a"]},{"properties":{"b":{"type":"string"}},"required":["b"]}],"additionalProperties":false}`)},
+	{Name: "plain", Schema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"string","minLength":1}}}`)},
+}
+
 const (
-	strictVerdict = `{"type":"object","properties":{"verdict":{"enum":["approve","reject"]},"reasons":{"type":"array","items":{"type":"string"}}},"required":["verdict","reasons"],"additionalProperties":false}`
-	looseVerdict  = `{"type":"object","properties":{"verdict":{"enum":["approve","reject"]},"notes":{"type":"string"}},"required":["verdict"]}`
+	keywordVerdict       = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"verdict":{"enum":["approve","request_changes"]},"score":{"type":"number","minimum":0,"maximum":10,"multipleOf":0.5},"comments":{"type":"array","uniqueItems":true,"minItems":2,"items":{"type":"object","properties":{"file":{"type":"string","minLength":1,"format":"relative-json-pointer"},"line":{"type":"integer","minimum":1},"body":{"type":"string"}},"required":["file","line","body"],"additionalProperties":false}},"labels":{"type":"object","patternProperties":{"^x-":{"type":"string"}}},"kind":{"oneOf":[{"const":"bug"},{"const":"style"}]}},"required":["verdict","score","comments","labels","kind"],"additionalProperties":false}`
+	strictKeywordVerdict = `{"type":"object","properties":{"verdict":{"type":"string","enum":["approve","reject"]},"line":{"type":"integer","minimum":1},"sha":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"tags":{"type":"array","maxItems":5,"items":{"type":"string","format":"date"}}},"required":["verdict","line","sha","tags"],"additionalProperties":false}`
+	strictVerdict        = `{"type":"object","properties":{"verdict":{"enum":["approve","reject"]},"reasons":{"type":"array","items":{"type":"string"}}},"required":["verdict","reasons"],"additionalProperties":false}`
+	looseVerdict         = `{"type":"object","properties":{"verdict":{"enum":["approve","reject"]},"notes":{"type":"string"}},"required":["verdict"]}`
 )
 
 func encodeFor(t *testing.T, provider string, req Request) []byte {

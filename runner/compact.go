@@ -271,7 +271,12 @@ var errNotShorter = errors.New("nothing left to prune")
 // after ns, and says so (a notice event and a note).
 func (r *run) sayPruningAlone(ns *errNoSummary) {
 	r.summaryOff = true
-	note := ns.err.Message + "; going on with pruning alone"
+	r.notice(ns.err.Message + "; going on with pruning alone")
+}
+
+// notice reports what the run did instead of what was asked: a notice
+// event and a note.
+func (r *run) notice(note string) {
 	em := r.cfg.Events
 	em.Emit(NoticeEvent{Base: em.Stamp("notice", r.res.SessionID), Message: note})
 	if r.cfg.Notes != nil {
@@ -597,6 +602,7 @@ func (r *run) compactSession(ctx context.Context) error {
 		}
 	}
 	r.res.SessionID, r.res.SessionPath = sess.Header.ID, sess.Path
+	cfg.Tools, _ = offerable(cfg.Tools) // a run that offered them warned
 	names := make([]string, len(cfg.Tools))
 	specs := make([]provider.Tool, len(cfg.Tools))
 	for i, t := range cfg.Tools {

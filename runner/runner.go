@@ -155,7 +155,7 @@ func execute(ctx context.Context, cfg Config, body func(*run, context.Context) e
 	if start.IsZero() {
 		start = cfg.now()
 	}
-	r := &run{cfg: cfg, start: start}
+	r := &run{cfg: cfg, start: start, args: argChecker{}}
 	r.res.CostUSD = new(float64)
 	err := body(r, ctx)
 	if err != nil && ctx.Err() != nil {
@@ -252,6 +252,9 @@ type run struct {
 	// summaryOff: the model would not summarise; threshold compaction
 	// is off and pruning goes on alone (compact.go).
 	summaryOff bool
+	// args checks a call's arguments against its tool's own schema
+	// where the schema sent was lowered (toolschema.go).
+	args argChecker
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -299,6 +302,9 @@ func (r *run) do(ctx context.Context) error {
 	r.res.SessionID = r.sess.Header.ID
 	r.res.SessionPath = r.sess.Path
 
+	var unoffered []string
+	cfg.Tools, unoffered = offerable(cfg.Tools)
+	r.cfg.Tools = cfg.Tools
 	names := make([]string, len(cfg.Tools))
 	for i, t := range cfg.Tools {
 		names[i] = t.Name()
@@ -319,6 +325,9 @@ func (r *run) do(ctx context.Context) error {
 		MCP:       mcpEvents(cfg.MCP),
 	})
 
+	for _, w := range unoffered {
+		r.notice(w)
+	}
 	if resumed || cfg.Fork != nil {
 		// In a fork, the calls its source left dangling are closed in the
 		// fork: the source is never written.

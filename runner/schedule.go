@@ -39,6 +39,11 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: slices.Contains(r.cfg.Known, u.Name)})
 			continue
 		}
+		if bad := r.args.check(t, u); bad != nil {
+			out[i] = *bad
+			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true})
+			continue
+		}
 		call := func() {
 			start := time.Now()
 			res := t.Run(r.mcpCall(ctx, u.ID), json.RawMessage(u.Input))
