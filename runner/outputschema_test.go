@@ -126,7 +126,7 @@ func TestSchemaValidFirstTry(t *testing.T) {
 			t.Fatalf("%d requests, want 2", len(reqs))
 		}
 		for i, rq := range reqs {
-			if got := gjson.GetBytes(rq.Body, nativeParam[api]).Raw; got != string(sch.Raw) {
+			if got := gjson.GetBytes(rq.Body, nativeParam[api]).Raw; got != sentSchema(t, api, sch.Raw) {
 				t.Fatalf("request %d: %s = %s, want the schema", i+1, nativeParam[api], got)
 			}
 			if !strings.Contains(string(rq.Body), `<output_schema>`) {
@@ -300,7 +300,7 @@ func TestSchemaResume(t *testing.T) {
 			t.Fatalf("resume without the flag: %v %s", second.Err, second.Structured)
 		}
 		reqs := g.srv.Requests()
-		if got := gjson.GetBytes(reqs[1].Body, nativeParam[api]).Raw; got != string(sch.Raw) {
+		if got := gjson.GetBytes(reqs[1].Body, nativeParam[api]).Raw; got != sentSchema(t, api, sch.Raw) {
 			t.Fatalf("resumed request lacks the native schema: %q", got)
 		}
 		// The schema was not shown again: the prefix is unchanged.
@@ -479,4 +479,15 @@ func TestSchemaResumeSameSchemaWithAwkwardText(t *testing.T) {
 	if n := strings.Count(string(g.srv.Requests()[1].Body), "output_schema>"); n != 2 {
 		t.Fatalf("schema shown %d times (open+close tags), want once", n/2)
 	}
+}
+
+// sentSchema is the schema as the provider sends it natively to api:
+// lowered for Anthropic, as it is for OpenAI.
+func sentSchema(t *testing.T, api string, raw json.RawMessage) string {
+	t.Helper()
+	body, err := provider.Project(api, provider.Request{Model: "m", OutputSchema: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gjson.GetBytes(body, nativeParam[api]).Raw
 }
