@@ -172,8 +172,14 @@ func (r *run) noteUsage(reqMsgs int, u *conv.Usage) {
 // fit projects the session for the next request, pruning and then
 // compacting first when the request would pass a threshold.
 func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, error) {
-	w := r.cfg.Window
 	path := r.sess.ActivePath()
+	if !r.limitSeeded {
+		r.limitSeeded = true
+		if lim := learnedLimit(path, r.cfg.Provider.Name(), r.cfg.Model, r.cfg.Prices); lim > 0 && (r.cfg.Window.Tokens <= 0 || lim < r.cfg.Window.Tokens) {
+			r.cfg.Window.Tokens = lim
+		}
+	}
+	w := r.cfg.Window
 	msgs := Project(path)
 	if w.Tokens <= 0 {
 		return msgs, nil
@@ -242,6 +248,61 @@ func inForce(path []session.Entry, i int) bool {
 // keepTurns is how many of the latest assistant turns keep their tool
 // results whole when older ones are pruned.
 const keepTurns = 2
+
+// TypeContextLimit is the entry type that records a context limit a
+// server stated when it refused a request as too long.
+const TypeContextLimit = "contextLimit"
+
+// contextLimitFields are the members of a contextLimit entry.
+type contextLimitFields struct {
+	Tokens   int64  `json:"tokens"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// Stated says the refusal stated the limit; false when it named none
+	// and the limit is the last request the server took.
+	Stated bool `json:"stated"`
+}
+
+// learnedLimit is the latest limit a contextLimit entry on path records
+// for provider's model (or a name the model table takes for it), 0 for
+// none.
+func learnedLimit(path []session.Entry, provider, model string, table *modelinfo.Table) int64 {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Type != TypeContextLimit {
+			continue
+		}
+		var f contextLimitFields
+		if json.Unmarshal(path[i].Fields, &f) == nil && f.Tokens > 0 && sameModel(table, f.Provider, f.Model, provider, model) {
+			return f.Tokens
+		}
+	}
+	return 0
+}
+
+// learnLimit takes the limit a refusal as too long states (or, when it
+// states none, the size of the last request the server took) as the
+// window, when it is smaller than the window in force, and records it in
+// the session so that a resume knows it.
+func (r *run) learnLimit(err error) error {
+	lim, stated := provider.ContextLimit(err), true
+	if lim <= 0 {
+		lim, stated = r.window.tokens, false
+	}
+	if lim <= 0 || r.cfg.Window.Tokens > 0 && lim >= r.cfg.Window.Tokens {
+		return nil
+	}
+	r.cfg.Window.Tokens = lim
+	f := contextLimitFields{Tokens: lim, Provider: r.cfg.Provider.Name(), Model: r.cfg.Model, Stated: stated}
+	if err := r.appendEntry(session.Entry{Type: TypeContextLimit, Fields: mustJSON(f)}); err != nil {
+		return err
+	}
+	how := "states"
+	if !stated {
+		how = "states none; the last request it took had"
+	}
+	r.notice(fmt.Sprintf("the server refused a request as too long; its limit %s %d tokens, which is the window from now on", how, lim))
+	return nil
+}
 
 // fitOverflow shortens the session after the API refused a request of est
 // tokens as too long: it compacts (reason overflow); when the model will

@@ -43,6 +43,9 @@ type longRun struct {
 	// may be called (a real API enforces tool_choice none), 2 always (a
 	// server that ignores tool_choice).
 	disobey int
+	// prefixes keeps every request's messages and the boundaries then in
+	// the session (reqs, bounds): a read of the session per request.
+	prefixes bool
 
 	mu        sync.Mutex
 	normal    int      // normal (non-summary) requests answered
@@ -58,7 +61,7 @@ func (l *longRun) respond(n int, req providertest.Request) providertest.Response
 	tokens := serverTokens(req.Body)
 	if tokens > l.limit {
 		l.overflows++
-		return providertest.Response{Status: 400, Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: ` + fmt.Sprint(tokens) + ` tokens > ` + fmt.Sprint(l.limit) + ` maximum"}}`)}
+		return tooLong(l.api, tokens, l.limit)
 	}
 	if bytes.Contains(req.Body, []byte("Stop here and write a summary of this conversation")) {
 		l.summaries++
@@ -68,8 +71,10 @@ func (l *longRun) respond(n int, req providertest.Request) providertest.Response
 		return providertest.Stream(l.api, providertest.Turn{Text: fmt.Sprintf("Task: read big.txt many times.\nState: %d reads done.", l.normal), InputTokens: int(tokens), OutputTokens: 40})
 	}
 	l.normal++
-	l.reqs = append(l.reqs, strip(gjson.GetBytes(req.Body, wires[l.api].messages).Raw))
-	l.bounds = append(l.bounds, l.boundaries())
+	if l.prefixes {
+		l.reqs = append(l.reqs, strip(gjson.GetBytes(req.Body, wires[l.api].messages).Raw))
+		l.bounds = append(l.bounds, l.boundaries())
+	}
 	if l.zeroUsage {
 		tokens = 0
 	}
@@ -80,6 +85,23 @@ func (l *longRun) respond(n int, req providertest.Request) providertest.Response
 		Calls:       []providertest.Call{{ID: fmt.Sprintf("call_%d", l.normal), Name: "read", Input: `{"path":"big.txt"}`}},
 		InputTokens: int(tokens), OutputTokens: 30,
 	})
+}
+
+// tooLong is each API's refusal of a request of n tokens over limit, in
+// the shape the real APIs send (testdata/wire/SOURCES.md in provider
+// names where each was seen): Anthropic and OpenAI Chat state the limit,
+// the Responses API does not.
+func tooLong(api string, n, limit int64) providertest.Response {
+	var body string
+	switch api {
+	case "anthropic":
+		body = fmt.Sprintf(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: %d tokens > %d maximum"},"request_id":"req_011CVQe1dLrGNMJyE1ghG1av"}`, n, limit)
+	case "openai-chat":
+		body = fmt.Sprintf(`{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, limit, n)
+	default:
+		body = `{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`
+	}
+	return providertest.Response{Status: 400, Body: []byte(body)}
 }
 
 // forbidsTools reports whether a request body sets tool_choice none, in
@@ -172,6 +194,7 @@ func (g *longRig) eventsOf(t *testing.T, typ string) []map[string]any {
 func TestLongRunPrunesAndCompacts(t *testing.T) {
 	const window, turns = 20000, 300
 	g := newLongRig(t, "anthropic", turns, window)
+	g.model.prefixes = true
 	res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{Tokens: window}))
 	if res.Err != nil {
 		t.Fatalf("run failed: %v", res.Err)
@@ -861,5 +884,83 @@ func TestKilledMidCompaction(t *testing.T) {
 				t.Errorf("the reopened session does not project its rebuilt context first: %.200s", got)
 			}
 		})
+	}
+}
+
+// TestLongRunRealLimits: a 300-step run on each API, where the model
+// table says 200k but the server refuses over 20k as the real APIs do,
+// and the model answers every summary request that lets it call tools
+// with a tool call. The run learns the limit from the first refusal,
+// records it, compacts to fit it (each summary asked twice, the second
+// time with tool_choice none), and completes: every step run once, no
+// request but the first refused over the limit.
+func TestLongRunRealLimits(t *testing.T) {
+	const table, limit, turns = 200000, 20000, 300
+	for _, api := range []string{"anthropic", "openai", "openai-chat"} {
+		t.Run(api, func(t *testing.T) {
+			t.Parallel() // each waits mostly on the session's fsyncs
+			g := newLongRig(t, api, turns, limit)
+			g.model.disobey = 1
+			res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{Tokens: table}))
+			if res.Err != nil {
+				t.Fatalf("run failed: %v", res.Err)
+			}
+			m := g.model
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if m.normal != turns || m.overflows != 1 {
+				t.Fatalf("%d steps answered, %d requests refused as too long; want %d and 1", m.normal, m.overflows, turns)
+			}
+			calls := map[string]int{}
+			for _, ev := range g.eventsOf(t, "tool_end") {
+				calls[ev["call_id"].(string)]++
+			}
+			for id, n := range calls {
+				if n != 1 {
+					t.Errorf("call %s ran %d times", id, n)
+				}
+			}
+			if len(calls) != turns-1 {
+				t.Errorf("%d calls ran, want %d", len(calls), turns-1)
+			}
+			comps, prunes := g.eventsOf(t, "compaction"), g.eventsOf(t, "prune")
+			if len(comps) == 0 || m.summaries != 2*len(comps) {
+				t.Errorf("%d compactions from %d summary requests: want two requests each", len(comps), m.summaries)
+			}
+			file := g.sessionFile(t)
+			var lim []string
+			for line := range strings.Lines(string(file)) {
+				if gjson.Get(line, "type").String() == runner.TypeContextLimit {
+					lim = append(lim, gjson.Get(line, "tokens").Raw+" "+gjson.Get(line, "stated").Raw)
+				}
+			}
+			if len(lim) != 1 || api != "openai" && lim[0] != "20000 true" || api == "openai" && !strings.HasSuffix(lim[0], " false") {
+				t.Errorf("contextLimit entries %v", lim)
+			}
+			t.Logf("%s: %d compactions, %d prunes, %d requests (%d summary), %d refused", api, len(comps), len(prunes), len(g.srv.Requests()), m.summaries, m.overflows)
+		})
+	}
+}
+
+// TestLearnedLimitSurvivesResume: the limit a refusal stated is in the
+// session; a resumed run, with the table's larger window again, keeps
+// every request under it.
+func TestLearnedLimitSurvivesResume(t *testing.T) {
+	g := newLongRig(t, "anthropic", 40, 9000)
+	res := runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{Tokens: 200000}))
+	if res.Err != nil || g.model.overflows != 1 {
+		t.Fatalf("first run: %v, %d refused; want one refused", res.Err, g.model.overflows)
+	}
+	g.model.mu.Lock()
+	g.model.normal, g.model.overflows = 0, 0
+	g.model.mu.Unlock()
+	cfg := g.config("and again", runner.Window{Tokens: 200000})
+	cfg.ResumePath = res.SessionPath
+	res = runner.Run(context.Background(), cfg)
+	if res.Err != nil {
+		t.Fatalf("resume: %v", res.Err)
+	}
+	if g.model.overflows != 0 || g.model.normal != 40 {
+		t.Errorf("resumed run: %d refused, %d steps; want none refused and 40 steps", g.model.overflows, g.model.normal)
 	}
 }

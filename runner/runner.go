@@ -255,6 +255,9 @@ type run struct {
 	// args checks a call's arguments against its tool's own schema
 	// where the schema sent was lowered (toolschema.go).
 	args argChecker
+	// limitSeeded says a context limit the session recorded was looked
+	// for (compact.go).
+	limitSeeded bool
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -559,6 +562,9 @@ func (r *run) loop(ctx context.Context) error {
 		if err != nil && overflowed(err) && !cfg.Window.NoCompact {
 			// The API says the prompt is too long: compact (or prune),
 			// then send the shorter request once.
+			if lerr := r.learnLimit(err); lerr != nil {
+				return lerr
+			}
 			if ferr := r.fitOverflow(ctx, specs, r.estimate(msgs, specs)); ferr == errNotShorter {
 				return err
 			} else if ferr != nil {
