@@ -296,11 +296,11 @@ func (r *run) learnLimit(err error) error {
 	if err := r.appendEntry(session.Entry{Type: TypeContextLimit, Fields: mustJSON(f)}); err != nil {
 		return err
 	}
-	how := "states"
+	note := fmt.Sprintf("the server refused a request as too long and states a limit of %d tokens, which is the window from now on", lim)
 	if !stated {
-		how = "states none; the last request it took had"
+		note = fmt.Sprintf("the server refused a request as too long and states no limit; the size of the last request it took, %d tokens, is the window from now on", lim)
 	}
-	r.notice(fmt.Sprintf("the server refused a request as too long; its limit %s %d tokens, which is the window from now on", how, lim))
+	r.notice(note)
 	return nil
 }
 
