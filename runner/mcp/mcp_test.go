@@ -369,7 +369,7 @@ func TestGarbageOnStdout(t *testing.T) {
 	if strings.ContainsAny(stderr.String(), "\x1b\r\x07") || !strings.Contains(stderr.String(), `mcp noisy: \x1b[2J\x0dscreen cleared\x07`) {
 		t.Errorf("control bytes on stderr: %q", stderr.String())
 	}
-	for _, want := range []string{"mcp noisy (stdout, not JSON-RPC): Fake MCP server v1 starting", "mcp noisy (stdout, not JSON-RPC): garbage in the middle of a call"} {
+	for _, want := range []string{"mcp noisy (stdout, not JSON-RPC): Fake MCP server v1 starting", "mcp noisy (stdout, not JSON-RPC): garbage in the middle of a call", `mcp noisy (stdout, not JSON-RPC): {"level":30,"msg":"listening"}`, "mcp noisy (stdout, not JSON-RPC): [1,2,3]", `mcp noisy (stdout, not JSON-RPC): {"level":40,"msg":"mid-call log"}`} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // terminateAfter is how long a stdio server has to exit once its stdin is
@@ -116,19 +118,18 @@ func (p *proc) stop() {
 	})
 }
 
-// jsonLines reads a server's stdout and passes on only the lines that
-// start (after white space) with { or [: JSON-RPC messages. Other lines
-// go to note. Memory stays bounded whatever the line length.
+// jsonLines reads a server's stdout and passes on only its JSON-RPC
+// messages: lines that are JSON objects with a "jsonrpc" member (or arrays
+// of them). Other lines, a banner or a JSON log line such as pino's
+// {"level":30,…}, go to note. A line is held whole before it is judged.
 type jsonLines struct {
 	r    io.Closer
 	br   *bufio.Reader
 	note *lineWriter
 	mu   sync.Mutex
-	// pending is the rest of a chunk being passed on; mid is set while
-	// inside a line whose start was seen; drop is set when that line is
-	// not JSON.
-	pending   []byte
-	mid, drop bool
+	// pending is the rest of a line being passed on.
+	pending []byte
+	line    []byte
 }
 
 func (j *jsonLines) Read(p []byte) (int, error) {
@@ -136,20 +137,20 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 	defer j.mu.Unlock()
 	for len(j.pending) == 0 {
 		chunk, err := j.br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			if !j.mid {
-				t := bytes.TrimLeft(chunk, " \t\r")
-				j.drop = len(t) > 0 && t[0] != '{' && t[0] != '[' && t[0] != '\n'
-			}
-			j.mid = chunk[len(chunk)-1] != '\n'
-			if j.drop {
-				j.note.Write(chunk)
-			} else {
-				j.pending = append(j.pending[:0], chunk...)
-			}
-		}
+		j.line = append(j.line, chunk...)
 		if err == bufio.ErrBufferFull {
 			continue
+		}
+		if len(j.line) > 0 {
+			if isJSONRPC(j.line) {
+				j.pending = append(j.pending[:0], j.line...)
+			} else if len(bytes.TrimSpace(j.line)) > 0 {
+				j.note.Write(j.line)
+				if j.line[len(j.line)-1] != '\n' {
+					j.note.Write([]byte("\n"))
+				}
+			}
+			j.line = j.line[:0]
 		}
 		if err != nil && len(j.pending) == 0 {
 			return 0, err
@@ -161,6 +162,22 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 	n := copy(p, j.pending)
 	j.pending = j.pending[n:]
 	return n, nil
+}
+
+// isJSONRPC reports whether line is a JSON-RPC message: a JSON object with
+// a "jsonrpc" member, or an array whose first element is one.
+func isJSONRPC(line []byte) bool {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 || !gjson.ValidBytes(t) {
+		return false
+	}
+	switch t[0] {
+	case '{':
+		return gjson.GetBytes(t, "jsonrpc").Exists()
+	case '[':
+		return gjson.GetBytes(t, "0.jsonrpc").Exists()
+	}
+	return false
 }
 
 func (j *jsonLines) Close() error { return j.r.Close() }

@@ -59,6 +59,8 @@ func Main(mode string) {
 	}
 	if mode == "garbage" {
 		fmt.Println("Fake MCP server v1 starting... (this should have gone to stderr)")
+		fmt.Println(`{"level":30,"msg":"listening"}`)
+		fmt.Println(`[1,2,3]`)
 		fmt.Fprintln(os.Stderr, "\x1b[2J\rscreen cleared\x07")
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "fake", Version: "1"}, &sdk.ServerOptions{
@@ -68,6 +70,7 @@ func Main(mode string) {
 	srv.AddTool(&sdk.Tool{Name: "ok", Description: "Says fine.", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		if mode == "garbage" {
 			fmt.Println("garbage in the middle of a call")
+			fmt.Println(`{"level":40,"msg":"mid-call log"}`)
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "fine"}}}, nil
 	})
