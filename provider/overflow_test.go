@@ -1,9 +1,15 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/provider/providertest"
 )
 
 func TestIsContextOverflow(t *testing.T) {
@@ -62,5 +68,45 @@ func TestContextLimit(t *testing.T) {
 	}
 	if IsContextOverflow(&Error{Kind: KindTransient, Message: "context window: connection reset"}) {
 		t.Error("a network failure is no overflow")
+	}
+}
+
+// TestRecordedRefusals: the APIs' real refusal bodies (testdata/wire/
+// refusals) are a request error (exit 5), an overflow with the limit
+// learnt where one is stated, and a schema refusal that turns the native
+// parameter off.
+func TestRecordedRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		file, api string
+		overflow  bool
+		limit     int64
+		schema    bool
+	}{
+		{"anthropic-too-long.json", NameAnthropic, true, 200000, false},
+		{"anthropic-bad-schema.json", NameAnthropic, false, 0, true},
+		{"openai-chat-too-long.json", NameOpenAIChat, true, 4097, false},
+		{"openai-responses-too-long.json", NameOpenAI, true, 0, false},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			body, err := os.ReadFile(filepath.Join("testdata", "wire", "refusals", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := providertest.New()
+			defer srv.Close()
+			srv.Enqueue(providertest.Response{Status: 400, Body: body})
+			p, err := New(tc.api, Options{APIKey: "k", BaseURL: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = p.Stream(context.Background(), Request{Model: "m", Messages: []conv.Message{{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("hi")}}}}, nil)
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != KindRequest || e.Status != 400 {
+				t.Fatalf("error %v, want a request error with status 400", err)
+			}
+			if IsContextOverflow(err) != tc.overflow || ContextLimit(err) != tc.limit || RejectsOutputSchema(err) != tc.schema {
+				t.Errorf("overflow %v limit %d schema %v; want %v %d %v", IsContextOverflow(err), ContextLimit(err), RejectsOutputSchema(err), tc.overflow, tc.limit, tc.schema)
+			}
+		})
 	}
 }
