@@ -234,6 +234,7 @@ func New(o Options) (*Sandbox, Status, error) {
 			st.Warning = fmt.Sprintf("the network is not confined: Landlock ABI %d cannot restrict TCP connect and bind (ABI %d can)", abi, ABINetwork)
 		}
 	}
+	closeInherited()
 	tmp, err := os.MkdirTemp("", "awl-sandbox-")
 	if err != nil {
 		return nil, st, fmt.Errorf("sandbox: create the private temporary directory: %w", err)
@@ -330,9 +331,15 @@ func (s *Sandbox) Start(cmd *exec.Cmd) error {
 	return s.rules.start(cmd)
 }
 
+// WriteRoots are the writable directories, symbolic links resolved: the
+// write and edit tools open a file's directory beneath one of them and
+// write through that descriptor (tool.WriteRooter).
+func (s *Sandbox) WriteRoots() []string { return s.dirs }
+
 // CheckWrite returns nil when a confined tool may write path (absolute),
 // or else a *DeniedError. A path is writable when it lies under a writable
-// directory once symbolic links are resolved, as far as it exists.
+// directory once symbolic links are resolved, as far as it exists, a
+// dangling link included: the place it points to is what a write creates.
 func (s *Sandbox) CheckWrite(path string) error {
 	r := resolveExisting(filepath.Clean(path))
 	for _, d := range s.dirs {
@@ -359,9 +366,11 @@ func (e *DeniedError) Error() string {
 func (e *DeniedError) Unwrap() error { return fs.ErrPermission }
 
 // resolveExisting resolves the symbolic links of the longest existing
-// prefix of path and appends the rest unchanged.
+// prefix of path and appends the rest unchanged. A dangling link is
+// followed to where it points.
 func resolveExisting(path string) string {
 	rest := ""
+	links := 0
 	for p := path; ; {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			return filepath.Join(r, rest)
@@ -369,6 +378,15 @@ func resolveExisting(path string) string {
 			// A loop or a component that is not a directory: writing
 			// there fails anyway; judge the path as given.
 			return path
+		}
+		if dest, err := os.Readlink(p); err == nil && links < 40 {
+			// A dangling link: what is written is where it points.
+			links++
+			if !filepath.IsAbs(dest) {
+				dest = filepath.Join(filepath.Dir(p), dest)
+			}
+			p = filepath.Clean(dest)
+			continue
 		}
 		parent := filepath.Dir(p)
 		if parent == p {

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -69,7 +70,15 @@ func (t editTool) run(ctx context.Context, in editArgs) Result {
 		return errorf("edit %s: not written: the run was stopped (%v)", in.Path, context.Cause(ctx))
 	}
 	updated := strings.ReplaceAll(content, in.OldString, in.NewString)
-	if err := replaceFile(t.env.resolve(in.Path), []byte(updated)); err != nil {
+	if roots := t.env.writeRoots(); roots != nil {
+		err := writeBeneath(roots, t.env.resolve(in.Path), []byte(updated), false, nil)
+		switch {
+		case errors.Is(err, errOutside):
+			return t.env.denied("edit", in.Path)
+		case err != nil:
+			return errorf("edit: %s", pathErr(in.Path, err))
+		}
+	} else if err := replaceFile(t.env.resolve(in.Path), []byte(updated)); err != nil {
 		return errorf("edit: %s", pathErr(in.Path, err))
 	}
 	lines := lineNumbers(content, starts)

@@ -98,13 +98,18 @@ func followLinks(file string) (string, error) {
 // createTemp creates a new hidden file next to base in dir, mode 0644 less
 // the umask.
 func createTemp(dir, base string) (*os.File, error) {
-	var rnd [6]byte
 	for {
-		rand.Read(rnd[:])
-		name := filepath.Join(dir, "."+base+".awl-"+hex.EncodeToString(rnd[:]))
+		name := filepath.Join(dir, tempName(base))
 		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if !errors.Is(err, fs.ErrExist) {
 			return f, err
 		}
 	}
+}
+
+// tempName is a new random hidden name for a temporary file next to base.
+func tempName(base string) string {
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	return "." + base + ".awl-" + hex.EncodeToString(rnd[:])
 }

@@ -85,6 +85,30 @@ type Confiner interface {
 	Note() string
 }
 
+// WriteRooter is a Confiner whose write and edit tools must write beneath
+// directories: they open the file's directory beneath one of them and
+// write through that descriptor, so that a symbolic link swapped in after
+// CheckWrite cannot lead the write out.
+type WriteRooter interface {
+	// WriteRoots are the absolute directories, symbolic links resolved,
+	// that writes stay beneath.
+	WriteRoots() []string
+}
+
+// writeRoots returns the directories writes must stay beneath, nil when
+// writes are not confined.
+func (e Env) writeRoots() []string {
+	if r, ok := e.Confine.(WriteRooter); ok {
+		return r.WriteRoots()
+	}
+	return nil
+}
+
+// denied is the failed result of a write the confinement refused.
+func (e Env) denied(name, path string) Result {
+	return errorf("%s: %s: Permission denied\n%s", name, path, e.Confine.Note())
+}
+
 // checkWrite returns a failed result, and true, when the confinement does
 // not allow the tool name to write the file the model called path.
 func (e Env) checkWrite(name, path string) (Result, bool) {

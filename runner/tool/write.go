@@ -36,6 +36,28 @@ func (t writeTool) run(ctx context.Context, in writeArgs) Result {
 	}
 	file := t.env.resolve(in.Path)
 	existed := false
+	if roots := t.env.writeRoots(); roots != nil {
+		var kind fs.FileMode
+		err := writeBeneath(roots, file, []byte(in.Content), true, func(mode fs.FileMode, exists bool) error {
+			existed = exists
+			if exists && !mode.IsRegular() {
+				kind = mode
+				return errNotRegular
+			}
+			return nil
+		})
+		switch {
+		case errors.Is(err, errNotRegular) && kind.IsDir():
+			return errorf("write: %s is a directory", in.Path)
+		case errors.Is(err, errNotRegular):
+			return errorf("write: %s is not a regular file but %s", in.Path, fileKind(kind))
+		case errors.Is(err, errOutside):
+			return t.env.denied("write", in.Path)
+		case err != nil:
+			return errorf("write: %s", pathErr(in.Path, err))
+		}
+		return written(in, existed)
+	}
 	switch st, err := os.Stat(file); {
 	case err == nil && st.IsDir():
 		return errorf("write: %s is a directory", in.Path)
@@ -52,6 +74,14 @@ func (t writeTool) run(ctx context.Context, in writeArgs) Result {
 	if err := replaceFile(file, []byte(in.Content)); err != nil {
 		return errorf("write: %s", pathErr(in.Path, err))
 	}
+	return written(in, existed)
+}
+
+// errNotRegular refuses to write over something that is not a file.
+var errNotRegular = errors.New("not a regular file")
+
+// written is the result of a successful write.
+func written(in writeArgs, existed bool) Result {
 	verb := "created"
 	if existed {
 		verb = "overwrote"
