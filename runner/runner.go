@@ -205,7 +205,7 @@ func EmitResult(em *Emitter, res Result, d time.Duration) {
 func (c Config) sandboxStatus() sandbox.Status {
 	st := c.SandboxStatus
 	if st.Mode == "" || st.Mode == sandbox.Off {
-		st.Mode, st.Network, st.Enforced = sandbox.Off, true, false
+		st.Mode, st.Network, st.Enforced = sandbox.Off, true, sandbox.Enforced{}
 	}
 	return st
 }

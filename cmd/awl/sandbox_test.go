@@ -125,7 +125,7 @@ func TestSandboxUnsupported(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &ev); err != nil {
 		t.Fatal(err)
 	}
-	if ev.Type != "session" || ev.Sandbox.Mode != sandbox.ReadOnly || ev.Sandbox.Enforced || ev.Sandbox.ABI != 0 || !strings.Contains(ev.Sandbox.Warning, "not enforced") {
+	if ev.Type != "session" || ev.Sandbox.Mode != sandbox.ReadOnly || ev.Sandbox.Full() || ev.Sandbox.Enforced.Files || ev.Sandbox.ABI != 0 || !strings.Contains(ev.Sandbox.Warning, "not enforced") {
 		t.Errorf("session event %+v", ev)
 	}
 	if err := validateEvents(out); err != nil {

@@ -4,6 +4,7 @@ package sandbox_test
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/awlrun/awl/runner/sandbox"
 )
@@ -138,5 +140,82 @@ func TestInheritedDescriptor(t *testing.T) {
 	// awl itself still has it.
 	if _, err := syscall.Write(fd, []byte("awl\n")); err != nil {
 		t.Errorf("awl's own descriptor: %v", err)
+	}
+}
+
+// udpListener counts datagrams received on 127.0.0.1.
+func udpListener(t *testing.T) (port int, received func() int) {
+	t.Helper()
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var n atomic.Int32
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := c.ReadFrom(buf); err != nil {
+				return
+			}
+			n.Add(1)
+		}
+	}()
+	return c.LocalAddr().(*net.UDPAddr).Port, func() int {
+		time.Sleep(100 * time.Millisecond) // let a datagram in flight arrive
+		return int(n.Load())
+	}
+}
+
+// Landlock governs TCP connect and bind only: no datagram, Fast Open
+// connection, raw packet or listening socket may get out with the network
+// off, and the listeners in the test receive nothing.
+func TestNetworkEscapes(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	udpPort, datagrams := udpListener(t)
+	tcpPort, accepted := listen(t)
+	f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	for _, c := range []struct{ what, arg string }{
+		{"udp", fmt.Sprint(udpPort)},
+		{"fastopen", fmt.Sprint(tcpPort)},
+		{"raw", fmt.Sprint(udpPort)},
+		{"listen", ""},
+	} {
+		res := f.bash(t, probeCommand(t, c.what, c.arg))
+		mustDenied(t, res, f.sb.Note(), "probe failed: socket: permission denied")
+	}
+	if n := datagrams(); n != 0 {
+		t.Errorf("the UDP listener received %d datagrams from a confined command", n)
+	}
+	select {
+	case <-accepted:
+		t.Error("a confined command connected with TCP Fast Open")
+	default:
+	}
+
+	// With --sandbox-network, all of it works, an abstract UNIX socket
+	// outside the command included.
+	name := fmt.Sprintf("awl-test-%d", os.Getpid())
+	l, err := net.Listen("unix", "@"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	mustDenied(t, f.bash(t, probeCommand(t, "abstract", name)), f.sb.Note(), "probe failed")
+	on := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite, Network: true})
+	mustOK(t, on.bash(t, probeCommand(t, "udp", fmt.Sprint(udpPort))))
+	mustOK(t, on.bash(t, probeCommand(t, "listen", "")))
+	mustOK(t, on.bash(t, probeCommand(t, "abstract", name)))
+	if n := datagrams(); n != 1 {
+		t.Errorf("the UDP listener received %d datagrams with the network on, want 1", n)
 	}
 }

@@ -43,6 +43,9 @@ func missingReason() string {
 type ruleset struct {
 	fd    int
 	flags uint32
+	// filter is the seccomp network filter, installed after the
+	// Landlock domain; nil with the network on (or where it is not built).
+	filter []unix.SockFilter
 }
 
 // newRuleset makes the ruleset of p: reading and executing anywhere,
@@ -58,8 +61,10 @@ func newRuleset(p Policy) (*ruleset, error) {
 	if p.Network {
 		cfg.HandledAccessNet = 0
 		// Pathname UNIX sockets (a Docker or SSH agent socket) count as
-		// network: reachable only when the network is.
+		// network: reachable only when the network is. So do abstract
+		// ones, which Landlock otherwise scopes to the command (ABI 6).
 		rules[0] = landlock.RODirs("/").WithResolveUnix()
+		cfg.Scoped &^= llsys.ScopeAbstractUnixSocket
 	}
 	if dirs := p.WritableDirs(); len(dirs) > 0 {
 		rules = append(rules, landlock.RWDirs(dirs...).WithRefer())
@@ -71,7 +76,11 @@ func newRuleset(p Policy) (*ruleset, error) {
 	if fd < 0 {
 		return nil, errors.New("make the Landlock ruleset: the kernel has no Landlock")
 	}
-	return &ruleset{fd: fd, flags: flags}, nil
+	rs := &ruleset{fd: fd, flags: flags}
+	if !p.Network && len(seccompArchs) > 0 {
+		rs.filter = netFilterProgram(seccompArchs)
+	}
+	return rs, nil
 }
 
 func (rs *ruleset) close() { unix.Close(rs.fd) }
@@ -100,6 +109,12 @@ func (rs *ruleset) run(cmd *exec.Cmd, started chan<- error) {
 	if err := llsys.LandlockRestrictSelf(rs.fd, rs.flags); err != nil {
 		started <- fmt.Errorf("could not confine the command: landlock_restrict_self: %w", err)
 		return
+	}
+	if rs.filter != nil {
+		if err := installFilter(rs.filter); err != nil {
+			started <- fmt.Errorf("could not confine the command: seccomp: %w", err)
+			return
+		}
 	}
 	if err := cmd.Start(); err != nil {
 		started <- err

@@ -139,10 +139,46 @@ type Status struct {
 	Network bool `json:"network"`
 	// ABI is the kernel's Landlock ABI version; 0 when it has none.
 	ABI int `json:"abi"`
-	// Enforced says the kernel enforces the whole policy.
-	Enforced bool `json:"enforced"`
+	// Enforced says what this kernel confines, piece by piece.
+	Enforced Enforced `json:"enforced"`
 	// Warning says what is not enforced, with --sandbox-best-effort.
 	Warning string `json:"warning,omitempty"`
+}
+
+// Enforced says, piece by piece, what the kernel stops a confined command
+// from doing. A piece the policy allows (the network, with
+// --sandbox-network) is false: nothing stops it.
+type Enforced struct {
+	// Files: writing outside the writable directories (Landlock ABI 3).
+	Files bool `json:"files"`
+	// TCP: connecting, binding, listening and Fast Open (the network
+	// filter, or Landlock ABI 4 for connect and bind alone).
+	TCP bool `json:"tcp"`
+	// UDP: sending or receiving datagrams, DNS included (the network
+	// filter).
+	UDP bool `json:"udp"`
+	// Raw: raw and packet sockets, which root could use (the network
+	// filter).
+	Raw bool `json:"raw"`
+	// Unix: connecting to a pathname UNIX socket made outside the sandbox,
+	// such as Docker's (Landlock ABI 9). Abstract UNIX sockets are scoped
+	// to the command from ABI 6.
+	Unix bool `json:"unix"`
+	// Processes: no process a tool started outlives awl.
+	Processes bool `json:"processes"`
+	// Proc: /proc shows only the sandbox's own processes, so no tool
+	// reads another process's environment there.
+	Proc bool `json:"proc"`
+}
+
+// Full reports whether the kernel enforces the pieces the policy needs
+// (the files, and with the network off, TCP, UDP and raw sockets) with
+// the Landlock ABI the mode needs: when not, New fails without
+// --sandbox-best-effort.
+func (st Status) Full() bool {
+	e := st.Enforced
+	p := Policy{Mode: st.Mode, Network: st.Network}
+	return p.Confined() && st.ABI >= p.NeedABI() && e.Files && (st.Network || e.TCP && e.UDP && e.Raw)
 }
 
 // UnsupportedError says the kernel cannot enforce the policy asked for.
@@ -165,6 +201,22 @@ func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("sandbox %s needs Landlock ABI %d or later to confine %s, and %s; "+
 		"use --sandbox-best-effort to go on with what the kernel supports, or --sandbox off", e.Mode, e.Need, what, have)
 }
+
+// enforced is what the kernel, with Landlock ABI abi, enforces of p.
+func enforced(p Policy, abi int) Enforced {
+	filter := abi > 0 && len(seccompArchs) > 0 && !p.Network
+	return Enforced{
+		Files: abi >= ABIFiles,
+		TCP:   !p.Network && (abi >= ABINetwork || filter),
+		UDP:   filter,
+		Raw:   filter,
+		Unix:  !p.Network && abi >= abiUnix,
+	}
+}
+
+// abiUnix is the Landlock ABI that restricts connecting to pathname UNIX
+// sockets.
+const abiUnix = 9
 
 // Sandbox confines tools to a Policy. Its methods make it a tool.Confiner.
 type Sandbox struct {
@@ -219,8 +271,8 @@ func New(o Options) (*Sandbox, Status, error) {
 		p.Writable = append(p.Writable, filepath.Clean(d))
 	}
 	need := p.NeedABI()
-	st.Enforced = abi >= need
-	if !st.Enforced {
+	st.Enforced = enforced(p, abi)
+	if abi < need {
 		uerr := &UnsupportedError{Mode: p.Mode, Network: p.Network, ABI: abi, Need: need}
 		if !o.BestEffort {
 			return nil, st, uerr

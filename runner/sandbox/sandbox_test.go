@@ -52,7 +52,7 @@ func newFixture(t *testing.T, o sandbox.Options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	if !st.Enforced {
+	if !st.Full() {
 		t.Fatalf("status %+v: not enforced", st)
 	}
 	f.sb = sb
@@ -321,7 +321,7 @@ func TestUnsupported(t *testing.T) {
 	} {
 		c.o.Cwd = t.TempDir()
 		sb, st, err := sandbox.New(c.o)
-		if st.Enforced != c.enforce || st.ABI != max(c.o.ABI, 0) || st.Mode != c.o.Mode {
+		if st.Full() != c.enforce || st.ABI != max(c.o.ABI, 0) || st.Mode != c.o.Mode {
 			t.Errorf("%+v: status %+v", c.o, st)
 		}
 		if c.err == "" {
@@ -338,7 +338,7 @@ func TestUnsupported(t *testing.T) {
 		// Best effort goes on and says what is missing.
 		c.o.BestEffort = true
 		sb, st, err = sandbox.New(c.o)
-		if err != nil || st.Enforced || st.Warning == "" {
+		if err != nil || st.Full() || st.Warning == "" {
 			t.Errorf("best effort %+v: %+v, %v", c.o, st, err)
 		}
 		if sb == nil || sb.CheckWrite("/etc/awl-x") == nil {
@@ -355,7 +355,7 @@ func TestOff(t *testing.T) {
 			t.Fatalf("ParseMode(%q) = %q, %v", m, mode, err)
 		}
 		sb, st, err := sandbox.New(sandbox.Options{Mode: mode, Cwd: t.TempDir()})
-		if sb != nil || err != nil || st.Mode != sandbox.Off || !st.Network || st.Enforced {
+		if sb != nil || err != nil || st.Mode != sandbox.Off || !st.Network || st.Full() || st.Enforced != (sandbox.Enforced{}) {
 			t.Errorf("off: %v %+v %v", sb, st, err)
 		}
 	}

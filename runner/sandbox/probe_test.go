@@ -1,0 +1,102 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary is also the probe a confined command runs: with
+// AWL_PROBE=WHAT:ARG set it tries one way out and prints "probe ok" or
+// "probe failed: REASON", then exits. It needs no python3 on the machine.
+func TestMain(m *testing.M) {
+	if p := os.Getenv("AWL_PROBE"); p != "" {
+		what, arg, _ := strings.Cut(p, ":")
+		if err := probe(what, arg); err != nil {
+			fmt.Println("probe failed:", err)
+			os.Exit(1)
+		}
+		fmt.Println("probe ok")
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// probe tries one escape: what is udp, fastopen, raw or listen (port is
+// arg), or abstract (the abstract UNIX socket name is arg).
+func probe(what, arg string) error {
+	port, _ := strconv.Atoi(arg)
+	to := &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}
+	payload := []byte("awl-probe")
+	switch what {
+	case "udp":
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM, 0)
+		if err != nil {
+			return fmt.Errorf("socket: %w", err)
+		}
+		return syscall.Sendto(fd, payload, 0, to)
+	case "fastopen":
+		// Fast Open connects inside sendto, without connect().
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			return fmt.Errorf("socket: %w", err)
+		}
+		if err := syscall.Sendto(fd, payload, syscall.MSG_FASTOPEN, to); err != nil {
+			return fmt.Errorf("sendto MSG_FASTOPEN: %w", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		return nil
+	case "raw":
+		// A UDP datagram built by hand on a raw socket (root).
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_RAW, syscall.IPPROTO_UDP)
+		if err != nil {
+			return fmt.Errorf("socket: %w", err)
+		}
+		pkt := make([]byte, 8, 8+len(payload))
+		binary.BigEndian.PutUint16(pkt[0:], 40000)
+		binary.BigEndian.PutUint16(pkt[2:], uint16(port))
+		binary.BigEndian.PutUint16(pkt[4:], uint16(8+len(payload)))
+		pkt = append(pkt, payload...)
+		return syscall.Sendto(fd, pkt, 0, to)
+	case "listen":
+		// listen() without bind(): the kernel picks a port itself.
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			return fmt.Errorf("socket: %w", err)
+		}
+		if err := syscall.Listen(fd, 1); err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		sa, err := syscall.Getsockname(fd)
+		if err != nil {
+			return err
+		}
+		fmt.Println("listening on port", sa.(*syscall.SockaddrInet4).Port)
+		return nil
+	case "abstract":
+		c, err := net.Dial("unix", "@"+arg)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}
+	return fmt.Errorf("unknown probe %q", what)
+}
+
+// probeCommand is the bash command that runs probe what with arg.
+func probeCommand(t *testing.T, what, arg string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("AWL_PROBE=%s:%s %q", what, arg, exe)
+}
