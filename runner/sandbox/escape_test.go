@@ -3,9 +3,13 @@
 package sandbox_test
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +19,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/runner/sandbox"
+	"github.com/awlrun/awl/runner/tool"
 )
 
 // The write and edit tools run in awl's unconfined process: these are the
@@ -218,4 +223,197 @@ func TestNetworkEscapes(t *testing.T) {
 	if n := datagrams(); n != 1 {
 		t.Errorf("the UDP listener received %d datagrams with the network on, want 1", n)
 	}
+}
+
+// marked starts, from a confined command, processes that try to outlive
+// it and awl: one setsid'd, one double-forked, one plain in the
+// background. Each runs sleep under the name tag, which alive finds.
+func marked(tag string) string {
+	return fmt.Sprintf(`setsid -f bash -c 'exec -a %[1]s-setsid sleep 300' </dev/null >/dev/null 2>&1
+( bash -c 'exec -a %[1]s-daemon sleep 300' </dev/null >/dev/null 2>&1 & )
+bash -c 'exec -a %[1]s-bg sleep 300' </dev/null >/dev/null 2>&1 &
+sleep 0.2; echo started`, tag)
+}
+
+// alive lists the processes, seen from outside the sandbox, whose command
+// line starts with tag.
+func alive(tag string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.HasPrefix(string(b), tag) {
+			if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && !strings.Contains(string(st), ") Z ") {
+				out = append(out, e.Name()+" "+strings.ReplaceAll(string(b), "\x00", " "))
+			}
+		}
+	}
+	return out
+}
+
+// waitGone waits (at most 10 s) until no process with tag is left.
+func waitGone(t *testing.T, tag, after string) {
+	t.Helper()
+	for range 1000 {
+		if len(alive(tag)) == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("processes a confined command started outlived %s: %q", after, alive(tag))
+}
+
+func requireNamespaces(t *testing.T, st sandbox.Status) {
+	t.Helper()
+	if !st.Enforced.Processes {
+		msg := "awl cannot make PID namespaces here (it needs CAP_SYS_ADMIN)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg + " (CI is set: the CI machine runs as root)")
+		}
+		t.Skip(msg)
+	}
+}
+
+// Nothing a tool started, setsid'd or double-forked, outlives the run:
+// not when it ends, not when a call timed out, not when awl is SIGKILLed.
+func TestNoProcessOutlivesTheRun(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	tag := fmt.Sprintf("awl-mark-%d", os.Getpid())
+
+	f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	requireNamespaces(t, f.sb.Status())
+	mustOK(t, f.bash(t, marked(tag+"-a")))
+	if n := len(alive(tag + "-a")); n != 3 {
+		t.Fatalf("%d marked processes running, want 3: %q", n, alive(tag+"-a"))
+	}
+	// A timed-out call: its group is killed; what left it is killed with
+	// the run.
+	res := f.call(t, "bash", map[string]any{"command": marked(tag+"-t") + "; sleep 100", "timeout": 1})
+	if !strings.Contains(res.Content, "timed out") {
+		t.Fatalf("want a timeout:\n%s", res.Content)
+	}
+	f.sb.Close()
+	waitGone(t, tag+"-a", "the end of the run")
+	waitGone(t, tag+"-t", "the end of a run whose call timed out")
+
+	// SIGKILL: an awl that cannot clean up.
+	exe, _ := os.Executable()
+	cwd := t.TempDir()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "AWL_PROBE=hold:"+cwd, "AWL_PROBE_CMD="+marked(tag+"-k"))
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var tmp string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && sc.Text() != "ready" {
+		if d, ok := strings.CutPrefix(sc.Text(), "tmp "); ok {
+			tmp = d
+		}
+	}
+	if n := len(alive(tag + "-k")); n != 3 {
+		t.Fatalf("%d marked processes running, want 3: %q", n, alive(tag+"-k"))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	waitGone(t, tag+"-k", "a SIGKILLed awl")
+	// Its private temporary directory is left, and removed by the next
+	// sandbox made.
+	if _, err := os.Stat(tmp); err != nil {
+		t.Fatalf("the killed awl's %s: %v", tmp, err)
+	}
+	g := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	_ = g
+	mustNotExist(t, tmp)
+}
+
+// A tool sees only the sandbox's processes in /proc: not the environment
+// of the shell that started awl, which holds the CI job's secrets.
+func TestProcShowsOnlyTheSandbox(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	requireNamespaces(t, f.sb.Status())
+	parent := exec.Command("sleep", "60")
+	parent.Env = []string{"AWL_TEST_PARENT_SECRET=s3cr3t-of-the-step"}
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { parent.Process.Kill(); parent.Wait() }()
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", parent.Process.Pid)); err != nil || !strings.Contains(string(b), "s3cr3t") {
+		t.Fatalf("the stand-in parent's environ: %q %v", b, err)
+	}
+	res := f.bash(t, "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c s3cr3t-of-the-step; cat /proc/1/cmdline | tr '\\0' ' '")
+	if !strings.HasPrefix(res.Content, "0\n") || !strings.Contains(res.Content, "awl-sandbox-init") {
+		t.Errorf("a confined command read another process's environment, or /proc is not the sandbox's:\n%s", res.Content)
+	}
+}
+
+// In workspace-write, .git is read-only to commands, so no hook or config
+// planted there runs in a later, unconfined git; the repository of a
+// worktree or a submodule (named by a .git file) too. --sandbox-writable
+// .git opts in.
+func TestGitReadOnly(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	probe := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	requireNamespaces(t, probe.sb.Status())
+	root := t.TempDir()
+	cwd := filepath.Join(root, "work")
+	for _, d := range []string{"work/.git/hooks", "work/.git/modules/sub/hooks", "work/sub", "wt", "repo/.git/worktrees/wt"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(cwd, "sub", ".git"), []byte("gitdir: ../.git/modules/sub\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "wt", ".git"), []byte("gitdir: "+filepath.Join(root, "repo/.git/worktrees/wt")+"\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "repo/.git/worktrees/wt/commondir"), []byte("../..\n"), 0o644)
+
+	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if !st.GitReadOnly {
+		t.Errorf("status %+v: .git not read-only", st)
+	}
+	bash := tool.Builtins(tool.Env{Dir: cwd, Confine: sb})[0]
+	run := func(cmd string) tool.Result {
+		in, _ := json.Marshal(map[string]any{"command": cmd})
+		return bash.Run(context.Background(), in)
+	}
+	for _, cmd := range []string{"echo evil > .git/hooks/post-checkout", "echo evil > .git/config", "echo evil > .git/modules/sub/hooks/pre-commit"} {
+		if res := run(cmd); !res.IsError || !strings.Contains(res.Content, "Read-only file system") {
+			t.Errorf("%s: want a read-only file system:\n%s", cmd, res.Content)
+		}
+	}
+	mustNotExist(t, filepath.Join(cwd, ".git/hooks/post-checkout"))
+	mustNotExist(t, filepath.Join(cwd, ".git/config"))
+	mustOK(t, run("echo fine > sub/file.txt"))
+
+	// A worktree: its gitdir and the common directory are read-only.
+	wt := filepath.Join(root, "wt")
+	sbw, _, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: wt, Writable: []string{filepath.Join(root, "repo")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sbw.Close()
+	bashW := tool.Builtins(tool.Env{Dir: wt, Confine: sbw})[0]
+	for _, p := range []string{"repo/.git/worktrees/wt/HEAD", "repo/.git/config"} {
+		in, _ := json.Marshal(map[string]any{"command": "echo evil > " + filepath.Join(root, p)})
+		if res := bashW.Run(context.Background(), in); !res.IsError || !strings.Contains(res.Content, "Read-only file system") {
+			t.Errorf("%s: want a read-only file system:\n%s", p, res.Content)
+		}
+	}
+
+	// The opt-in.
+	sbo, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd, Writable: []string{filepath.Join(cwd, ".git")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sbo.Close()
+	if st.GitReadOnly {
+		t.Errorf("--sandbox-writable .git: status %+v", st)
+	}
+	bashO := tool.Builtins(tool.Env{Dir: cwd, Confine: sbo})[0]
+	in, _ := json.Marshal(map[string]any{"command": "echo ok > .git/config"})
+	mustOK(t, bashO.Run(context.Background(), in))
 }

@@ -29,3 +29,8 @@ func closeInherited() {
 		}
 	}
 }
+
+// processAlive reports whether a process pid exists.
+func processAlive(pid int) bool {
+	return unix.Kill(pid, 0) != unix.ESRCH
+}

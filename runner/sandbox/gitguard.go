@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // gitWatch is what the sandbox cannot protect but watches: in
@@ -87,4 +88,81 @@ func (s *Sandbox) GitChanges() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// gitDirs are the git directories of the working directory that commands
+// must not write in workspace-write: its .git directory (with
+// .git/modules, the submodules' repositories, in it), or for a worktree
+// or a submodule, the directory its .git file names and that directory's
+// common directory (where config and hooks live). A directory under a
+// --sandbox-writable one that lies in it, or is it, is left writable: that
+// is how a job that commits opts in.
+func gitDirs(p Policy) []string {
+	if p.Mode != WorkspaceWrite {
+		return nil
+	}
+	dot := filepath.Join(p.Cwd, ".git")
+	st, err := os.Lstat(dot)
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	switch {
+	case st.IsDir():
+		dirs = append(dirs, dot)
+	case st.Mode().IsRegular():
+		b, err := os.ReadFile(dot)
+		if err != nil {
+			return nil
+		}
+		gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+		if !ok {
+			return nil
+		}
+		gd = strings.TrimSpace(gd)
+		if !filepath.IsAbs(gd) {
+			gd = filepath.Join(p.Cwd, gd)
+		}
+		dirs = append(dirs, gd)
+		if c, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+			common := strings.TrimSpace(string(c))
+			if !filepath.IsAbs(common) {
+				common = filepath.Join(gd, common)
+			}
+			dirs = append(dirs, common)
+		}
+	}
+	var out []string
+	for _, d := range dirs {
+		r, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			continue
+		}
+		optIn := false
+		for _, w := range p.Writable {
+			if rw, err := filepath.EvalSymlinks(w); err == nil && within(rw, r) {
+				optIn = true
+			}
+		}
+		if !optIn && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// GitWarning says, when commands may write the working directory's git
+// directories although the user did not ask for it (workspace-write where
+// awl cannot make a mount namespace to make them read-only), that they
+// may: "" otherwise.
+func (s *Sandbox) GitWarning() string {
+	if s == nil || s.Mode != WorkspaceWrite || s.status.GitReadOnly {
+		return ""
+	}
+	dirs := gitDirs(s.Policy)
+	if len(dirs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("--sandbox workspace-write: commands may write %s (hooks and config a later git runs): "+
+		"awl cannot make it read-only here (that needs a mount namespace, so root); it warns after the run when config or hooks changed", andList(dirs))
 }

@@ -90,18 +90,35 @@ func (rs *ruleset) close() { unix.Close(rs.fd) }
 //
 // Go 1.28's SysProcAttr can apply a ruleset in the child between fork and
 // exec; until then, the thread does it.
-func (rs *ruleset) start(cmd *exec.Cmd) error {
+//
+// With ns, the thread first joins its PID and mount namespaces, so the
+// command runs in them.
+func (rs *ruleset) start(cmd *exec.Cmd, ns *nsInit) error {
 	started := make(chan error, 1)
-	go rs.run(cmd, started)
+	go rs.run(cmd, ns, started)
 	return <-started
 }
 
-func (rs *ruleset) run(cmd *exec.Cmd, started chan<- error) {
+func (rs *ruleset) run(cmd *exec.Cmd, ns *nsInit, started chan<- error) {
 	// Never unlocked: when this goroutine returns, the runtime ends the
 	// thread with it instead of running other goroutines on a confined
 	// thread. Nor does the runtime create threads from a locked one, so
 	// the confinement reaches nothing but the processes started here.
 	runtime.LockOSThread()
+	if ns != nil {
+		if err := ns.join(); err != nil {
+			started <- fmt.Errorf("could not confine the command: %w", err)
+			return
+		}
+		// In the PID namespace the child's parent is outside it, so its
+		// getppid() is 0 and Go's start would take the parent for dead
+		// and deliver the parent-death signal at once. None is needed:
+		// the namespace's init dies with awl, and the kernel kills every
+		// process of the namespace with it.
+		if cmd.SysProcAttr != nil {
+			cmd.SysProcAttr.Pdeathsig = 0
+		}
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		started <- fmt.Errorf("could not confine the command: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 		return

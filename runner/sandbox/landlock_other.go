@@ -18,7 +18,14 @@ func newRuleset(Policy) (*ruleset, error) { return nil, errors.New("Landlock is 
 
 func (*ruleset) close() {}
 
-func (*ruleset) start(*exec.Cmd) error { return errors.New("Landlock is a Linux feature") }
+func (*ruleset) start(*exec.Cmd, *nsInit) error { return errors.New("Landlock is a Linux feature") }
 
 // seccompArchs is empty: there is no network filter without Linux.
 var seccompArchs []struct{}
+
+// nsInit would be the init of the namespaces commands run in: Linux's.
+type nsInit struct{ readOnly []string }
+
+func namespacesAvailable() bool { return false }
+
+func (*nsInit) close() {}

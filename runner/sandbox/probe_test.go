@@ -3,7 +3,9 @@
 package sandbox_test
 
 import (
+	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/awlrun/awl/runner/sandbox"
+	"github.com/awlrun/awl/runner/tool"
 )
 
 // The test binary is also the probe a confined command runs: with
@@ -20,6 +25,10 @@ import (
 func TestMain(m *testing.M) {
 	if p := os.Getenv("AWL_PROBE"); p != "" {
 		what, arg, _ := strings.Cut(p, ":")
+		if what == "hold" {
+			hold(arg, os.Getenv("AWL_PROBE_CMD"))
+			return
+		}
 		if err := probe(what, arg); err != nil {
 			fmt.Println("probe failed:", err)
 			os.Exit(1)
@@ -89,6 +98,24 @@ func probe(what, arg string) error {
 		return c.Close()
 	}
 	return fmt.Errorf("unknown probe %q", what)
+}
+
+// hold is an awl in miniature, for the tests that kill one: it makes a
+// workspace-write sandbox for cwd, runs command with the bash tool, prints
+// the sandbox's private temporary directory and "ready", and sleeps until
+// it is killed.
+func hold(cwd, command string) {
+	sb, _, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+	if err != nil {
+		fmt.Println("hold:", err)
+		os.Exit(1)
+	}
+	bash := tool.Builtins(tool.Env{Dir: cwd, Confine: sb})[0]
+	in, _ := json.Marshal(map[string]any{"command": command})
+	res := bash.Run(context.Background(), in)
+	fmt.Printf("%s\ntmp %s\nready\n", res.Content, sb.TmpDir)
+	time.Sleep(time.Minute)
+	os.Exit(0)
 }
 
 // probeCommand is the bash command that runs probe what with arg.

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -143,6 +144,9 @@ type Status struct {
 	Enforced Enforced `json:"enforced"`
 	// Warning says what is not enforced, with --sandbox-best-effort.
 	Warning string `json:"warning,omitempty"`
+	// GitReadOnly says the working directory's .git is read-only to
+	// commands (workspace-write, where awl can make a mount namespace).
+	GitReadOnly bool `json:"-"`
 }
 
 // Enforced says, piece by piece, what the kernel stops a confined command
@@ -234,6 +238,9 @@ type Sandbox struct {
 	withNet *Sandbox
 	// git watches the working directory's .git (GitChanges).
 	git *gitWatch
+	// ns is the init of the PID and mount namespaces commands run in;
+	// nil where awl cannot make them. Shared with withNet.
+	ns *nsInit
 }
 
 // Options configure New.
@@ -287,7 +294,8 @@ func New(o Options) (*Sandbox, Status, error) {
 		}
 	}
 	closeInherited()
-	tmp, err := os.MkdirTemp("", "awl-sandbox-")
+	removeStaleTmp()
+	tmp, err := os.MkdirTemp("", fmt.Sprintf("awl-sandbox-%d-", os.Getpid()))
 	if err != nil {
 		return nil, st, fmt.Errorf("sandbox: create the private temporary directory: %w", err)
 	}
@@ -306,7 +314,13 @@ func New(o Options) (*Sandbox, Status, error) {
 			s.Close()
 			return nil, st, fmt.Errorf("sandbox: %w", err)
 		}
+		if namespacesAvailable() {
+			s.ns = &nsInit{readOnly: gitDirs(p)}
+			s.status.Enforced.Processes, s.status.Enforced.Proc = true, true
+			s.status.GitReadOnly = len(s.ns.readOnly) > 0
+		}
 	}
+	st = s.status
 	s.watchGit()
 	return s, st, nil
 }
@@ -321,7 +335,7 @@ func (s *Sandbox) WithNetwork() (*Sandbox, error) {
 	if s.withNet != nil {
 		return s.withNet, nil
 	}
-	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs}
+	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs, ns: s.ns}
 	n.Network = true
 	n.status.Network = true
 	if s.rules != nil {
@@ -336,6 +350,19 @@ func (s *Sandbox) WithNetwork() (*Sandbox, error) {
 
 // Status reports the sandbox for the session event.
 func (s *Sandbox) Status() Status { return s.status }
+
+// removeStaleTmp removes the private temporary directories of sandboxes
+// whose awl is gone without removing its own (killed with SIGKILL, say):
+// a directory is named awl-sandbox-PID-RANDOM after the awl that made it.
+func removeStaleTmp() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "awl-sandbox-*-*"))
+	for _, d := range dirs {
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "awl-sandbox-"), "-")
+		if pid, err := strconv.Atoi(pidText); err == nil && pid > 0 && !processAlive(pid) {
+			os.RemoveAll(d)
+		}
+	}
+}
 
 // Close releases the ruleset and removes the private temporary directory
 // and everything in it (unless s came from WithNetwork).
@@ -355,6 +382,9 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.ownTmp = false
+	if s.ns != nil {
+		s.ns.close()
+	}
 	return os.RemoveAll(s.TmpDir)
 }
 
@@ -380,7 +410,7 @@ func (s *Sandbox) Start(cmd *exec.Cmd) error {
 	if s.rules == nil {
 		return cmd.Start()
 	}
-	return s.rules.start(cmd)
+	return s.rules.start(cmd, s.ns)
 }
 
 // WriteRoots are the writable directories, symbolic links resolved: the
