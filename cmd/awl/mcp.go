@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -47,9 +48,12 @@ func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp
 		CallTimeout: c.MCPCallTimeout,
 		Environ:     toolEnviron(c.secretVars),
 		Dir:         cwd,
-		Stderr:      a.stderr,
-		Version:     currentStamp().Version,
-		TokenDir:    mcpTokenDir(a.getenv),
+		// A server's stderr goes through the redactor: a server may print
+		// what it was given, a key passed as ${ANTHROPIC_API_KEY} included,
+		// and CI logs are often public.
+		Stderr:   redactedLines{r: redactor(a, c.secretVars), w: a.stderr},
+		Version:  currentStamp().Version,
+		TokenDir: mcpTokenDir(a.getenv),
 	}
 	// With $BROWSER set a person is there to authorize a server that wants
 	// OAuth; without it, only stored tokens are used.
@@ -220,4 +224,18 @@ func (c *mcpLogoutCmd) Run(a *app) error {
 		return err
 	}
 	return nil
+}
+
+// redactedLines redacts each write, a whole line of a server's stderr
+// (runner/mcp writes them one at a time), before passing it on.
+type redactedLines struct {
+	r *runner.Redactor
+	w io.Writer
+}
+
+func (l redactedLines) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(l.w, l.r.String(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

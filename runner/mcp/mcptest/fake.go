@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,6 +28,7 @@ const (
 // Modes:
 //
 //	hang     never answers initialize
+//	leak     like hang, after printing its other arguments to stderr
 //	crash    tools ok and crash; crash exits the process mid-call
 //	garbage  writes non-JSON lines to stdout at start and in each call
 //	slow     tool wait blocks until the call is cancelled
@@ -55,6 +57,10 @@ func Main(mode string) {
 	}
 	if mode == "hang" {
 		fmt.Fprintln(os.Stderr, "fake: hanging")
+		select {}
+	}
+	if mode == "leak" {
+		fmt.Fprintln(os.Stderr, "debug: token="+strings.Join(os.Args[2:], " "))
 		select {}
 	}
 	if mode == "garbage" {
