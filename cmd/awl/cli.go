@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -74,15 +75,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, start: start}
 	var grammar cli
-	parser, err := kong.New(&grammar,
-		kong.Name("awl"),
-		kong.Description("awl runs LLM agent prompts to completion, for scripts and CI."),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(c int) { panic(exitPanic{c}) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		providerHelpVars(),
-		kong.Vars{"version": currentStamp().String()},
-	)
+	parser, err := newParser(&grammar, stdout, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "awl:", err)
 		return runner.ExitInternal
@@ -141,6 +134,63 @@ func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader
 		return c
 	}
 	return a.code
+}
+
+// newParser builds the kong parser of the grammar.
+func newParser(grammar *cli, stdout, stderr io.Writer) (*kong.Kong, error) {
+	parser, err := kong.New(grammar,
+		kong.Name("awl"),
+		kong.Description("awl runs LLM agent prompts to completion, for scripts and CI."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitPanic{c}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		providerHelpVars(),
+		kong.Vars{"version": currentStamp().String()},
+	)
+	if err != nil {
+		return nil, err
+	}
+	refuseEmptyValues(parser.Model.Node)
+	return parser, nil
+}
+
+// emptyHints add, for some flags, what to use instead of an empty value.
+var emptyHints = map[string]string{
+	"tools":  " (use --no-tools to offer none)",
+	"system": " (awl always sends a system prompt: give --system the text to send)",
+}
+
+// refuseEmptyValues makes an empty value a usage error for every flag of
+// node and its commands that takes one: `--prompt-file "$FILE"` with $FILE
+// unset must not run without the prompt file, nor `--sandbox "$MODE"`
+// unconfined. A list flag whose value holds only separators is empty too.
+func refuseEmptyValues(node *kong.Node) {
+	for _, f := range node.Flags {
+		if f.IsBool() || f.IsCounter() {
+			continue
+		}
+		f.Mapper = emptyRefuser{f.Mapper}
+	}
+	for _, child := range node.Children {
+		refuseEmptyValues(child)
+	}
+}
+
+// emptyRefuser wraps a flag's mapper: it refuses the value the flag is
+// about to take when it is empty.
+type emptyRefuser struct{ kong.Mapper }
+
+func (m emptyRefuser) Decode(ctx *kong.DecodeContext, target reflect.Value) error {
+	if t := ctx.Scan.Peek(); t.IsValue() {
+		v, sep := t.String(), ctx.Value.Tag.Sep
+		if ctx.Value.IsSlice() && sep != -1 {
+			v = strings.TrimSpace(strings.ReplaceAll(v, string(sep), ""))
+		}
+		if v == "" {
+			return errors.New("the value is empty" + emptyHints[ctx.Value.Name])
+		}
+	}
+	return m.Mapper.Decode(ctx, target)
 }
 
 // textFlags are the flags whose value is free text or a path: their next

@@ -47,7 +47,7 @@ type runCmd struct {
 	Model      string `name:"model" help:"Model name (env AWL_MODEL; default per provider: ${default_models})." placeholder:"NAME"`
 	BaseURL    string `name:"base-url" help:"API base URL (default from ${base_url_vars}, per provider)." placeholder:"URL"`
 	MaxRetries int    `name:"max-retries" default:"4" help:"Retries of a failed model request."`
-	Reasoning  string `name:"reasoning" enum:",low,medium,high" default:"" placeholder:"EFFORT" help:"Thinking/reasoning effort: low, medium or high."`
+	Reasoning  string `name:"reasoning" placeholder:"EFFORT" help:"Thinking/reasoning effort: low, medium or high."`
 
 	Tools     []string `name:"tools" sep:"," help:"Allow only these tools (comma-separated)." placeholder:"A,B"`
 	DenyTools []string `name:"deny-tools" sep:"," help:"Deny these tools." placeholder:"A,B"`
@@ -466,6 +466,11 @@ func (c *runCmd) validate() error {
 		if f.bad {
 			return runner.Usagef(f.name + " must not be negative")
 		}
+	}
+	switch c.Reasoning {
+	case "", "low", "medium", "high":
+	default:
+		return runner.Usagef(fmt.Sprintf("--reasoning: %q is not low, medium or high", c.Reasoning))
 	}
 	if err := c.validateWindow(); err != nil {
 		return err
