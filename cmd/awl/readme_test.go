@@ -143,3 +143,52 @@ func TestReadmeFlagsParse(t *testing.T) {
 		t.Errorf("flags = %v, want %v", keys, want)
 	}
 }
+
+// placeholder is a value in the flag table that names what to give (FILE,
+// A,B, [REF]) or lists the choices (low|medium|high), rather than stating
+// the flag's default.
+var placeholder = regexp.MustCompile(`^(\[?[A-Z][A-Z0-9,._…]*\]?|.*\|.*)$`)
+
+// TestReadmeFlagDefaults: a value written after a flag in the table's first
+// column (`--max-retries 4`) is the flag's default in the grammar; a flag
+// without a default is shown with a placeholder (`--timeout DURATION`).
+func TestReadmeFlagDefaults(t *testing.T) {
+	var grammar cli
+	parser, err := kong.New(&grammar, kong.Name("awl"), providerHelpVars())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*kong.Flag{}
+	for _, n := range parser.Model.Children {
+		if n.Name == "run" {
+			for _, group := range n.AllFlags(true) {
+				for _, f := range group {
+					byName["--"+f.Name] = f
+				}
+			}
+		}
+	}
+	shown := 0
+	for _, row := range readmeRunTable(t) {
+		for _, span := range codeSpan.FindAllString(row, -1) {
+			words := strings.Fields(strings.Trim(span, "`"))
+			for i := 0; i+1 < len(words); i++ {
+				name := words[i]
+				if j := strings.LastIndex(name, "/"); j >= 0 {
+					name = name[j+1:]
+				}
+				f := byName[name]
+				if f == nil || placeholder.MatchString(words[i+1]) {
+					continue
+				}
+				shown++
+				if !f.HasDefault || f.Default != words[i+1] {
+					t.Errorf("README.md's flag table shows `%s %s`, but %s's default is %q (none when empty): show the default or a placeholder", words[i], words[i+1], name, f.Default)
+				}
+			}
+		}
+	}
+	if shown < 3 {
+		t.Errorf("found %d defaults in the flag table; the parser reads nothing", shown)
+	}
+}
