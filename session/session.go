@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -492,6 +493,9 @@ func parseFile(path string, data []byte, h *Header, entries *[]Entry, keepLines 
 			torn = off
 			break
 		}
+		if !utf8.Valid(line) {
+			return -1, corruptError(path, lineNo, "invalid UTF-8")
+		}
 		es = append(es, Entry{})
 		e := &es[len(es)-1]
 		d.reset(line)
@@ -515,6 +519,9 @@ func parseFile(path string, data []byte, h *Header, entries *[]Entry, keepLines 
 // parseHeader parses the first line of the file at path into h, returning
 // a *Error (KindNewer or KindCorrupt) when it is not a header this awl reads.
 func parseHeader(path string, line []byte, h *Header, copyStrings bool) error {
+	if !utf8.Valid(line) {
+		return corruptError(path, 1, "invalid UTF-8")
+	}
 	d := decoder{data: line, copyStrings: copyStrings}
 	kind, err := d.line(h, nil)
 	var ne *newerError

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"unicode/utf8"
 )
 
 // Verification is what Verify found in one session file.
 type Verification struct {
 	Path string
+	// ID is the session id its header gives; empty when the header is
+	// unreadable.
+	ID string
 	// Problems lists what is wrong, in file order: each a *Error whose
 	// message is "path:line: reason" when a line is at fault.
 	Problems []*Error
@@ -44,6 +48,8 @@ func Verify(path string) Verification {
 		if isKind(err, KindNewer) {
 			return v // lines of a newer format are not this awl's to judge
 		}
+	} else {
+		v.ID = h.ID
 	}
 	off := first + 1
 	for lineNo := 2; off < len(data); lineNo++ {
@@ -83,6 +89,9 @@ func toError(err error) *Error {
 
 // entryLine decodes one line after the header into e, copying strings.
 func entryLine(line []byte, e *Entry) error {
+	if !utf8.Valid(line) {
+		return errors.New("invalid UTF-8")
+	}
 	d := decoder{data: line, copyStrings: true}
 	kind, err := d.line(nil, e)
 	if err == nil && kind == parsedHeader {

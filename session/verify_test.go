@@ -49,3 +49,55 @@ func TestVerifyAgreesWithLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidUTF8Refused: lines are UTF-8. A middle line holding invalid
+// bytes inside a string is refused by a resume (Open and Load) and reported
+// by Verify as path:line: invalid UTF-8, like any other bad middle line;
+// Verify still gives the header's id.
+func TestInvalidUTF8Refused(t *testing.T) {
+	st := testStore(t)
+	s, err := st.Create("/w", "anthropic", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"one", "two"} {
+		mustAppend(t, s, Entry{Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(text)}}})
+	}
+	s.Close()
+	good, _ := os.ReadFile(s.Path)
+	bad := strings.Replace(string(good), `"text":"one"`, "\"text\":\"o\xff\xfene\"", 1)
+	if bad == string(good) {
+		t.Fatal("the entry to spoil is missing")
+	}
+	if err := os.WriteFile(s.Path, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := s.Path + ":2: invalid UTF-8"
+	v := Verify(s.Path)
+	if len(v.Problems) != 1 || v.Problems[0].Msg != want || v.Problems[0].Kind != KindCorrupt {
+		t.Errorf("Verify: %v; want one problem %q", v.Problems, want)
+	}
+	if v.ID != s.Header.ID {
+		t.Errorf("Verify ID = %q, want the header's %q", v.ID, s.Header.ID)
+	}
+	if _, err := Load(s.Path); err == nil || err.Error() != want {
+		t.Errorf("Load: %v; want %q", err, want)
+	}
+	if o, err := Open(s.Path); err == nil || err.Error() != want {
+		if o != nil {
+			o.Close()
+		}
+		t.Errorf("Open: %v; want %q", err, want)
+	}
+	// In the header too.
+	hbad := strings.Replace(string(good), `"cwd":"/w"`, "\"cwd\":\"/w\xff\"", 1)
+	if hbad == string(good) {
+		t.Fatal("the header's cwd is missing")
+	}
+	if err := os.WriteFile(s.Path, []byte(hbad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(s.Path); err == nil || err.Error() != s.Path+":1: invalid UTF-8" {
+		t.Errorf("Load of a header with invalid UTF-8: %v", err)
+	}
+}
