@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -60,7 +61,7 @@ func (c *sessionsVerifyCmd) Run(a *app, store *session.Store) error {
 		}
 		notes := boundaryNotes(p, v)
 		if c.JSON {
-			j := verifyJSON{Path: p, ID: session.SessionIDFromPath(p), OK: len(v.Problems) == 0, Torn: v.Torn, Problems: []verifyProblem{}, Notes: notes}
+			j := verifyJSON{Path: p, ID: cmp.Or(v.ID, session.SessionIDFromPath(p)), OK: len(v.Problems) == 0, Torn: v.Torn, Problems: []verifyProblem{}, Notes: notes}
 			for _, pr := range v.Problems {
 				j.Problems = append(j.Problems, verifyProblem{Line: pr.Line, Message: pr.Msg})
 			}
