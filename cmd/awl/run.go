@@ -129,7 +129,7 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 		// A session that was refused (busy, corrupt, not found) is no
 		// session to continue with.
 		se := (*session.Error)(nil)
-		c.report(a, res, !errors.As(err, &se))
+		c.report(a, store, res, !errors.As(err, &se))
 		writeStepSummary(a, res, a.code)
 		return nil
 	}
@@ -138,7 +138,7 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 	for _, ch := range cfg.Sandbox.GitChanges() {
 		fmt.Fprintf(a.stderr, "awl: warning: %s during the run: the sandbox lets commands write .git, and git outside it (a later CI step) runs the hooks and settings there; review it, or run git with -c core.hooksPath=/dev/null -c core.fsmonitor=false\n", ch)
 	}
-	c.report(a, res, true)
+	c.report(a, store, res, true)
 	writeStepSummary(a, res, a.code)
 	return nil
 }
@@ -161,7 +161,7 @@ func (c *runCmd) emitter(a *app, tr *tracing) *runner.Emitter {
 
 // report prints the text-mode answer and the diagnostics on stderr; hint
 // adds how to continue the session.
-func (c *runCmd) report(a *app, res runner.Result, hint bool) {
+func (c *runCmd) report(a *app, store *session.Store, res runner.Result, hint bool) {
 	if res.Err != nil {
 		fmt.Fprintln(a.stderr, "awl:", res.Err)
 	}
@@ -177,8 +177,35 @@ func (c *runCmd) report(a *app, res runner.Result, hint bool) {
 		io.WriteString(a.stdout, text)
 	}
 	if hint && res.SessionID != "" {
-		fmt.Fprintf(a.stderr, "awl: session %s (continue with: awl run --resume %s \"…\")\n", res.SessionID, res.SessionID)
+		fmt.Fprintf(a.stderr, "awl: session %s (continue with: awl run --resume %s \"…\")\n", res.SessionID, continueRef(store, res))
 	}
+}
+
+// continueRef is what to give --resume to continue the session of res: its
+// id when it lives in the store, else its path (a session resumed as
+// ./artifact.jsonl: the id would find another copy, or none), quoted for a
+// shell when it needs to be.
+func continueRef(store *session.Store, res runner.Result) string {
+	if res.SessionPath == "" {
+		return res.SessionID
+	}
+	p, err := filepath.Abs(res.SessionPath)
+	if err != nil {
+		p = res.SessionPath
+	}
+	if rel, err := filepath.Rel(store.Dir, p); err == nil && filepath.IsLocal(rel) {
+		return res.SessionID
+	}
+	return shellQuote(p)
+}
+
+// shellQuote quotes s for a POSIX shell unless it holds only characters
+// that need no quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // prepare turns flags, environment and stdin into a run configuration.
