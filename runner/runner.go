@@ -158,9 +158,14 @@ func execute(ctx context.Context, cfg Config, body func(*run, context.Context) e
 	r := &run{cfg: cfg, start: start, args: argChecker{}}
 	r.res.CostUSD = new(float64)
 	err := body(r, ctx)
-	if err != nil && ctx.Err() != nil {
+	// A run signalled (or timed out) while it was finishing anyway, say
+	// blocked on a stdout nobody reads, ends as interrupted: its output
+	// was cut short, and the run entry says so with the exit code.
+	if ctx.Err() != nil {
 		if cause := context.Cause(ctx); cause != nil {
 			err = cause
+		} else if err == nil {
+			err = ctx.Err()
 		}
 	}
 	r.res.Err = cfg.Redact.Error(err)

@@ -73,6 +73,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 
 // mainAt is Main for a process that started at start.
 func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	// A stdout nobody reads must not keep a signalled run from ending its
+	// session (signalSafeWriter).
+	stdout = newSignalSafeWriter(stdout, ctx.Done())
 	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, start: start}
 	var grammar cli
 	parser, err := newParser(&grammar, stdout, stderr)

@@ -84,14 +84,19 @@ func cmdAnswerfile(ts *testscript.TestScript, neg bool, args []string) {
 	writeResponse(ts, args[0], providertest.Stream(prov, t))
 }
 
-// cmdToolcall: `toolcall [-p provider] N name input [name input...]` makes
-// response N a set of tool calls with ids call_N_1, call_N_2, ….
+// cmdToolcall: `toolcall [-p provider] [-text file] N name input [name
+// input...]` makes response N a set of tool calls with ids call_N_1,
+// call_N_2, …, after the file's content as text when -text is given.
 func cmdToolcall(ts *testscript.TestScript, neg bool, args []string) {
 	prov, args := providerFlag(args)
-	if neg || len(args) < 3 || len(args)%2 != 1 {
-		ts.Fatalf("usage: toolcall [-p provider] N name input [name input...]")
-	}
 	t := cannedTurn()
+	if len(args) > 1 && args[0] == "-text" {
+		t.Text = ts.ReadFile(args[1])
+		args = args[2:]
+	}
+	if neg || len(args) < 3 || len(args)%2 != 1 {
+		ts.Fatalf("usage: toolcall [-p provider] [-text file] N name input [name input...]")
+	}
 	for i := 1; i < len(args); i += 2 {
 		t.Calls = append(t.Calls, providertest.Call{ID: fmt.Sprintf("call_%s_%d", args[0], len(t.Calls)+1), Name: args[i], Input: args[i+1]})
 	}
