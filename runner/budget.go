@@ -55,12 +55,18 @@ func totalTokens(u conv.Usage) int64 { return u.Input + u.Output + u.CacheRead +
 // checkPriced refuses --max-cost-usd for a model without a price: the
 // budget could not be kept.
 func (r *run) checkPriced() error {
-	cfg := r.cfg
-	if cfg.MaxCostUSD <= 0 {
+	return CheckPriced(r.cfg.Prices, r.cfg.Provider.Name(), r.cfg.Model, r.cfg.MaxCostUSD)
+}
+
+// CheckPriced refuses a cost budget (maxCostUSD > 0) for a model prices has
+// no price for. awl run calls it before reading stdin, the runner again
+// before the first request.
+func CheckPriced(prices *modelinfo.Table, providerName, model string, maxCostUSD float64) error {
+	if maxCostUSD <= 0 {
 		return nil
 	}
-	if _, ok := cfg.Prices.Lookup(cfg.Provider.Name(), cfg.Model); !ok {
-		return Usagef(fmt.Sprintf("--max-cost-usd: awl has no price for %s model %q, so it cannot keep a cost budget (give one with --pricing FILE; see docs/cost.md)", cfg.Provider.Name(), cfg.Model))
+	if _, ok := prices.Lookup(providerName, model); !ok {
+		return Usagef(fmt.Sprintf("--max-cost-usd: awl has no price for %s model %q, so it cannot keep a cost budget (give one with --pricing FILE; see docs/cost.md)", providerName, model))
 	}
 	return nil
 }

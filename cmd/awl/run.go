@@ -368,6 +368,9 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err != nil {
 		return fail(err)
 	}
+	if err := runner.CheckPriced(prices, prov.Name(), model, c.MaxCostUSD); err != nil {
+		return fail(err)
+	}
 	window := c.window(a, prices, prov.Name(), model)
 
 	// A schema file is checked here too; `--output-schema -` reads stdin,
