@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/alecthomas/kong"
@@ -1017,10 +1018,15 @@ func writeStepSummary(a *app, res runner.Result, code int) {
 	f.WriteString(b.String())
 }
 
+// oneLine is s on one line, cut to at most 300 bytes between characters.
 func oneLine(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	if len(s) > 300 {
-		s = s[:300] + "…"
+		cut := 300
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
 	}
 	return s
 }
