@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/awlrun/awl/conv"
 )
@@ -188,7 +189,16 @@ func (c *client) attempt(ctx context.Context, body []byte, emit func(Event)) (co
 	if rd, ok := dec.(interface{ setRequest([]byte) }); ok {
 		rd.setRequest(body)
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := resp.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	var in io.Reader = r
+	if mt != "application/json" {
+		// A proxy's login page or a wrong base URL answers 200 with a web
+		// page: no retry makes it an API answer.
+		if err := c.checkWebPage(mt, ct, resp.StatusCode, r, &in); err != nil {
+			return conv.Message{}, err
+		}
+	}
 	if mt == "application/json" {
 		data, err := io.ReadAll(io.LimitReader(r, int64(c.maxEvent)+1))
 		if err != nil {
@@ -202,7 +212,7 @@ func (c *client) attempt(ctx context.Context, body []byte, emit func(Event)) (co
 		}
 		return dec.message(), nil
 	}
-	msg, err := decodeStream(r, dec, c.maxEvent)
+	msg, err := decodeStream(in, dec, c.maxEvent)
 	if err != nil {
 		var we *wireError
 		if !errors.As(err, &we) {
@@ -211,6 +221,36 @@ func (c *client) attempt(ctx context.Context, body []byte, emit func(Event)) (co
 		return conv.Message{}, err
 	}
 	return msg, nil
+}
+
+// checkWebPage fails, for good, a 2xx answer that is a web page: HTML by
+// its media type mt, or by its first byte '<' (no SSE stream starts so). The error names the status, the Content-Type ct and the first bytes
+// of the page. Otherwise *body becomes r with the byte it looked at.
+func (c *client) checkWebPage(mt, ct string, status int, r io.Reader, body *io.Reader) error {
+	html := mt == "text/html" || mt == "application/xhtml+xml"
+	var head []byte
+	if !html {
+		first := make([]byte, 1)
+		n, _ := io.ReadFull(r, first)
+		head = first[:n]
+		*body = io.MultiReader(bytes.NewReader(head), r)
+		if n == 0 || head[0] != '<' {
+			return nil
+		}
+	}
+	rest, _ := io.ReadAll(io.LimitReader(r, 512))
+	page := strings.Join(strings.Fields(strings.ToValidUTF8(string(append(head, rest...)), "\uFFFD")), " ")
+	if len(page) > 200 {
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(page[cut]) {
+			cut--
+		}
+		page = page[:cut] + "…"
+	}
+	if ct == "" {
+		ct = "none"
+	}
+	return &wireError{kind: KindRequest, status: status, msg: fmt.Sprintf("the answer is a web page, not an API response (Content-Type %s; a proxy's login page, or a wrong base URL?): %q", ct, page)}
 }
 
 // decodeStream feeds the SSE events read from r to dec until the terminal

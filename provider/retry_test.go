@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider/providertest"
@@ -491,5 +492,44 @@ func TestChatCompatQuirks(t *testing.T) {
 	again, err := p.Stream(context.Background(), hello, rec.emit)
 	if err != nil || again.ToolUses()[0].ID != uses[0].ID || again.ToolUses()[1].ID != uses[1].ID {
 		t.Errorf("synthesized ids are not stable: %+v vs %+v", again.ToolUses(), uses)
+	}
+}
+
+// TestWebPageNotRetried: a 200 answer that is a web page (a proxy's login
+// page, a wrong base URL) fails at once, as a request error (exit 5), and
+// the error names the status, the Content-Type and the page's first bytes.
+// It is HTML by its type, or by its first byte whatever the type says.
+func TestWebPageNotRetried(t *testing.T) {
+	page := "<!DOCTYPE html>\n<html><head><title>Sign in – Corp Proxy</title></head><body>key " + sentinelKey + strings.Repeat("é", 300) + "</body></html>"
+	for _, ct := range []string{"text/html; charset=utf-8", "text/plain", "text/event-stream"} {
+		for _, name := range wireNames {
+			t.Run(name+"/"+ct, func(t *testing.T) {
+				srv := providertest.New()
+				defer srv.Close()
+				h := http.Header{"Content-Type": {ct}}
+				srv.Enqueue(providertest.Response{Header: h, Body: []byte(page)}, providertest.Text(name, "never"))
+				rec := &recorder{}
+				_, err := newTestProvider(t, name, srv, rec).Stream(context.Background(), hello, rec.emit)
+				var pe *Error
+				if !errors.As(err, &pe) || pe.Kind != KindRequest || pe.Attempts != 1 {
+					t.Fatalf("err = %#v, want a KindRequest error after one attempt", err)
+				}
+				for _, w := range []string{"(200)", "Content-Type " + ct, "<!DOCTYPE html> <html><head><title>Sign in – Corp Proxy"} {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				if !utf8.ValidString(err.Error()) || len(err.Error()) > 600 {
+					t.Errorf("error is not short valid UTF-8: %q", err)
+				}
+				noKey(t, err, rec.events)
+				if n := len(rec.retries()); n != 0 {
+					t.Errorf("%d retries, want none", n)
+				}
+				if len(srv.Requests()) != 1 {
+					t.Errorf("%d requests, want 1", len(srv.Requests()))
+				}
+			})
+		}
 	}
 }
