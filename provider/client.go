@@ -18,6 +18,11 @@ import (
 // defaultIdleTimeout is used when Options.IdleTimeout is zero.
 const defaultIdleTimeout = 90 * time.Second
 
+// DefaultStallBudget is used when Options.StallBudget is zero: a server
+// that goes silent costs a request at most this long in all, not 5
+// attempts of 90 s.
+const DefaultStallBudget = 3 * time.Minute
+
 // New returns the provider called name: one of Names (see the registry).
 // An unknown name or a malformed base URL is a KindConfig *Error. A missing
 // API key is not an error here: local compatible servers need none.
@@ -50,6 +55,9 @@ func New(name string, opts Options) (Provider, error) {
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = defaultIdleTimeout
+	}
+	if opts.StallBudget <= 0 {
+		opts.StallBudget = DefaultStallBudget
 	}
 	if opts.Sleep == nil {
 		opts.Sleep = sleepContext
@@ -156,10 +164,10 @@ var errStall = errors.New("stream stalled")
 
 // attempt sends body once and decodes the answer. A failure is a *wireError
 // that says whether another attempt may succeed, or ctx's error.
-func (c *client) attempt(ctx context.Context, body []byte, emit func(Event)) (conv.Message, error) {
+func (c *client) attempt(ctx context.Context, body []byte, emit func(Event), idleTimeout time.Duration) (conv.Message, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	idle := time.AfterFunc(c.opts.IdleTimeout, func() { cancel(errStall) })
+	idle := time.AfterFunc(idleTimeout, func() { cancel(errStall) })
 	defer idle.Stop()
 
 	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
@@ -172,10 +180,10 @@ func (c *client) attempt(ctx context.Context, body []byte, emit func(Event)) (co
 
 	resp, err := c.opts.HTTPClient.Do(hreq)
 	if err != nil {
-		return conv.Message{}, c.transportError(ctx, actx, "send request", err)
+		return conv.Message{}, transportError(ctx, actx, idleTimeout, "send request", err)
 	}
 	defer resp.Body.Close()
-	r := &idleReader{r: resp.Body, t: idle, d: c.opts.IdleTimeout}
+	r := &idleReader{r: resp.Body, t: idle, d: idleTimeout}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, err := io.ReadAll(io.LimitReader(r, 1<<20))
@@ -202,7 +210,7 @@ func (c *client) attempt(ctx context.Context, body []byte, emit func(Event)) (co
 	if mt == "application/json" {
 		data, err := io.ReadAll(io.LimitReader(r, int64(c.maxEvent)+1))
 		if err != nil {
-			return conv.Message{}, c.transportError(ctx, actx, "read response", err)
+			return conv.Message{}, transportError(ctx, actx, idleTimeout, "read response", err)
 		}
 		if len(data) > c.maxEvent {
 			return conv.Message{}, tooLarge("a JSON response body", c.maxEvent)
@@ -216,7 +224,7 @@ func (c *client) attempt(ctx context.Context, body []byte, emit func(Event)) (co
 	if err != nil {
 		var we *wireError
 		if !errors.As(err, &we) {
-			return conv.Message{}, c.transportError(ctx, actx, "read stream", err)
+			return conv.Message{}, transportError(ctx, actx, idleTimeout, "read stream", err)
 		}
 		return conv.Message{}, err
 	}
@@ -279,12 +287,12 @@ func decodeStream(r io.Reader, dec decoder, maxEvent int) (conv.Message, error) 
 
 // transportError classifies a failure to send or read: the caller's
 // cancellation, a stall, or a retryable network error.
-func (c *client) transportError(ctx, actx context.Context, what string, err error) error {
+func transportError(ctx, actx context.Context, idle time.Duration, what string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if errors.Is(context.Cause(actx), errStall) {
-		return &wireError{retry: true, msg: fmt.Sprintf("%s: no data for %s", errStall, c.opts.IdleTimeout)}
+		return &wireError{retry: true, stall: idle, msg: fmt.Sprintf("%s: no data for %s", errStall, idle)}
 	}
 	return &wireError{retry: true, msg: what + ": " + err.Error()}
 }

@@ -179,6 +179,11 @@ type Options struct {
 	// IdleTimeout is how long a stream may go without a byte before the
 	// attempt counts as stalled and is retried. 0 means 90s.
 	IdleTimeout time.Duration
+	// StallBudget bounds, for one request, the time its attempts spend
+	// stalled plus the waits after those stalls: once spent, a stall is
+	// not retried, and an attempt's idle timeout never outlasts what is
+	// left. 0 means 3m.
+	StallBudget time.Duration
 	// Sleep waits between retries; nil means a context-aware time.Sleep.
 	// Tests pass a fake.
 	Sleep func(ctx context.Context, d time.Duration) error

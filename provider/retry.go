@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -37,6 +38,8 @@ type wireError struct {
 	// having no HTTP status to show.
 	inStream bool
 	code     string
+	// stall is, for an attempt that went quiet, the idle time it waited.
+	stall time.Duration
 }
 
 // eventText is the error text of a retry event for we.
@@ -55,8 +58,12 @@ func (e *wireError) Error() string { return e.msg }
 // retry runs attempts until one completes, a failure is final, retries run
 // out or ctx is done.
 func (c *client) retry(ctx context.Context, body []byte, emit func(Event)) (conv.Message, error) {
+	// stalled is what stalls have cost this request: their idle time and
+	// the waits after them (Options.StallBudget).
+	var stalled time.Duration
 	for n := 0; ; n++ {
-		msg, err := c.attempt(ctx, body, emit)
+		idle := min(c.opts.IdleTimeout, c.opts.StallBudget-stalled)
+		msg, err := c.attempt(ctx, body, emit, idle)
 		if err == nil {
 			return msg, nil
 		}
@@ -68,6 +75,17 @@ func (c *client) retry(ctx context.Context, body []byte, emit func(Event)) (conv
 			return conv.Message{}, err
 		}
 		text := c.redact(we.msg)
+		wait := retryWait(n, we.header)
+		if we.stall > 0 {
+			stalled += we.stall
+			if stalled+wait >= c.opts.StallBudget {
+				// No time left for another attempt to wait for data.
+				we.retry = false
+				we.kind = KindTransient
+				text += fmt.Sprintf(" (stalls have cost this request %s of its stall budget, --stall-timeout %s)", stalled.Round(time.Millisecond), c.opts.StallBudget)
+			}
+			stalled += wait
+		}
 		if !we.retry || n >= c.opts.MaxRetries {
 			kind := we.kind
 			switch {
@@ -78,7 +96,6 @@ func (c *client) retry(ctx context.Context, body []byte, emit func(Event)) (conv
 			}
 			return conv.Message{}, &Error{Kind: kind, Provider: c.name, Status: we.status, Message: text, Attempts: n + 1}
 		}
-		wait := retryWait(n, we.header)
 		emit(Event{Kind: EventRetry, Attempt: n + 1, Status: we.status, Wait: wait, Err: we.eventText(text)})
 		if err := c.opts.Sleep(ctx, wait); err != nil {
 			if ctx.Err() != nil {

@@ -533,3 +533,44 @@ func TestWebPageNotRetried(t *testing.T) {
 		}
 	}
 }
+
+// TestStallBudget: a server that stays silent costs a request at most its
+// stall budget in all (the stalls and the waits after them), however many
+// retries are allowed. With a 100 ms idle timeout and a 1.25 s budget, the
+// first stall and its wait (at most 0.5 s) leave room for a second attempt;
+// the second stall and its wait (at least 0.75 s) do not: two attempts, not
+// five, and the error says why.
+func TestStallBudget(t *testing.T) {
+	srv := providertest.New()
+	defer srv.Close()
+	for range 5 {
+		srv.Enqueue(providertest.Response{Delay: time.Hour})
+	}
+	rec := &recorder{}
+	p := newTestProvider(t, NameAnthropic, srv, rec, func(o *Options) {
+		o.IdleTimeout = 100 * time.Millisecond
+		o.StallBudget = 1250 * time.Millisecond
+	})
+	_, err := p.Stream(context.Background(), hello, rec.emit)
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Kind != KindTransient || pe.Attempts != 2 {
+		t.Fatalf("err = %#v, want a KindTransient error after 2 attempts", err)
+	}
+	if !strings.Contains(err.Error(), "stalled") || !strings.Contains(err.Error(), "--stall-timeout 1.25s") {
+		t.Errorf("error %q does not say the stall budget is spent", err)
+	}
+	if len(rec.retries()) != 1 {
+		t.Errorf("retries = %+v, want 1", rec.retries())
+	}
+}
+
+// TestStallBudgetDefault: 3 minutes in all by default.
+func TestStallBudgetDefault(t *testing.T) {
+	p, err := New(NameAnthropic, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.(*client).opts.StallBudget; got != 3*time.Minute {
+		t.Errorf("default stall budget %s, want 3m", got)
+	}
+}

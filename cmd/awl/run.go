@@ -48,7 +48,9 @@ type runCmd struct {
 	Model      string `name:"model" help:"Model name (env AWL_MODEL; default per provider: ${default_models})." placeholder:"NAME"`
 	BaseURL    string `name:"base-url" help:"API base URL (default from ${base_url_vars}, per provider)." placeholder:"URL"`
 	MaxRetries int    `name:"max-retries" default:"4" help:"Retries of a failed model request."`
-	Reasoning  string `name:"reasoning" placeholder:"EFFORT" help:"Thinking/reasoning effort: low, medium or high."`
+	// StallTimeout bounds what a silent server costs one model request.
+	StallTimeout time.Duration `name:"stall-timeout" default:"3m" help:"Give up on a model request once a silent server has cost it this long in all: its stalled attempts (90 s without a byte each, less when less is left) and the waits after them (exit 5)." placeholder:"DURATION"`
+	Reasoning    string        `name:"reasoning" placeholder:"EFFORT" help:"Thinking/reasoning effort: low, medium or high."`
 
 	Tools     []string `name:"tools" sep:"," help:"Allow only these tools (comma-separated)." placeholder:"A,B"`
 	DenyTools []string `name:"deny-tools" sep:"," help:"Deny these tools." placeholder:"A,B"`
@@ -493,10 +495,14 @@ func (c *runCmd) validate() error {
 		{"--mcp-call-timeout", c.MCPCallTimeout < 0},
 		{"--schema-retries", c.SchemaRetries < 0},
 		{"--check-retries", c.CheckRetries < 0},
+		{"--stall-timeout", c.StallTimeout < 0},
 	} {
 		if f.bad {
 			return runner.Usagef(f.name + " must not be negative")
 		}
+	}
+	if c.StallTimeout == 0 {
+		return runner.Usagef("--stall-timeout must be more than 0 (it bounds how long a silent server may hold a request)")
 	}
 	switch c.Reasoning {
 	case "", "low", "medium", "high":
@@ -759,7 +765,7 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 	if model == "" {
 		model = spec.DefaultModel
 	}
-	p, err := provider.New(name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: c.MaxRetries})
+	p, err := provider.New(name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: c.MaxRetries, StallBudget: c.StallTimeout})
 	if err != nil {
 		return nil, "", nil, err
 	}
