@@ -539,3 +539,43 @@ func actionRig(t *testing.T) (actionFile, *providertest.Server, string, []string
 	}
 	return a, srv, work, env
 }
+
+// TestCIInputTable keeps docs/ci.md's input table and action.yml in step,
+// both ways: every input is documented, and the table names no input the
+// action lacks.
+func TestCIInputTable(t *testing.T) {
+	a, _ := loadAction(t)
+	data, err := os.ReadFile("../../docs/ci.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i := strings.Index(text, "\n| input | `awl run` flag |")
+	if i < 0 {
+		t.Fatal("docs/ci.md has no input table")
+	}
+	inTable := map[string]bool{}
+	span := regexp.MustCompile("`([a-z][a-z0-9-]*)`")
+	for line := range strings.SplitSeq(text[i+1:], "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(line, "|")
+		for _, m := range span.FindAllStringSubmatch(cells[1], -1) {
+			inTable[m[1]] = true
+		}
+	}
+	for name := range a.Inputs {
+		if !inTable[name] {
+			t.Errorf("docs/ci.md's input table lacks %q, which action.yml has", name)
+		}
+	}
+	for name := range inTable {
+		if _, ok := a.Inputs[name]; !ok {
+			t.Errorf("docs/ci.md's input table lists %q, which action.yml does not have", name)
+		}
+	}
+	if len(inTable) < 10 {
+		t.Errorf("read %d inputs from the table; the parser reads nothing", len(inTable))
+	}
+}
