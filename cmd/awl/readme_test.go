@@ -192,3 +192,25 @@ func TestReadmeFlagDefaults(t *testing.T) {
 		t.Errorf("found %d defaults in the flag table; the parser reads nothing", shown)
 	}
 }
+
+// TestReadmeExampleProvenance: examples/summarise.jsonl was recorded by
+// TestRecordExample against the fake provider (its header's cwd says so),
+// and README says that, not that a real model answered.
+func TestReadmeExampleProvenance(t *testing.T) {
+	data, err := os.ReadFile("../../examples/summarise.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := strings.Cut(string(data), "\n")
+	if !strings.Contains(header, `"cwd":"/tmp/TestRecordExample`) {
+		t.Fatalf("examples/summarise.jsonl's header %s: not recorded by TestRecordExample; update README and examples/README.md on where it came from", header)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	if strings.Contains(text, "with a real model") || !strings.Contains(text, "a fake provider played the model with hand-written turns") {
+		t.Error("README.md must say that examples/summarise.jsonl has hand-written turns played by a fake provider")
+	}
+}
