@@ -214,3 +214,47 @@ func TestReadmeExampleProvenance(t *testing.T) {
 		t.Error("README.md must say that examples/summarise.jsonl has hand-written turns played by a fake provider")
 	}
 }
+
+// TestReadmeSessionsFlags: README's Sessions section names every flag of
+// every `awl sessions` command (long and short), so that none is left
+// undocumented.
+func TestReadmeSessionsFlags(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i := strings.Index(text, "\n## Sessions\n")
+	if i < 0 {
+		t.Fatal("README.md has no Sessions section")
+	}
+	section := text[i+1:]
+	if j := strings.Index(section[3:], "\n## "); j >= 0 {
+		section = section[:j+3]
+	}
+	var grammar cli
+	parser, err := kong.New(&grammar, kong.Name("awl"), providerHelpVars())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, n := range parser.Model.Children {
+		if n.Name != "sessions" {
+			continue
+		}
+		for _, cmd := range n.Children {
+			for _, f := range cmd.Flags {
+				checked++
+				if !regexp.MustCompile(`(^|[^a-z-])--` + regexp.QuoteMeta(f.Name) + `\b`).MatchString(section) {
+					t.Errorf("README.md's Sessions section does not name `awl sessions %s --%s` (%s)", cmd.Name, f.Name, f.Help)
+				}
+				if f.Short != 0 && !strings.Contains(section, "-"+string(f.Short)+"/--"+f.Name) && !strings.Contains(section, "--"+f.Name+"/-"+string(f.Short)) {
+					t.Errorf("README.md's Sessions section lacks the short form -%c of awl sessions %s --%s", f.Short, cmd.Name, f.Name)
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("checked %d flags; the walk missed the sessions commands", checked)
+	}
+}
