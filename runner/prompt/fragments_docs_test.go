@@ -22,7 +22,7 @@ func TestFragmentTableMatchesRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(data)
-	row := regexp.MustCompile("(?m)^\\| ([0-9]+) \\| ([^|]+) \\| (system|user) \\|.*\\| ([^|]*) \\|$")
+	row := regexp.MustCompile(`(?m)^\| ([0-9]+) \| ([^|]+) \| (system|user) \|.*\| ([^|]*) \|$`)
 	// A cell may hold an escaped pipe (`FILE\|none`).
 	rows := row.FindAllStringSubmatch(strings.ReplaceAll(text, `\|`, "/"), -1)
 	var gathered []fragment
