@@ -339,7 +339,18 @@ func TestProcShowsOnlyTheSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { parent.Process.Kill(); parent.Wait() }()
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", parent.Process.Pid)); err != nil || !strings.Contains(string(b), "s3cr3t") {
+	// Start returns once the exec has begun; the kernel fills the new
+	// program's environment a moment later, and until then environ reads
+	// empty. Wait for it, so that the check inside proves something.
+	var b []byte
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		b, err = os.ReadFile(fmt.Sprintf("/proc/%d/environ", parent.Process.Pid))
+		if err == nil && strings.Contains(string(b), "s3cr3t") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || !strings.Contains(string(b), "s3cr3t") {
 		t.Fatalf("the stand-in parent's environ: %q %v", b, err)
 	}
 	res := f.bash(t, "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c s3cr3t-of-the-step; cat /proc/1/cmdline | tr '\\0' ' '")
