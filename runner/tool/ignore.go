@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
 // The files that say what a walk skips. Inside a git repository, .gitignore
@@ -22,23 +20,31 @@ const (
 // maxIgnoreFileBytes caps how much of one ignore file is read.
 const maxIgnoreFileBytes = 1 << 20
 
-// ignorePattern is one line of an ignore file. The matching itself is
-// go-git's; what is added here makes a pattern match the entry it is asked
-// about and not merely one of its parents, since the walk never descends into
-// an ignored directory (and an explicitly named root is never checked).
+// matchResult is what one ignore line says about an entry.
+type matchResult uint8
+
+const (
+	noMatch matchResult = iota // the line does not apply
+	exclude                    // the line ignores the entry
+	include                    // a "!" line takes it back
+)
+
+// ignorePattern is one line of an ignore file, matched as git matches it:
+// each slash-separated segment with fnmatch rules (path.Match, which reads
+// "*", "?", "[…]", "[^…]" and "\" as git does), "**" as any number of
+// segments. A pattern is asked only about the entry itself, never its
+// parents: the walk never descends into an ignored directory, and an
+// explicitly named root is never checked.
 type ignorePattern struct {
-	p gitignore.Pattern
-	// anchored patterns have a slash before their end: they match the
-	// whole path relative to the ignore file's directory. The others match
-	// the entry's name alone.
-	anchored bool
-	// minSegs is the fewest path segments an anchored pattern matches;
-	// "a/**" matches below a but not a itself.
+	// name is the glob of a pattern with no slash before its end: it
+	// matches the entry's name at any depth.
+	name string
+	// segs is an anchored pattern (a slash before its end): it matches
+	// the whole path relative to the ignore file's directory. minSegs is
+	// the fewest segments it matches: "a/**" matches below a, not a.
+	segs    pattern
 	minSegs int
-	// segs, when set, is an anchored pattern with "**" inside, matched by
-	// pattern.match instead; dirOnly and negate are its trailing / and
-	// leading !.
-	segs            pattern
+	// dirOnly is a trailing "/"; negate a leading "!".
 	dirOnly, negate bool
 }
 
@@ -60,38 +66,29 @@ func parseIgnoreFile(data []byte) []ignorePattern {
 			continue
 		}
 		line = strings.ReplaceAll(line, "[!", "[^")
-		body := strings.TrimPrefix(line, "!")
+		var ip ignorePattern
+		body, negate := strings.CutPrefix(line, "!")
+		ip.negate = negate
 		if !strings.HasSuffix(body, `\ `) {
 			body = strings.TrimRight(body, " ")
 		}
-		body = strings.TrimSuffix(body, "/")
+		body, ip.dirOnly = strings.CutSuffix(body, "/")
 		if body == "" {
 			continue
 		}
-		ip := ignorePattern{p: gitignore.ParsePattern(line, nil)}
-		inner := false
-		if strings.Contains(body, "/") {
-			ip.anchored = true
-			segs := strings.Split(strings.TrimPrefix(body, "/"), "/")
-			ip.minSegs = len(segs)
-			if segs[len(segs)-1] == "**" {
-				ip.minSegs++ // "**" at the end needs something under the directory
-			}
-			for i, s := range segs {
-				if s == "**" {
-					ip.minSegs-- // "**" may match no segment
-					if i < len(segs)-1 && i > 0 {
-						inner = true
-					}
-				}
-			}
-			if inner {
-				// go-git matches a "**" inside a pattern greedily, without
-				// trying later places (a/**/b/c misses a/b/x/b/c); the glob
-				// tool's matcher backtracks.
-				ip.segs = segs
-				ip.dirOnly = strings.HasSuffix(strings.TrimRight(line, " "), "/")
-				ip.negate = strings.HasPrefix(line, "!")
+		if !strings.Contains(body, "/") {
+			ip.name = body
+			ps = append(ps, ip)
+			continue
+		}
+		ip.segs = strings.Split(strings.TrimPrefix(body, "/"), "/")
+		ip.minSegs = len(ip.segs)
+		if ip.segs[len(ip.segs)-1] == "**" {
+			ip.minSegs++ // "**" at the end needs something under the directory
+		}
+		for _, s := range ip.segs {
+			if s == "**" {
+				ip.minSegs-- // "**" may match no segment
 			}
 		}
 		ps = append(ps, ip)
@@ -99,35 +96,23 @@ func parseIgnoreFile(data []byte) []ignorePattern {
 	return ps
 }
 
-// match says whether p decides about the entry at path (relative to the
-// ignore file's directory): gitignore.Exclude, gitignore.Include or
-// gitignore.NoMatch.
-func (p ignorePattern) match(path []string, isDir bool) gitignore.MatchResult {
-	if !p.anchored {
-		return p.p.Match(path[len(path)-1:], isDir)
-	}
-	if len(path) < p.minSegs {
-		return gitignore.NoMatch
-	}
-	if p.segs != nil {
-		switch {
-		case p.dirOnly && !isDir, !p.segs.match(path):
-			return gitignore.NoMatch
-		case p.negate:
-			return gitignore.Include
+// match says what p decides about the entry at path (relative to the ignore
+// file's directory).
+func (p ignorePattern) match(path []string, isDir bool) matchResult {
+	switch {
+	case p.dirOnly && !isDir:
+		return noMatch
+	case p.segs == nil:
+		if !matchSegment(p.name, path[len(path)-1]) {
+			return noMatch
 		}
-		return gitignore.Exclude
+	case len(path) < p.minSegs || !p.segs.match(path):
+		return noMatch
 	}
-	r := p.p.Match(path, isDir)
-	if r == gitignore.NoMatch || len(path) == 1 {
-		return r
+	if p.negate {
+		return include
 	}
-	// go-git also matches everything below a matching directory; that
-	// directory was decided on its own.
-	if len(path)-1 >= p.minSegs && p.p.Match(path[:len(path)-1], true) != gitignore.NoMatch {
-		return gitignore.NoMatch
-	}
-	return r
+	return exclude
 }
 
 // ignoreLevel holds the rules of one directory: its .ignore and .gitignore
@@ -177,9 +162,9 @@ func (r *ignoreRules) ignored(rel []string, isDir bool, scratch *[]string) bool 
 			}
 			for i := len(ps) - 1; i >= 0; i-- {
 				switch ps[i].match(path, isDir) {
-				case gitignore.Exclude:
+				case exclude:
 					return true
-				case gitignore.Include:
+				case include:
 					return false
 				}
 			}
