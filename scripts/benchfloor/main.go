@@ -12,7 +12,10 @@
 //   - version: `awl --version` over the floor.
 //
 // With -large it also feeds a 50 MB prompt on stdin and resumes the session
-// it made, reporting peak RSS and awl's own CPU time for both.
+// it made, reporting peak RSS and awl's own CPU time for both. With -long
+// it runs 300 steps in a 20,000-token window (a read of a 6.6 KB file each,
+// so the run prunes and compacts), reporting peak RSS, CPU time and the
+// requests, prunes and compactions.
 //
 // With -base BIN it measures another awl binary in the same rounds, in
 // turn with the first (which goes first alternates), and exits 1 when a
@@ -89,6 +92,13 @@ type Figures struct {
 	LargeCPUMs        float64 `json:"largeCpuMs,omitempty"`
 	LargeResumeRSSMiB float64 `json:"largeResumeRssMiB,omitempty"`
 	LargeResumeCPUMs  float64 `json:"largeResumeCpuMs,omitempty"`
+	// A 300-step run in a 20,000-token window (with -long): peak RSS, CPU
+	// time, and what the fake model and the events saw.
+	LongRSSMiB      float64 `json:"longRssMiB,omitempty"`
+	LongCPUMs       float64 `json:"longCpuMs,omitempty"`
+	LongRequests    int     `json:"longRequests,omitempty"`
+	LongCompactions int     `json:"longCompactions,omitempty"`
+	LongPrunes      int     `json:"longPrunes,omitempty"`
 }
 
 func main() {
@@ -96,17 +106,18 @@ func main() {
 	awlBin := flag.String("awl", "", "the awl binary to measure (default: go build ./cmd/awl)")
 	baseBin := flag.String("base", "", "another awl binary (say, a build of the merge base) measured in the same runs, in turn")
 	large := flag.Bool("large", false, "also measure a 50 MB prompt on stdin and its resume")
+	long := flag.Bool("long", false, "also measure a 300-step run in a 20,000-token window")
 	check := flag.String("check", "", "baseline file to compare with; exit 1 on a regression")
 	tolerance := flag.Float64("tolerance", 0.15, "with -check: how much worse a figure may be")
 	write := flag.String("write", "", "write the figures to this baseline file")
 	flag.Parse()
-	if err := run(*n, *awlBin, *baseBin, *large, *check, *tolerance, *write); err != nil {
+	if err := run(*n, *awlBin, *baseBin, *large, *long, *check, *tolerance, *write); err != nil {
 		fmt.Fprintln(os.Stderr, "benchfloor:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, awlBin, baseBin string, large bool, check string, tolerance float64, write string) error {
+func run(n int, awlBin, baseBin string, large, long bool, check string, tolerance float64, write string) error {
 	work, err := os.MkdirTemp("", "benchfloor-")
 	if err != nil {
 		return err
@@ -190,6 +201,11 @@ func run(n int, awlBin, baseBin string, large bool, check string, tolerance floa
 	}
 	if large {
 		if err := r.large(awlBin, work, &fig); err != nil {
+			return err
+		}
+	}
+	if long {
+		if err := r.long(awlBin, work, &fig); err != nil {
 			return err
 		}
 	}
@@ -290,6 +306,8 @@ type runner struct {
 	srv *server
 	env []string
 	dir string
+	// stdout, when set, receives the process's standard output.
+	stdout io.Writer
 }
 
 type result struct {
@@ -303,6 +321,9 @@ func (r *runner) once(argv []string, stdin io.Reader) (result, error) {
 	cmd.Env, cmd.Dir, cmd.Stdin = r.env, r.dir, stdin
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	if r.stdout != nil {
+		cmd.Stdout = r.stdout
+	}
 	r.srv.reset()
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
@@ -339,6 +360,50 @@ func (r *runner) large(awlBin, work string, fig *Figures) error {
 	return nil
 }
 
+// longSteps and longWindow shape the -long run.
+const longSteps, longWindow = 300, 20000
+
+// long runs longSteps steps in a longWindow-token window. The fake model
+// answers each step with a read of big.txt, and a compaction's summary
+// request with a summary; it reports a quarter of the body's bytes as the
+// input tokens.
+func (r *runner) long(awlBin, work string, fig *Figures) error {
+	dir := filepath.Join(work, "long")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var big strings.Builder
+	for i := range 120 {
+		fmt.Fprintf(&big, "line %03d: the quick brown fox jumps over the lazy dog\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte(big.String()), 0o644); err != nil {
+		return err
+	}
+	var events bytes.Buffer
+	rr := &runner{srv: r.srv, env: r.env, dir: dir, stdout: &events}
+	r.srv.setLong(longSteps)
+	defer r.srv.setLong(0)
+	res, err := rr.once([]string{awlBin, "run", "--no-stdin", "-o", "ndjson", "--max-turns", fmt.Sprint(longSteps + 10),
+		"--context-window", fmt.Sprint(longWindow), "read big.txt again and again"}, nil)
+	if err != nil {
+		return err
+	}
+	fig.LongRSSMiB, fig.LongCPUMs = res.rss, res.cpu
+	fig.LongRequests = r.srv.requests()
+	for line := range strings.Lines(events.String()) {
+		switch {
+		case strings.HasPrefix(line, `{"type":"compaction"`):
+			fig.LongCompactions++
+		case strings.HasPrefix(line, `{"type":"prune"`):
+			fig.LongPrunes++
+		}
+	}
+	if r.srv.steps() != longSteps {
+		return fmt.Errorf("the long run answered %d steps, want %d", r.srv.steps(), longSteps)
+	}
+	return nil
+}
+
 func buildFloor(work string) (string, error) {
 	dir := filepath.Join(work, "floor")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -366,6 +431,27 @@ type server struct {
 	l   net.Listener
 	mu  sync.Mutex
 	at  time.Time
+	// longSteps, when set, makes every request a step of the -long run;
+	// n counts requests, normal the steps answered.
+	longSteps, n, normal int
+}
+
+func (s *server) setLong(steps int) {
+	s.mu.Lock()
+	s.longSteps, s.n, s.normal = steps, 0, 0
+	s.mu.Unlock()
+}
+
+func (s *server) requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+func (s *server) steps() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.normal
 }
 
 func startServer() (*server, error) {
@@ -398,15 +484,49 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.at.IsZero() {
 		s.at = now
 	}
+	s.n++
+	long := s.longSteps
 	s.mu.Unlock()
 	body, _ := io.ReadAll(r.Body)
 	w.Header().Set("Content-Type", "text/event-stream")
+	if long > 0 {
+		io.WriteString(w, s.longAnswer(body, long))
+		return
+	}
 	results := bytes.Count(body, []byte(`"tool_result"`))
 	if bytes.Contains(body, []byte("loop 10")) && results < 9 {
 		io.WriteString(w, toolCall(fmt.Sprintf("toolu_%02d", results)))
 		return
 	}
 	io.WriteString(w, text)
+}
+
+// longAnswer answers a request of the -long run: a summary for a
+// compaction's summary request, else a read of big.txt until the last step.
+func (s *server) longAnswer(body []byte, steps int) string {
+	tokens := len(body) / 4
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if bytes.Contains(body, []byte("Stop here and write a summary of this conversation")) {
+		return withUsage(textAnswer(fmt.Sprintf("Task: read big.txt many times. State: %d reads done.", s.normal)), tokens)
+	}
+	s.normal++
+	if s.normal >= steps {
+		return withUsage(text, tokens)
+	}
+	call := strings.Replace(toolCall(fmt.Sprintf("toolu_%03d", s.normal)), `"name":"bash"`, `"name":"read"`, 1)
+	call = strings.Replace(call, `{\"command\":\"true\"}`, `{\"path\":\"big.txt\"}`, 1)
+	return withUsage(call, tokens)
+}
+
+// withUsage sets the input tokens a stream reports.
+func withUsage(stream string, tokens int) string {
+	return strings.Replace(stream, `"input_tokens":10`, fmt.Sprintf(`"input_tokens":%d`, tokens), 1)
+}
+
+func textAnswer(t string) string {
+	q, _ := json.Marshal(t)
+	return strings.Replace(text, `"text":"hi"`, `"text":`+string(q), 1)
 }
 
 // The two answers, as the Anthropic Messages API streams them.
