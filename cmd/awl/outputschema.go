@@ -60,7 +60,7 @@ func (c *runCmd) loadSchema(ctx context.Context, a *app) (*runner.OutputSchema, 
 		if c.NoStdin || c.Stdin || c.PromptFile == "-" || strings.TrimSpace(strings.Join(c.Args, " ")+c.Prompt+c.PromptFile) == "" {
 			return nil, runner.Usagef("--output-schema - reads the schema from stdin, so the prompt must come from arguments, -p or -f FILE (and not --stdin or --no-stdin)")
 		}
-		s, _, err := readStdin(ctx, a.stdin, 0)
+		s, _, err := readStdin(ctx, a.stdin, 0, wrap{})
 		if err != nil {
 			return nil, err
 		}

@@ -387,6 +387,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if err != nil {
 		return fail(err)
 	}
+	limitMemory(len(text), a.getenv)
 	if script != nil {
 		if err := checkReplayPrompt(text, script); err != nil {
 			return fail(err)
@@ -829,14 +830,18 @@ func (c *runCmd) readPrompt(ctx context.Context, a *app, replay bool) (string, s
 		if c.NoStdin {
 			return "", "", runner.Usagef("-f - reads stdin, which --no-stdin forbids")
 		}
-		data, state, err := readStdin(ctx, a.stdin, 0)
+		w := wrap{prefix: text}
+		if haveArgs {
+			w.prefix += "\n\n"
+		}
+		data, state, err := readStdin(ctx, a.stdin, 0, w)
 		if err != nil {
 			return "", "", err
 		}
-		if haveArgs && data != "" {
-			return text + "\n\n" + data, state, nil
+		if state == "empty" {
+			return text, state, nil
 		}
-		return text + data, state, nil
+		return data, state, nil
 	}
 
 	if c.NoStdin || (replay && !c.Stdin) {
@@ -852,25 +857,34 @@ func (c *runCmd) readPrompt(ctx context.Context, a *app, replay bool) (string, s
 	if c.Stdin || !haveArgs {
 		wait = 0 // wait as long as it takes
 	}
-	data, state, err := readStdin(ctx, a.stdin, wait)
+	var w wrap
+	if haveArgs {
+		w = wrap{prefix: text + "\n\n<stdin>\n", suffix: "\n</stdin>", trim: true}
+	}
+	data, state, err := readStdin(ctx, a.stdin, wait, w)
 	if err != nil {
 		return "", "", err
 	}
-	switch {
-	case data == "":
-	case !haveArgs:
-		text = data
-	default:
-		text = text + "\n\n<stdin>\n" + strings.TrimRight(data, "\n") + "\n</stdin>"
+	if data == "" {
+		return text, state, nil
 	}
-	return text, state, nil
+	return data, state, nil
 }
 
-// readStdin reads all of r. With wait > 0 it gives up if the first byte has
-// not arrived by then (an inherited pipe that never sends anything), and
-// returns state "timeout"; once a byte arrives it reads to EOF. ctx (the
+// wrap is what readStdin puts around what it read, in the one buffer it
+// reads into: a 50 MB input is then not copied again to be joined with the
+// arguments. trim drops the input's trailing newlines before the suffix.
+type wrap struct {
+	prefix, suffix string
+	trim           bool
+}
+
+// readStdin reads all of r and returns it within w. With wait > 0 it gives
+// up if the first byte has not arrived by then (an inherited pipe that never
+// sends anything), and returns state "timeout"; once a byte arrives it reads
+// to EOF. An empty input is "" with state "empty", whatever w. ctx (the
 // run's --timeout, a signal) interrupts it at any point.
-func readStdin(ctx context.Context, r io.Reader, wait time.Duration) (string, string, error) {
+func readStdin(ctx context.Context, r io.Reader, wait time.Duration, w wrap) (string, string, error) {
 	type result struct {
 		b   []byte
 		err error
@@ -884,7 +898,7 @@ func readStdin(ctx context.Context, r io.Reader, wait time.Duration) (string, st
 		if err != nil {
 			return
 		}
-		b, err := readAllExact(br, r)
+		b, err := readAllExact(br, r, w.prefix, len(w.suffix))
 		all <- result{b, err}
 	}()
 	var timer <-chan time.Time
@@ -911,32 +925,40 @@ func readStdin(ctx context.Context, r io.Reader, wait time.Duration) (string, st
 		if res.err != nil {
 			return "", "", fmt.Errorf("read stdin: %w", res.err)
 		}
-		if len(res.b) == 0 {
+		b := res.b
+		if len(b) == len(w.prefix) {
 			return "", "empty", nil
 		}
+		if w.trim {
+			for len(b) > len(w.prefix) && b[len(b)-1] == '\n' {
+				b = b[:len(b)-1]
+			}
+		}
+		b = append(b, w.suffix...) // within the capacity reserved
 		// The bytes are never touched again: the string shares them
 		// instead of copying a prompt that may be 50 MB.
-		return unsafe.String(unsafe.SliceData(res.b), len(res.b)), "read", nil
+		return unsafe.String(unsafe.SliceData(b), len(b)), "read", nil
 	case <-ctx.Done():
 		return "", "", context.Cause(ctx)
 	}
 }
 
-// readAllExact reads br to EOF into a slice of exactly the size read. A
-// regular file (stdin redirected from one) is read into a buffer of its
-// size; a pipe into chunks that are copied once into the result, so a large
-// stdin is held at most twice, where io.ReadAll's doubling held up to three
-// times its size while it grew.
-func readAllExact(br *bufio.Reader, r io.Reader) ([]byte, error) {
+// readAllExact reads br to EOF into one slice that starts with prefix and
+// has room for room more bytes after what it read, and no more: a 50 MB
+// input is held once. From a regular file the size is known up front; from
+// a pipe it reads chunks, growing, and joins them at the end. r is br's
+// source, for the file case.
+func readAllExact(br *bufio.Reader, r io.Reader, prefix string, room int) ([]byte, error) {
 	if f, ok := r.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 			if off, err := f.Seek(0, io.SeekCurrent); err == nil && fi.Size() >= off {
-				b := make([]byte, 0, fi.Size()-off+int64(br.Buffered())+1)
+				b := make([]byte, 0, len(prefix)+int(fi.Size()-off)+br.Buffered()+room+1)
+				b = append(b, prefix...)
 				for {
-					if len(b) == cap(b) {
-						b = append(b, 0)[:len(b)] // the file grew while read
+					if cap(b)-len(b) <= room {
+						b = append(b[:cap(b)], 0)[:len(b)] // the file grew while read
 					}
-					n, err := br.Read(b[len(b):cap(b)])
+					n, err := br.Read(b[len(b) : cap(b)-room])
 					b = b[:len(b)+n]
 					if err == io.EOF {
 						return b, nil
@@ -965,10 +987,11 @@ func readAllExact(br *bufio.Reader, r io.Reader) ([]byte, error) {
 		}
 		size = min(2*size, 4<<20)
 	}
-	if len(chunks) == 1 {
+	if len(chunks) == 1 && prefix == "" && room == 0 {
 		return chunks[0], nil
 	}
-	b := make([]byte, 0, total)
+	b := make([]byte, 0, len(prefix)+total+room)
+	b = append(b, prefix...)
 	for _, c := range chunks {
 		b = append(b, c...)
 	}
