@@ -2,7 +2,10 @@ package session
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -43,4 +46,49 @@ func lockHolder(f *os.File) int {
 		}
 	}
 	return 0
+}
+
+// holderGone reports whether the process pid, which /proc/locks names as a
+// lock's holder, no longer runs or is being torn down: no such process, a
+// zombie, a process exiting (PF_EXITING), or one with a SIGKILL pending.
+// Its lock is then released as soon as the kernel has closed its files
+// (or a child that shares them has exec'd or died).
+func holderGone(pid int) bool {
+	dir := "/proc/" + strconv.Itoa(pid)
+	b, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	// "pid (comm) state ppid pgrp session tty_nr tpgid flags ...": comm
+	// may hold spaces and parentheses, so fields count from the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 7 {
+		return false
+	}
+	switch f[0] {
+	case "Z", "X", "x":
+		return true
+	}
+	const pfExiting = 0x4
+	if flags, err := strconv.ParseUint(f[6], 10, 64); err == nil && flags&pfExiting != 0 {
+		return true
+	}
+	st, err := os.ReadFile(dir + "/status")
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	for _, l := range strings.Split(string(st), "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok || (k != "SigPnd" && k != "ShdPnd") {
+			continue
+		}
+		if m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && m&(1<<(syscall.SIGKILL-1)) != 0 {
+			return true
+		}
+	}
+	return false
 }

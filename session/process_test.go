@@ -49,6 +49,23 @@ func child(role, path string) int {
 		fmt.Println("locked")
 		io.Copy(io.Discard, os.Stdin)
 		s.Close()
+	case "handoff":
+		// Lock, pass the locked file to a sleep that outlives us, exit:
+		// /proc/locks then names our pid, gone, as the holder, as for a
+		// SIGKILLed awl whose child had not yet reached its exec.
+		s, err := Open(path)
+		if err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+		cmd := exec.Command("sleep", "1000")
+		cmd.ExtraFiles = []*os.File{s.f}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+		fmt.Println(cmd.Process.Pid)
 	case "open":
 		s, err := Open(path)
 		var se *Error
@@ -212,6 +229,75 @@ func TestLockBetweenProcesses(t *testing.T) {
 		t.Fatalf("Open after release: %v", err)
 	}
 	r.Close()
+}
+
+// TestLockOfAGoneHolder: a lock held for a process that is gone (a resume
+// the moment a SIGKILLed awl was reaped, while the kernel still releases
+// its files or its child has not yet exec'd) is waited for, not refused.
+func TestLockOfAGoneHolder(t *testing.T) {
+	if !havePids() {
+		t.Skip("no /proc/locks: the holder is unknown")
+	}
+	st := testStore(t)
+	s, err := st.Create("/w", "p", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	cmd, lines := startChild(t, "handoff", s.Path, nil)
+	got := <-lines
+	cmd.Wait()
+	sleep, err := strconv.Atoi(got)
+	if err != nil {
+		t.Fatalf("handoff child: %q", got)
+	}
+	t.Cleanup(func() { syscall.Kill(sleep, syscall.SIGKILL) })
+	if !holderGone(cmd.Process.Pid) || holderGone(os.Getpid()) {
+		t.Fatalf("holderGone(the reaped child %d) = %v, holderGone(self) = %v", cmd.Process.Pid, holderGone(cmd.Process.Pid), holderGone(os.Getpid()))
+	}
+	seen := 0
+	testHookDeadHolder = func(pid int) {
+		if pid != cmd.Process.Pid {
+			t.Errorf("waited for pid %d, want the gone child %d", pid, cmd.Process.Pid)
+		}
+		// The lock is released once its last holder closes it.
+		if seen++; seen == 1 {
+			syscall.Kill(sleep, syscall.SIGKILL)
+		}
+	}
+	defer func() { testHookDeadHolder = nil }()
+	r, err := Open(s.Path)
+	if err != nil {
+		t.Fatalf("Open of a session locked for a gone process: %v", err)
+	}
+	r.Close()
+	if seen == 0 {
+		t.Error("Open never found the lock held: the test proves nothing")
+	}
+}
+
+// TestHolderGoneZombie: a zombie holds no files; its lock is going.
+func TestHolderGoneZombie(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "exit 0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Wait4(pid, nil, 0, nil)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 && strings.HasPrefix(string(b[i+1:]), " Z") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d never became a zombie: %s", pid, b)
+		}
+	}
+	if !holderGone(pid) {
+		t.Errorf("holderGone(zombie %d) = false", pid)
+	}
 }
 
 func TestAppendTakesBackAShortWrite(t *testing.T) {

@@ -28,9 +28,9 @@ func remove(path string, unlink bool) error {
 		return openError(path, err)
 	}
 	defer f.Close()
-	if err := lockFile(f); err != nil {
+	if pid, err := takeLock(f, lockFile); err != nil {
 		if errors.Is(err, errLocked) {
-			return lockedError(path, lockHolder(f))
+			return lockedError(path, pid)
 		}
 		return fmt.Errorf("lock session %s: %w", path, err)
 	}

@@ -271,9 +271,8 @@ func OpenShared(path string) (*Session, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	if err := lockShared(f); err != nil {
+	if pid, err := takeLock(f, lockShared); err != nil {
 		if errors.Is(err, errLocked) {
-			pid := lockHolder(f)
 			f.Close()
 			return nil, lockedError(path, pid)
 		}
@@ -317,9 +316,8 @@ func (s *Store) Open(path string) (*Session, error) {
 	if testHookOpened != nil {
 		testHookOpened(path)
 	}
-	if err := lockFile(f); err != nil {
+	if pid, err := takeLock(f, lockFile); err != nil {
 		if errors.Is(err, errLocked) {
-			pid := lockHolder(f)
 			f.Close()
 			return nil, lockedError(path, pid)
 		}

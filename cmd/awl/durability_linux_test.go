@@ -25,15 +25,7 @@ var traceLine = regexp.MustCompile(`^\d+\s+(write|fsync|fdatasync)\((\d+)<([^>]*
 // goes out is a failure.
 func TestSessionLineSyncedBeforeEcho(t *testing.T) {
 	testenv.RequireCommands(t, "strace")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	awl := filepath.Join(tmp, "awl")
-	if err := os.Symlink(exe, awl); err != nil {
-		t.Fatal(err)
-	}
+	tmp, awl := linkedAwl(t)
 	srv := providertest.New()
 	defer srv.Close()
 	srv.Enqueue(providertest.ToolCall("anthropic", "c1", "bash", `{"command":"echo hi"}`), providertest.Text("anthropic", "done"))

@@ -75,6 +75,22 @@ func TestToolDiesWithAwl(t *testing.T) {
 	}
 }
 
+// linkedAwl makes a temporary directory holding awl, a link to the test
+// binary (which runs as awl under that name, TestMain), and returns both.
+func linkedAwl(t *testing.T) (tmp, awl string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp = t.TempDir()
+	awl = filepath.Join(tmp, "awl")
+	if err := os.Symlink(exe, awl); err != nil {
+		t.Fatal(err)
+	}
+	return tmp, awl
+}
+
 // sleepsIn counts the sleep processes among pids.
 func sleepsIn(pids []int) int {
 	n := 0
@@ -87,15 +103,7 @@ func sleepsIn(pids []int) int {
 }
 
 func testToolDiesWithAwl(t *testing.T, command string, sleeps int, args ...string) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	awl := filepath.Join(tmp, "awl")
-	if err := os.Symlink(exe, awl); err != nil {
-		t.Fatal(err)
-	}
+	tmp, awl := linkedAwl(t)
 	srv := providertest.New()
 	defer srv.Close()
 	input, _ := json.Marshal(map[string]string{"command": command})
@@ -135,4 +143,72 @@ func testToolDiesWithAwl(t *testing.T, command string, sleeps int, args ...strin
 		syscall.Kill(p, syscall.SIGKILL)
 	}
 	t.Fatalf("tool processes %v survived a SIGKILL of awl", left)
+}
+
+// TestResumeRightAfterKill: SIGKILL awl while its tool (`bash sleep`)
+// runs, then resume at once, before the killed awl has been reaped: the
+// resume must take the session, not refuse it as in use by the dead pid.
+// No process of the tool may hold the session file open (it would keep
+// the lock until the reaper kills it). Three rounds, each killing a run
+// of the same session.
+func TestResumeRightAfterKill(t *testing.T) {
+	tmp, awl := linkedAwl(t)
+	srv := providertest.New()
+	defer srv.Close()
+	env := append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic",
+		"AWL_SESSION_DIR="+filepath.Join(tmp, "sessions"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+	path := ""
+	for round := range 3 {
+		srv.Enqueue(providertest.ToolCall("anthropic", fmt.Sprintf("c%d", round), "bash", `{"command":"sleep 30"}`))
+		args := []string{"run", "--no-stdin", "go"}
+		if path != "" {
+			args = []string{"run", "--no-stdin", "--resume", path, "go on"}
+		}
+		cmd := exec.Command(awl, args...)
+		cmd.Dir, cmd.Env = tmp, env
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tool := 0
+		for deadline := time.Now().Add(60 * time.Second); tool == 0; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("round %d: the tool never started", round)
+			}
+			for _, c := range children(cmd.Process.Pid) {
+				if sleepsIn(inSession(c)) == 1 {
+					tool = c
+				}
+			}
+		}
+		paths, _ := filepath.Glob(filepath.Join(tmp, "sessions", "*", "*.jsonl"))
+		if len(paths) != 1 {
+			cmd.Process.Kill()
+			t.Fatalf("round %d: session files %q, want one", round, paths)
+		}
+		path = paths[0]
+		for _, p := range inSession(tool) {
+			fds, _ := filepath.Glob("/proc/" + strconv.Itoa(p) + "/fd/*")
+			for _, fd := range fds {
+				if to, _ := os.Readlink(fd); to == path {
+					t.Errorf("round %d: tool process %d holds the session file open as %s", round, p, fd)
+				}
+			}
+		}
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		// At once: the killed awl is reaped only after the resume.
+		srv.Enqueue(providertest.Text("anthropic", "resumed"))
+		r := exec.Command(awl, "run", "--no-stdin", "--resume", path, "again")
+		r.Dir, r.Env = tmp, env
+		out, err := r.CombinedOutput()
+		cmd.Wait()
+		if err != nil {
+			t.Fatalf("round %d: resume right after a SIGKILL: %v\n%s", round, err, out)
+		}
+		if !strings.Contains(string(out), "resumed") {
+			t.Fatalf("round %d: resume answered %q", round, out)
+		}
+	}
 }
