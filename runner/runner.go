@@ -53,6 +53,10 @@ type Config struct {
 	// is reported as denied.
 	Tools []tool.Tool
 	Known []string
+	// Denies, when set, reports whether the tool policy denies a call to
+	// a name not in Known: a tool of an MCP server that was not started
+	// because the policy denies all its tools is a denial too.
+	Denies func(name string) bool
 	// MCP is how the MCP servers' start went (reported on the session
 	// event and shown to the model); their tools are in Tools.
 	MCP []mcp.Status
@@ -677,11 +681,17 @@ func (r *run) refuse(u conv.Block) conv.Block {
 		list = "none"
 	}
 	msg := fmt.Sprintf("unknown tool %q (available tools: %s)", u.Name, list)
-	if slices.Contains(r.cfg.Known, u.Name) {
+	if r.denied(u.Name) {
 		msg = fmt.Sprintf("tool %q is not allowed in this run (allowed tools: %s)", u.Name, list)
 		r.res.Denied = append(r.res.Denied, Denial{Name: u.Name, CallID: u.ID})
 	}
 	return conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: msg, IsError: true}
+}
+
+// denied reports whether a call to name, which is not offered, is a
+// denial of the tool policy rather than a call to an unknown tool.
+func (r *run) denied(name string) bool {
+	return slices.Contains(r.cfg.Known, name) || (r.cfg.Denies != nil && r.cfg.Denies(name))
 }
 
 func mustJSONString(s string) json.RawMessage {

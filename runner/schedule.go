@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,7 +35,7 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 		em.Emit(ToolStartEvent{Base: em.Stamp("tool_start", id), Name: u.Name, CallID: u.ID, Input: eventInput(u.Input)})
 		if !ok {
 			out[i] = r.refuse(u)
-			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: slices.Contains(r.cfg.Known, u.Name)})
+			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: r.denied(u.Name)})
 			continue
 		}
 		if bad := r.args.check(t, u); bad != nil {

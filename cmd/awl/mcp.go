@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,6 +110,27 @@ func (c *runCmd) mayOffer(prefix string) bool {
 		}
 	}
 	return false
+}
+
+// policyDenies reports whether the tool policy denies a call to name: a
+// --deny-tools entry matches it, or it is a tool of a configured MCP server
+// (started or not) that --no-tools or --tools leaves out. The runner asks
+// it about names it does not know, such as the tools of a server that was
+// not started because the policy denies them all.
+func (c *runCmd) policyDenies(servers []mcp.Server) func(name string) bool {
+	deny, allow := cleanList(c.DenyTools), cleanList(c.Tools)
+	return func(name string) bool {
+		if slices.ContainsFunc(deny, func(p string) bool { return matchTool(p, name) }) {
+			return true
+		}
+		ofServer := slices.ContainsFunc(servers, func(s mcp.Server) bool {
+			return strings.HasPrefix(name, mcp.Prefix+s.Name+"__")
+		})
+		if !ofServer {
+			return false
+		}
+		return c.NoTools || (len(allow) > 0 && !slices.ContainsFunc(allow, func(p string) bool { return matchTool(p, name) }))
+	}
 }
 
 func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }

@@ -427,6 +427,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		Model:            model,
 		Tools:            tools,
 		Known:            known,
+		Denies:           c.policyDenies(mcpServers),
 		Sandbox:          sb,
 		SandboxStatus:    sbStatus,
 		MCP:              mcpStatus,
