@@ -86,6 +86,9 @@ type ToolEndEvent struct {
 	// ExitCode is a bash command's exit code; absent for other tools and
 	// for a command killed before it exited.
 	ExitCode *int `json:"exit_code,omitempty"`
+	// OutputBytes is the size of the result's text as the tool returned
+	// it (for a refused call, of the refusal).
+	OutputBytes int `json:"output_bytes"`
 }
 
 // RetryEvent says a provider request is being retried.

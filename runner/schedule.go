@@ -35,7 +35,7 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 		em.Emit(ToolStartEvent{Base: em.Stamp("tool_start", id), Name: u.Name, CallID: u.ID, Input: eventInput(u.Input)})
 		if !ok {
 			out[i] = r.refuse(u)
-			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: r.denied(u.Name)})
+			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: r.denied(u.Name), OutputBytes: len(out[i].Content)})
 			continue
 		}
 		if bad := r.args.check(t, u); bad != nil {
@@ -47,7 +47,7 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 			start := time.Now()
 			res := t.Run(r.mcpCall(ctx, u.ID), json.RawMessage(u.Input))
 			out[i] = conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: res.Content, IsError: res.IsError, Attachments: res.Attachments}
-			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError, ExitCode: res.ExitCode})
+			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError, ExitCode: res.ExitCode, OutputBytes: len(res.Content)})
 		}
 		if !t.ReadOnly() {
 			call()
