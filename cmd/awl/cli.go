@@ -33,6 +33,9 @@ type app struct {
 	// code is the exit code a command chose; errors returned from Run are
 	// classified instead.
 	code int
+	// progress, during `awl run`, prints the run's steps on stderr
+	// (progress.go); nil when it does not.
+	progress io.Writer
 }
 
 // cli is the kong grammar.

@@ -83,8 +83,10 @@ type runCmd struct {
 	CompactAt     *int   `name:"compact-at" help:"Have the model summarise the conversation once a request reaches PCT% of the context window (1-100; default 80)." placeholder:"PCT"`
 	NoCompact     bool   `name:"no-compact" help:"Never compact, not even when the API says the prompt is too long (then exit 5)."`
 
-	Output string `name:"output" short:"o" enum:"text,json,ndjson" default:"text" help:"text (final answer), json (one result object) or ndjson (events as they happen)."`
-	Stream bool   `name:"stream" help:"With ndjson, also emit text and thinking deltas."`
+	Output   string `name:"output" short:"o" enum:"text,json,ndjson" default:"text" help:"text (final answer), json (one result object) or ndjson (events as they happen)."`
+	Stream   bool   `name:"stream" help:"With ndjson, also emit text and thinking deltas."`
+	Quiet    bool   `name:"quiet" short:"q" help:"No progress lines on stderr (text output)."`
+	Progress bool   `name:"progress" help:"Progress lines on stderr with --output json or ndjson too."`
 
 	OutputSchema      schemaRef `name:"output-schema" help:"The final answer must be JSON valid against this JSON Schema file (exit 7 when it never is); - reads it from stdin; none drops a resumed session's schema." placeholder:"FILE"`
 	SchemaRetries     int       `name:"schema-retries" default:"2" help:"Turns the model gets to fix an answer that fails --output-schema." placeholder:"N"`
@@ -112,6 +114,17 @@ type runCmd struct {
 
 // Run runs a prompt.
 func (c *runCmd) Run(a *app, store *session.Store) error {
+	if pr := c.progress(a); pr != nil {
+		// Diagnostics go out in order with the progress lines, and a
+		// blocked stderr stalls neither the run nor its end.
+		stderr := a.stderr
+		a.stderr = pr.Diag()
+		defer func() {
+			pr.Close(progressFlush)
+			a.stderr = stderr
+		}()
+		a.progress = pr
+	}
 	tr := c.startTracing(a)
 	defer tr.finish(a)
 	em := c.emitter(a, tr)
@@ -146,7 +159,8 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 	return nil
 }
 
-// emitter returns where events go for the chosen output mode, and to the
+// emitter returns where events go for the chosen output mode; the
+// progress printer, when there is one, reads them too, and so does the
 // trace when there is one.
 func (c *runCmd) emitter(a *app, tr *tracing) *runner.Emitter {
 	var out io.Writer
@@ -156,10 +170,26 @@ func (c *runCmd) emitter(a *app, tr *tracing) *runner.Emitter {
 	case "json":
 		out = resultOnly{a.stdout}
 	}
+	switch {
+	case a.progress == nil:
+	case out == nil:
+		out = a.progress
+	default:
+		out = progressTee{out, a.progress}
+	}
 	if tr != nil {
 		return runner.NewEmitter(&tee{trace: tr.b, out: out}, nil)
 	}
 	return runner.NewEmitter(out, nil)
+}
+
+// progressTee writes each event to w and to the progress printer, which
+// never fails; w's error is the write's.
+type progressTee struct{ w, progress io.Writer }
+
+func (t progressTee) Write(p []byte) (int, error) {
+	t.progress.Write(p)
+	return t.w.Write(p)
 }
 
 // report prints the text-mode answer and the diagnostics on stderr; hint

@@ -1,0 +1,241 @@
+package progress
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the output goroutine and the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+const (
+	evSession = `{"type":"session","session_id":"s1","timestamp":"2026-12-01T10:00:00.000Z","provider":"anthropic","model":"m","resumed":false,"tools":["bash","read"]}`
+	evUser    = `{"type":"entry","session_id":"s1","timestamp":"2026-12-01T10:00:00.100Z","entry":{"type":"message","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}}`
+	evTurn1   = `{"type":"entry","session_id":"s1","timestamp":"2026-12-01T10:00:02.100Z","entry":{"type":"message","message":{"role":"assistant","content":[{"type":"toolUse","id":"c1","name":"bash","input":"{}"}],"usage":{"input":1000,"output":50,"cacheRead":4096},"costUsd":0.25}}}`
+	evStart1  = `{"type":"tool_start","session_id":"s1","timestamp":"2026-12-01T10:00:02.101Z","name":"bash","call_id":"c1","input":{"command":"go test ./...\nrm -rf /tmp/x"}}`
+	evEnd1    = `{"type":"tool_end","session_id":"s1","timestamp":"2026-12-01T10:00:03.901Z","name":"bash","call_id":"c1","duration_ms":1800,"is_error":true,"exit_code":1,"output_bytes":2355}`
+	evTurn2   = `{"type":"entry","session_id":"s1","timestamp":"2026-12-01T10:00:04.000Z","entry":{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"usage":{"input":10,"output":5},"costUsd":0.2}}}`
+	evResult  = `{"type":"result","session_id":"s1","timestamp":"2026-12-01T10:00:04.100Z","exit_code":5,"reason":"provider_error","error":"boom: 100%\nsecond line"}`
+)
+
+func feed(p *Printer, events ...string) {
+	for _, e := range events {
+		p.Write([]byte(e + "\n"))
+	}
+}
+
+func TestStepLines(t *testing.T) {
+	var out lockedBuffer
+	p := New(&out, Options{Steps: true, MaxCostUSD: 0.5})
+	feed(p, evSession, evUser, evTurn1, evStart1, evEnd1, evTurn2, evResult)
+	fmt.Fprintf(p.Diag(), "awl: model request failed (529); retry 1 in 1s\n")
+	p.Close(time.Second)
+	want := `awl: start: anthropic m, new session s1, 2 tools
+awl: turn 1: 1000 in, 50 out, 4096 cache read, $0.2500 so far, 2.0s, 1 tool call
+awl: tool bash: go test ./...⏎rm -rf /tmp/x -> exit 1, 1.8s, 2.3 KiB
+awl: turn 2: 10 in, 5 out, $0.4500 so far, 99ms
+awl: budget: $0.4500 of --max-cost-usd $0.5000 used (90%)
+awl: model request failed (529); retry 1 in 1s
+`
+	if got := out.String(); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestGitHub(t *testing.T) {
+	var out lockedBuffer
+	p := New(&out, Options{Steps: true, GitHub: true})
+	feed(p, evSession, evTurn1, evStart1, evEnd1)
+	// Diagnostics: a warning becomes an annotation; a line that would be
+	// a workflow command is not one.
+	fmt.Fprint(p.Diag(), "awl: warning: 50% of: it, all\n::set-output name=x::1\n  ::add-mask::y\npartial")
+	feed(p, evResult)
+	p.Close(time.Second)
+	got := out.String()
+	for _, want := range []string{
+		"::group::awl: turn 1: 1000 in, 50 out, 4096 cache read, $0.2500 so far, 2.1s, 1 tool call\nawl: tool bash:",
+		"\n::endgroup::\n",
+		"\n::warning title=awl::50%25 of: it, all\n",
+		"\nawl: ::set-output name=x::1\n",
+		"\nawl:   ::add-mask::y\n",
+		"\n::error title=awl exited 5 (provider_error)::boom: 100%25%0Asecond line\n",
+		"\npartial\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	for line := range strings.SplitSeq(got, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "::") {
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "::"), "::")
+			name, _, _ = strings.Cut(name, " ")
+			switch name {
+			case "group", "endgroup", "warning", "error":
+			default:
+				t.Errorf("a workflow command %q got through: %q", name, line)
+			}
+		}
+	}
+	// The group closes before the error annotation.
+	if strings.Index(got, "::endgroup::") > strings.Index(got, "::error") {
+		t.Errorf("group still open at the error:\n%s", got)
+	}
+}
+
+func TestEscape(t *testing.T) {
+	if got := escapeData("a%b\r\nc:d,e"); got != "a%25b%0D%0Ac:d,e" {
+		t.Errorf("escapeData: %q", got)
+	}
+	if got := escapeProperty("a%b\r\nc:d,e"); got != "a%25b%0D%0Ac%3Ad%2Ce" {
+		t.Errorf("escapeProperty: %q", got)
+	}
+}
+
+// blocked is a destination whose writes never return.
+type blocked struct{ started chan struct{} }
+
+func (b blocked) Write(p []byte) (int, error) {
+	select {
+	case b.started <- struct{}{}:
+	default:
+	}
+	select {}
+}
+
+func TestBlockedDestinationNeverStalls(t *testing.T) {
+	b := blocked{started: make(chan struct{}, 1)}
+	p := New(b, Options{Steps: true})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 10 * queueLen {
+			feed(p, evTurn1, evStart1, evEnd1)
+			fmt.Fprintln(p.Diag(), "awl: a diagnostic")
+		}
+		p.Close(10 * time.Millisecond)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("writes to a blocked destination stalled the caller")
+	}
+	// Writes after Close are dropped, not queued or panicking.
+	feed(p, evTurn2)
+	fmt.Fprintln(p.Diag(), "late")
+}
+
+// failing is a destination that fails every write, as a closed pipe does.
+type failing struct {
+	mu     sync.Mutex
+	writes int
+}
+
+func (f *failing) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes++
+	return 0, syscall.EPIPE
+}
+
+func TestFailingDestinationStopsOutput(t *testing.T) {
+	f := &failing{}
+	p := New(f, Options{Steps: true})
+	for range 50 {
+		feed(p, evTurn1)
+	}
+	p.Close(time.Second)
+	if f.writes != 1 {
+		t.Errorf("%d writes after the first failure, want none", f.writes-1)
+	}
+}
+
+// slow lets writes through one at a time, when the test says so.
+type slow struct {
+	gate chan struct{}
+	out  lockedBuffer
+}
+
+func (s *slow) Write(p []byte) (int, error) {
+	<-s.gate
+	return s.out.Write(p)
+}
+
+func TestDroppedLinesAreCounted(t *testing.T) {
+	s := &slow{gate: make(chan struct{})}
+	p := New(s, Options{Steps: true})
+	for range queueLen + 10 {
+		fmt.Fprintln(p.Diag(), "awl: line")
+	}
+	close(s.gate)
+	time.Sleep(10 * time.Millisecond) // let the queue drain (no assertion on time)
+	fmt.Fprintln(p.Diag(), "awl: after")
+	p.Close(5 * time.Second)
+	got := s.out.String()
+	if !strings.Contains(got, "writes dropped (stderr was not keeping up)\n") {
+		t.Errorf("no count of the dropped writes:\n%s", got[max(0, len(got)-300):])
+	}
+	if !strings.HasSuffix(got, "awl: after\n") {
+		t.Errorf("the last line is lost:\n%s", got[max(0, len(got)-300):])
+	}
+}
+
+func TestLiveStatusLine(t *testing.T) {
+	var out lockedBuffer
+	now := time.Date(2026, 12, 1, 10, 0, 12, 0, time.UTC)
+	p := New(&out, Options{Steps: true, Live: true, Width: 60, Start: now.Add(-12 * time.Second),
+		Now: func() time.Time { return now }, Tick: time.Hour})
+	feed(p, evTurn1, evStart1)
+	feed(p, evEnd1)
+	p.Close(time.Second)
+	got := out.String()
+	// Each write clears the status line, prints the step lines, and draws
+	// the status again, without a newline; Close clears it.
+	want := "\r\x1b[Kawl: turn 1: 1000 in, 50 out, 4096 cache read, $0.2500 so far, 1 tool call\n" +
+		"awl: 12s · turn 1 · 5096 in / 50 out · $0.2500" +
+		"\r\x1b[Kawl: 12s · turn 1 · 5096 in / 50 out · $0.2500 · bash runn…" +
+		"\r\x1b[Kawl: tool bash: go test ./...⏎rm -rf /tmp/x -> exit 1, 1.8s, 2.3 KiB\n" +
+		"awl: 12s · turn 1 · 5096 in / 50 out · $0.2500" +
+		"\r\x1b[K"
+	if got != want {
+		t.Errorf("got:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	for _, c := range []struct{ ev, want string }{
+		{`{"type":"tool_start","name":"grep","call_id":"a","input":{"pattern":"TODO","path":"src"}}`, "awl: tool grep: TODO in src"},
+		{`{"type":"tool_start","name":"ls","call_id":"a","input":{}}`, "awl: tool ls: ."},
+		{`{"type":"tool_start","name":"mcp__x__y","call_id":"a","input":{"n":1}}`, `awl: tool mcp__x__y: {"n":1}`},
+		{`{"type":"tool_start","name":"bash","call_id":"a","input":"not json"}`, "awl: tool bash: not json"},
+		{`{"type":"tool_start","name":"bash","call_id":"a","input":{"command":"echo \u001b[31mred"}}`, "awl: tool bash: echo  [31mred"},
+		{`{"type":"tool_start","name":"bash","call_id":"a","input":{"command":"` + strings.Repeat("x", 200) + `"}}`, "awl: tool bash: " + strings.Repeat("x", 79) + "…"},
+	} {
+		var out lockedBuffer
+		p := New(&out, Options{Steps: true})
+		feed(p, c.ev)
+		if got := p.st.calls["a"]; got != c.want {
+			t.Errorf("%s: got %q, want %q", c.ev, got, c.want)
+		}
+		p.Close(time.Second)
+	}
+}
