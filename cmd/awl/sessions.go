@@ -39,6 +39,7 @@ type sessionsCmd struct {
 	Prune   sessionsPruneCmd   `cmd:"" help:"Remove sessions not modified for a while; one in use is skipped, said on stderr, and is no failure (exit 0)."`
 	Verify  sessionsVerifyCmd  `cmd:"" help:"Check sessions fully, as a resume would: path:line: reason for each problem; exit 3 if any is broken."`
 	Compact sessionsCompactCmd `cmd:"" help:"Have the model summarise a session now, so that its next run starts from the summary; events as NDJSON on stdout."`
+	Report  sessionsReportCmd  `cmd:"" help:"Write a session as one self-contained HTML page (--html FILE) to read offline or keep as a CI artifact."`
 }
 
 // age is a duration flag that also takes days: 30d, 1d12h, 24h, 90m.
@@ -421,6 +422,16 @@ func resolve(store *session.Store, ref string) (string, error) {
 	return p, err
 }
 
+// loadRef resolves ref and loads the whole session.
+func loadRef(store *session.Store, ref string) (string, *session.Session, error) {
+	p, err := resolve(store, ref)
+	if err != nil {
+		return "", nil, err
+	}
+	s, err := session.Load(p)
+	return p, s, err
+}
+
 // sessionsPathCmd prints a session file's path.
 type sessionsPathCmd struct {
 	Ref string `arg:"" help:"Session id, unique prefix, or path." placeholder:"REF"`
@@ -443,11 +454,7 @@ type sessionsShowCmd struct {
 }
 
 func (c *sessionsShowCmd) Run(a *app, store *session.Store) error {
-	p, err := resolve(store, c.Ref)
-	if err != nil {
-		return err
-	}
-	s, err := session.Load(p)
+	p, s, err := loadRef(store, c.Ref)
 	if err != nil {
 		return err
 	}
