@@ -59,6 +59,7 @@ var actionOnlyInputs = map[string]bool{
 	"working-directory": true,
 	"upload-session":    true,
 	"artifact-name":     true,
+	"report":            true,
 	"fail-on-error":     true,
 	"version":           true,
 	"install-only":      true,
@@ -253,7 +254,19 @@ func TestActionYAML(t *testing.T) {
 // outputs.
 func actionRun(t *testing.T, a actionFile, dir string, env []string, inputs map[string]string) map[string]string {
 	t.Helper()
-	run := a.step(t, "run")
+	out, _ := actionStepRun(t, a, "run", dir, env, inputs, nil)
+	return out
+}
+
+// stepExpr is a step's env value taken from an earlier step's output.
+var stepExpr = regexp.MustCompile(`^\$\{\{ steps\.([a-z]+)\.outputs\.([a-z_]+) \}\}$`)
+
+// actionStepRun runs the step id as actionRun runs the run step; its env
+// may also take the outputs of earlier steps (prior, by step id). It
+// returns the step's outputs and its log (stdout and stderr).
+func actionStepRun(t *testing.T, a actionFile, id, dir string, env []string, inputs map[string]string, prior map[string]map[string]string) (map[string]string, string) {
+	t.Helper()
+	run := a.step(t, id)
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "awl-bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
@@ -273,6 +286,10 @@ func actionRun(t *testing.T, a actionFile, dir string, env []string, inputs map[
 	cmd.Env = append(os.Environ(), "RUNNER_TEMP="+tmp, "GITHUB_OUTPUT="+out, "GITHUB_STEP_SUMMARY=")
 	cmd.Env = append(cmd.Env, env...)
 	for k, v := range run.Env {
+		if m := stepExpr.FindStringSubmatch(v); m != nil {
+			cmd.Env = append(cmd.Env, k+"="+prior[m[1]][m[2]])
+			continue
+		}
 		name := inputExpr.FindStringSubmatch(v)[1]
 		val, ok := inputs[name]
 		if !ok && a.Inputs[name].Default != nil {
@@ -280,14 +297,15 @@ func actionRun(t *testing.T, a actionFile, dir string, env []string, inputs map[
 		}
 		cmd.Env = append(cmd.Env, k+"="+val)
 	}
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("run step: %v\n%s", err, b)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s step: %v\n%s", id, err, b)
 	}
 	data, err := os.ReadFile(out)
-	if err != nil {
+	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
-	return parseGithubOutput(t, string(data))
+	return parseGithubOutput(t, string(data)), string(b)
 }
 
 // parseGithubOutput reads a GITHUB_OUTPUT file: name=value lines and
@@ -577,5 +595,55 @@ func TestCIInputTable(t *testing.T) {
 	}
 	if len(inTable) < 10 {
 		t.Errorf("read %d inputs from the table; the parser reads nothing", len(inTable))
+	}
+}
+
+// TestActionReport: with report: true the action writes the session's HTML
+// page and uploads it beside the session; the run step's log shows the
+// steps as log groups.
+func TestActionReport(t *testing.T) {
+	a, srv, work, env := actionRig(t)
+	srv.Enqueue(providertest.ToolCall("anthropic", "toolu_1", "bash", `{"command":"echo '<script>x</script>'; echo '::set-output name=pwned::1'"}`),
+		providertest.Text("anthropic", "Done."))
+	inputs := map[string]string{"prompt": "go", "report": "true"}
+	out, log := actionStepRun(t, a, "run", work, append(env, "GITHUB_ACTIONS=true"), inputs, nil)
+	if out["exit_code"] != "0" {
+		t.Fatalf("outputs %v\n%s", out, log)
+	}
+	for _, want := range []string{"\n::group::awl: turn 1: ", "\nawl: tool bash: echo '<script>x</script>'; echo '::set-output name=pwned::1' -> exit 0, ", "\n::endgroup::\n"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the run step's log lacks %q:\n%s", want, log)
+		}
+	}
+	rep, _ := actionStepRun(t, a, "report", work, env, inputs, map[string]map[string]string{"run": out})
+	page, err := os.ReadFile(rep["path"])
+	if err != nil {
+		t.Fatalf("report outputs %v: %v", rep, err)
+	}
+	if !strings.Contains(string(page), "&lt;script&gt;x&lt;/script&gt;") || strings.Contains(string(page), "<script") {
+		t.Errorf("the page does not show the tool output as text")
+	}
+	if !strings.HasPrefix(filepath.Base(rep["path"]), "awl-report-"+out["session_id"]) {
+		t.Errorf("report path %q", rep["path"])
+	}
+
+	// The report step and its upload run only with report: true and a
+	// session; the upload is an artifact of its own, named after the
+	// session's.
+	step := a.step(t, "report")
+	if !strings.Contains(step.If, "inputs.report == 'true'") || !strings.Contains(step.If, "steps.run.outputs.session_path != ''") || !strings.HasPrefix(step.If, "always()") {
+		t.Errorf("report step if: %q", step.If)
+	}
+	found := false
+	for _, s := range a.Runs.Steps {
+		if strings.HasPrefix(s.Uses, "actions/upload-artifact@") && s.With["path"] == "${{ steps.report.outputs.path }}" {
+			found = true
+			if !strings.HasSuffix(s.With["name"], "-report") || !strings.Contains(s.If, "steps.report.outputs.path != ''") {
+				t.Errorf("report upload: name %q, if %q", s.With["name"], s.If)
+			}
+		}
+	}
+	if !found {
+		t.Error("no step uploads the report")
 	}
 }
