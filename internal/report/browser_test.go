@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
@@ -30,47 +31,58 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// load opens file in headless Chromium, takes a screenshot, and returns
-// the page's console messages: Chromium logs each one on stderr as
+// load opens the pages in one headless Chromium, each in a frame of a
+// page of its own (Chromium costs seconds to start; one start serves them
+// all), takes a screenshot of the first, and returns the console messages
+// by the page that logged them: Chromium logs each on stderr as
 // `INFO:CONSOLE…] "message", source: URL (line)`.
-func load(t *testing.T, bin, file, shot string) []string {
+func load(t *testing.T, bin, dir, shot string, pages []string) map[string][]string {
 	t.Helper()
+	var frames strings.Builder
+	frames.WriteString(`<!doctype html><title>pages</title><link rel="icon" href="data:,">` +
+		`<style>html{overflow:hidden}body{margin:0}iframe{border:0;display:block;width:1200px;height:2000px}</style>`)
+	for _, p := range pages {
+		fmt.Fprintf(&frames, "<iframe src=%q></iframe>", filepath.Base(p))
+	}
+	top := filepath.Join(dir, "frames.html")
+	if err := os.WriteFile(top, []byte(frames.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--no-first-run", "--user-data-dir="+t.TempDir(), "--enable-logging=stderr", "--v=0",
-		"--screenshot="+shot, "--window-size=1200,2000", "file://"+file)
+		"--screenshot="+shot, "--window-size=1200,2000", "file://"+top)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, stderr.String())
 	}
-	var console []string
+	console := map[string][]string{}
 	for line := range strings.SplitSeq(stderr.String(), "\n") {
-		if strings.Contains(line, ":CONSOLE") {
-			console = append(console, line)
+		if !strings.Contains(line, ":CONSOLE") {
+			continue
 		}
+		from := "?"
+		if i := strings.LastIndex(line, ", source: file://"); i >= 0 {
+			from = filepath.Base(strings.Fields(line[i+len(", source: file://"):])[0])
+		}
+		console[from] = append(console[from], line)
 	}
 	return console
 }
 
 // The example session's report opens in a real browser with no console
 // message at all (the page has no script, so any is an error), and
-// renders: the screenshot is a real image. With AWL_UPDATE_SCREENSHOT=1 the
-// screenshot replaces docs/report.png.
+// renders: the screenshot is a real image. So does a session full of
+// markup whose scripts would log if they ran. With AWL_UPDATE_SCREENSHOT=1
+// the screenshot replaces docs/report.png.
 func TestReportInChromium(t *testing.T) {
 	bin := chromium(t)
 	dir := t.TempDir()
-
-	// The harness sees console errors: a page that makes one is caught.
-	bad := filepath.Join(dir, "bad.html")
-	os.WriteFile(bad, []byte(`<!doctype html><title>x</title><link rel="icon" href="data:,"><script>console.error("harness-check")</script>`), 0o644)
-	if got := load(t, bin, bad, filepath.Join(dir, "bad.png")); len(got) == 0 || !strings.Contains(strings.Join(got, "\n"), "harness-check") {
-		t.Fatalf("chromium's log did not show a page's console error; the check below would prove nothing: %q", got)
-	}
-
+	pages := []string{}
 	for _, c := range []struct{ name, session string }{
 		{"example", "../../examples/summarise.jsonl"},
 		{"hostile", "testdata/hostile.jsonl"},
@@ -88,25 +100,37 @@ func TestReportInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.Close()
-		shot := filepath.Join(dir, c.name+".png")
-		if msgs := load(t, bin, page, shot); len(msgs) > 0 {
-			t.Errorf("%s: console messages:\n%s", c.name, strings.Join(msgs, "\n"))
-		}
-		b, err := os.ReadFile(shot)
-		if err != nil {
-			t.Fatalf("%s: no screenshot: %v", c.name, err)
-		}
-		img, err := png.Decode(bytes.NewReader(b))
-		if err != nil {
-			t.Fatalf("%s: the screenshot is no PNG: %v", c.name, err)
-		}
-		if r := img.Bounds(); r.Dx() != 1200 || r.Dy() != 2000 {
-			t.Errorf("%s: screenshot %v", c.name, r)
-		}
-		if c.name == "example" && os.Getenv("AWL_UPDATE_SCREENSHOT") == "1" {
-			if err := os.WriteFile("../../docs/report.png", b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+		pages = append(pages, page)
+	}
+	// The harness sees a page's console errors: one that makes one is
+	// caught, or the check below would prove nothing.
+	bad := filepath.Join(dir, "bad.html")
+	os.WriteFile(bad, []byte(`<!doctype html><title>x</title><link rel="icon" href="data:,"><script>console.error("harness-check")</script>`), 0o644)
+	pages = append(pages, bad)
+
+	shot := filepath.Join(dir, "shot.png")
+	console := load(t, bin, dir, shot, pages)
+	if got := console["bad.html"]; len(got) != 1 || !strings.Contains(got[0], "harness-check") {
+		t.Fatalf("chromium's log did not show a page's console error: %q", got)
+	}
+	delete(console, "bad.html")
+	for from, msgs := range console {
+		t.Errorf("%s: console messages:\n%s", from, strings.Join(msgs, "\n"))
+	}
+	b, err := os.ReadFile(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("the screenshot is no PNG: %v", err)
+	}
+	if r := img.Bounds(); r.Dx() != 1200 || r.Dy() != 2000 {
+		t.Errorf("screenshot %v", r)
+	}
+	if os.Getenv("AWL_UPDATE_SCREENSHOT") == "1" {
+		if err := os.WriteFile("../../docs/report.png", b, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
