@@ -11,7 +11,7 @@ import (
 
 // requiredSamples are valid values for the flags a command requires, so
 // that the flag under test is the only thing wrong with a command line.
-var requiredSamples = map[string]string{"older-than": "30d", "mcp-config": "mcp.json"}
+var requiredSamples = map[string]string{"older-than": "30d", "mcp-config": "mcp.json", "html": "report.html"}
 
 // TestEmptyFlagValues walks the whole grammar: every flag that takes a
 // value, of every command, refuses an empty one (an unset "$VAR") with exit

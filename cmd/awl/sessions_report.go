@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/awlrun/awl/internal/report"
-	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/session"
 )
 
@@ -17,9 +16,6 @@ type sessionsReportCmd struct {
 }
 
 func (c *sessionsReportCmd) Run(a *app, store *session.Store) error {
-	if c.HTML == "" {
-		return runner.Usagef("--html: the file name is empty")
-	}
 	_, s, err := loadRef(store, c.Ref)
 	if err != nil {
 		return err
