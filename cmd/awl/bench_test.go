@@ -163,3 +163,45 @@ func BenchmarkRunInProcess(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLargePrompt runs a 50 MB prompt from stdin (a reader that is not
+// a file, as a pipe) with -o json, in process; BenchmarkLargeResume resumes
+// such a session. Their ratio is issue 27's "within 2× of a resume".
+func BenchmarkLargePrompt(b *testing.B) {
+	benchLarge(b, false)
+}
+
+func BenchmarkLargeResume(b *testing.B) {
+	benchLarge(b, true)
+}
+
+func benchLarge(b *testing.B, resume bool) {
+	srv := providertest.New()
+	defer srv.Close()
+	// Every request gets an answer: a resume of 50 MB may compact first.
+	srv.RespondWith(func(int, providertest.Request) providertest.Response { return providertest.Text("anthropic", "hi") })
+	b.Setenv("ANTHROPIC_API_KEY", "k")
+	b.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+	b.Setenv("AWL_SESSION_DIR", b.TempDir())
+	b.Setenv("XDG_CONFIG_HOME", b.TempDir())
+	b.Chdir(b.TempDir())
+	prompt := strings.Repeat("0123456789 the quick brown fox jumps over the lazy dog\n", 50<<20/55)
+	run := func() {
+		if c := Main(context.Background(), []string{"run", "-o", "json", "summarise"}, strings.NewReader(prompt), io.Discard, io.Discard); c != 0 {
+			b.Fatalf("exit %d", c)
+		}
+	}
+	if resume {
+		run()
+	}
+	b.SetBytes(int64(len(prompt)))
+	for b.Loop() {
+		if !resume {
+			run()
+			continue
+		}
+		if c := Main(context.Background(), []string{"run", "-o", "json", "-c", "--no-stdin", "again"}, strings.NewReader(""), io.Discard, io.Discard); c != 0 {
+			b.Fatalf("exit %d", c)
+		}
+	}
+}
