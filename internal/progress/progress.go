@@ -101,12 +101,31 @@ func (p *Printer) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
+		if len(bytes.TrimSpace(line)) == 0 || unused(line) {
 			continue
 		}
 		p.event(gjson.ParseBytes(line))
 	}
 	return len(b), nil
+}
+
+var entryPrefix = []byte(`{"type":"entry"`)
+
+// unused reports whether line is an entry event the printer has no use for:
+// any entry but the model's messages and compactions. It reads the few
+// bytes at the entry's start that say so, never the whole line: a user
+// message may hold a 50 MB prompt, which ParseBytes would copy.
+func unused(line []byte) bool {
+	if !bytes.HasPrefix(line, entryPrefix) {
+		return false
+	}
+	switch gjson.GetBytes(line, "entry.type").String() {
+	case "compaction":
+		return false
+	case "message":
+		return gjson.GetBytes(line, "entry.message.role").String() != "assistant"
+	}
+	return true
 }
 
 // Diag returns a writer for diagnostics (awl's "awl: …" lines on stderr):

@@ -3,6 +3,7 @@ package progress
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -237,5 +238,44 @@ func TestSummary(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", c.ev, got, c.want)
 		}
 		p.Close(time.Second)
+	}
+}
+
+// A user's message, a tool's result and the entries the printer has no use
+// for are passed over on their first bytes: a 10 MB prompt costs no copy of
+// it, and the lines are the same as without it.
+func TestLargeUserEntryNotCopied(t *testing.T) {
+	big := `{"type":"entry","session_id":"s1","timestamp":"2026-12-01T10:00:00.100Z","entry":{"type":"message","message":{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("x", 10<<20) + `"}]}}}`
+	var out lockedBuffer
+	p := New(&out, Options{Steps: true})
+	line := []byte(big + "\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	p.Write(line)
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("a 10 MB user entry allocated %d bytes", n)
+	}
+	feed(p, evSession, evUser, evTurn1, evStart1, evEnd1, evTurn2, evResult)
+	p.Close(time.Second)
+	var ref lockedBuffer
+	q := New(&ref, Options{Steps: true})
+	feed(q, evSession, evUser, evTurn1, evStart1, evEnd1, evTurn2, evResult)
+	q.Close(time.Second)
+	if out.String() != ref.String() || !strings.Contains(out.String(), "turn 2") {
+		t.Errorf("with the large entry:\n%s\nwithout:\n%s", out.String(), ref.String())
+	}
+	for _, line := range []string{
+		`{"type":"entry","entry":{"type":"turnContext","x":1}}`,
+		`{"type":"entry","entry":{"type":"message","message":{"role":"user"}}}`,
+	} {
+		if !unused([]byte(line)) {
+			t.Errorf("%s: used", line)
+		}
+	}
+	for _, line := range []string{evTurn1, `{"type":"entry","entry":{"type":"compaction","usage":{"input":1}}}`, evResult, evStart1} {
+		if unused([]byte(line)) {
+			t.Errorf("%s: unused", line)
+		}
 	}
 }
