@@ -101,7 +101,15 @@ func (p *Printer) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 || unused(line) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if unused(line) {
+			// Its time still counts: a turn lasts from the event before.
+			ts, err := time.Parse("2006-01-02T15:04:05.000Z", gjson.GetBytes(line, "timestamp").String())
+			if err == nil {
+				p.st.last = ts
+			}
 			continue
 		}
 		p.event(gjson.ParseBytes(line))
