@@ -54,6 +54,13 @@ type sseDecoder struct {
 	// skipLF is set when the previous line ended in CR at the very end of
 	// the buffered bytes: a following LF belongs to that line ending.
 	skipLF bool
+	// scanned counts the bytes from head already searched for a line
+	// ending and found to hold none: a long line arriving a packet at a
+	// time is searched once, not again from its start after each read.
+	scanned int
+	// searched counts every byte searched for a line ending: its tests
+	// hold it to a small multiple of the stream's size.
+	searched int
 
 	event   []byte
 	data    []byte
@@ -133,12 +140,16 @@ func (d *sseDecoder) line() ([]byte, error) {
 			d.skipLF = false
 		}
 		window := d.buf[d.head:d.tail]
-		end := bytes.IndexByte(window, '\n')
-		search := window
+		end := bytes.IndexByte(window[d.scanned:], '\n')
+		search := window[d.scanned:]
 		if end >= 0 {
-			search = window[:end]
+			end += d.scanned
+			search = window[d.scanned:end]
 		}
+		d.searched += len(window) - d.scanned + len(search)
 		if cr := bytes.IndexByte(search, '\r'); cr >= 0 {
+			cr += d.scanned
+			d.scanned = 0
 			line := window[:cr]
 			switch {
 			case cr+1 < len(window):
@@ -154,10 +165,12 @@ func (d *sseDecoder) line() ([]byte, error) {
 			return line, nil
 		}
 		if end >= 0 {
+			d.scanned = 0
 			d.head += end + 1
 			return window[:end], nil
 		}
 		if d.err != nil {
+			d.scanned = 0
 			if len(window) > 0 {
 				// The stream ended without a final line ending. Deliver
 				// the line: if it was cut short, the terminal event is
@@ -167,6 +180,7 @@ func (d *sseDecoder) line() ([]byte, error) {
 			}
 			return nil, d.err
 		}
+		d.scanned = len(window)
 		if err := d.fill(); err != nil {
 			return nil, err
 		}
