@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/awlrun/awl/conv"
 )
@@ -132,4 +133,102 @@ func TestOpenRacingRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
+}
+
+// TestRemoveOlderRacingResume: prune chose a session by the age it saw
+// when listing; a resume that appended to it before prune took its lock
+// (after the listing, or between prune's open and its lock) keeps it:
+// RemoveOlder rechecks the modification time under the lock.
+func TestRemoveOlderRacingResume(t *testing.T) {
+	st := testStore(t)
+	old := time.Now().Add(-40 * 24 * time.Hour)
+	cutoff := time.Now().Add(-30 * 24 * time.Hour)
+	resume := func(path string) {
+		s, err := Open(path)
+		if err != nil {
+			t.Fatalf("resume: %v", err)
+		}
+		mustAppend(t, s, Entry{Provider: "p", Model: "m", Message: userMsg("resumed")})
+		s.Close()
+	}
+	for _, when := range []string{"after the listing", "between open and lock"} {
+		s, err := st.Create("/w", "p", "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if err := os.Chtimes(s.Path, old, old); err != nil {
+			t.Fatal(err)
+		}
+		infos, err := st.List("/w")
+		if err != nil || len(infos) == 0 || !infos[len(infos)-1].Modified.Before(cutoff) {
+			t.Fatalf("listing: %v %+v", err, infos)
+		}
+		if when == "after the listing" {
+			resume(s.Path)
+		} else {
+			testHookRemoveOpened = func(p string) {
+				testHookRemoveOpened = nil
+				resume(p)
+			}
+		}
+		for _, rm := range []func(string, time.Time) error{CheckRemoveOlder, RemoveOlder} {
+			err = rm(s.Path, cutoff)
+			var se *Error
+			if !errors.As(err, &se) || se.Kind != KindModified || !strings.Contains(err.Error(), "after the cut-off") {
+				t.Errorf("%s: RemoveOlder = %v, want KindModified", when, err)
+			}
+		}
+		testHookRemoveOpened = nil
+		if _, err := os.Stat(s.Path); err != nil {
+			t.Fatalf("%s: the resumed session is gone: %v", when, err)
+		}
+		if c := sameAsLoad(t, s.Path).Conversation(); len(c) != 1 || c[0].Text() != "resumed" {
+			t.Errorf("%s: the resumed turn: %+v", when, c)
+		}
+	}
+	// Left alone, an old session goes.
+	s, err := st.Create("/w", "p", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	os.Chtimes(s.Path, old, old)
+	if err := CheckRemoveOlder(s.Path, cutoff); err != nil {
+		t.Errorf("CheckRemoveOlder(an old session) = %v", err)
+	}
+	if err := RemoveOlder(s.Path, cutoff); err != nil {
+		t.Errorf("RemoveOlder(an old session) = %v", err)
+	}
+	if _, err := os.Stat(s.Path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an old session was kept: %v", err)
+	}
+}
+
+// TestRemoveRacingRename: when the name is given to another file between
+// rm's open and its lock, rm removes neither: it checked one file and
+// would unlink the other.
+func TestRemoveRacingRename(t *testing.T) {
+	st := testStore(t)
+	s, err := st.Create("/w", "p", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	other := filepath.Join(t.TempDir(), "other.jsonl")
+	writeFile(t, other, readFile(t, s.Path))
+	testHookRemoveOpened = func(p string) {
+		if err := os.Rename(other, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = Remove(s.Path)
+	testHookRemoveOpened = nil
+	var se *Error
+	if !errors.As(err, &se) || se.Kind != KindNotFound {
+		t.Errorf("Remove = %v, want a KindNotFound error", err)
+	}
+	if _, err := os.Stat(s.Path); err != nil {
+		t.Errorf("the file that took the name was removed: %v", err)
+	}
 }

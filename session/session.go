@@ -843,6 +843,9 @@ const (
 	KindAccess
 	// KindExists is a session id that is already taken (--session-id).
 	KindExists
+	// KindModified is a session that prune chose by its age and that was
+	// modified after the cut-off before it could be removed: it is kept.
+	KindModified
 )
 
 // Error is a session failure.

@@ -75,22 +75,6 @@ func TestToolDiesWithAwl(t *testing.T) {
 	}
 }
 
-// linkedAwl makes a temporary directory holding awl, a link to the test
-// binary (which runs as awl under that name, TestMain), and returns both.
-func linkedAwl(t *testing.T) (tmp, awl string) {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp = t.TempDir()
-	awl = filepath.Join(tmp, "awl")
-	if err := os.Symlink(exe, awl); err != nil {
-		t.Fatal(err)
-	}
-	return tmp, awl
-}
-
 // sleepsIn counts the sleep processes among pids.
 func sleepsIn(pids []int) int {
 	n := 0

@@ -733,7 +733,7 @@ type sessionsRmCmd struct {
 
 func (c *sessionsRmCmd) Run(a *app, store *session.Store) error {
 	paths, errs := resolveAll(a, store, c.Refs)
-	return removeAll(a, paths, false, false, errs)
+	return removeAll(a, paths, false, time.Time{}, errs)
 }
 
 // resolveAll resolves refs to distinct paths, in order, saying on stderr
@@ -759,15 +759,25 @@ func resolveAll(a *app, store *session.Store, refs []string) (paths []string, er
 // they happen, after the earlier ones in errs; a *session.Error sums them
 // up, for exit code 3. With skipInUse, a session in use is reported as
 // skipped and is no failure: prune meets one whenever a run is active.
-func removeAll(a *app, paths []string, dryRun, skipInUse bool, errs []error) error {
+// A non-zero cutoff is prune's: each file's age is checked again under its
+// lock, and one modified at or after cutoff (a run resumed it after the
+// listing) is skipped too. Prune skips sessions in use.
+func removeAll(a *app, paths []string, dryRun bool, cutoff time.Time, errs []error) error {
 	removed := 0
 	rm, skipped, notRemoved := session.Remove, "skipped", "not removed"
 	if dryRun {
 		rm, skipped, notRemoved = session.CheckRemove, "would skip", "would not remove"
 	}
+	skipInUse := !cutoff.IsZero()
+	if skipInUse {
+		rm = func(p string) error { return session.RemoveOlder(p, cutoff) }
+		if dryRun {
+			rm = func(p string) error { return session.CheckRemoveOlder(p, cutoff) }
+		}
+	}
 	for _, p := range paths {
 		if err := rm(p); err != nil {
-			if skipInUse && isKind(err, session.KindLocked) {
+			if skipInUse && (isKind(err, session.KindLocked) || isKind(err, session.KindModified)) {
 				fmt.Fprintf(a.stderr, "awl: %s: %v\n", skipped, err)
 				continue
 			}
@@ -835,5 +845,13 @@ func (c *sessionsPruneCmd) Run(a *app, store *session.Store) error {
 			paths = append(paths, in.Path)
 		}
 	}
-	return removeAll(a, paths, c.DryRun, true, nil)
+	if testHookPruneChosen != nil {
+		testHookPruneChosen(paths)
+	}
+	return removeAll(a, paths, c.DryRun, cutoff, nil)
 }
+
+// testHookPruneChosen, when set by a test, runs once prune has chosen the
+// sessions to remove by the ages it listed, before it removes them: the
+// window in which a run may resume one.
+var testHookPruneChosen func(paths []string)
