@@ -80,9 +80,12 @@ type RunInfo struct {
 // cannot be read is listed with Err set.
 //
 // The header's cwd is checked before anything else: directories that encode
-// alike (/a-b and /a/b) share a sessions directory, so a file is listed for
-// cwd only when its header names cwd, whatever follows. A file whose header
-// cannot be read names no directory, and is listed only for "" (all).
+// alike (/a-b and /a/b) share a sessions directory, so a file whose header
+// names another directory is not listed for cwd, whatever follows. A file
+// of cwd's sessions directory whose header cannot be read (torn, empty, not
+// a session) names no directory: it is listed with its error for each
+// directory of that encoding, so that `awl sessions` and `awl sessions
+// verify` show it; IsSession is false, so nothing removes it.
 func (s *Store) List(cwd string) ([]Info, error) {
 	var dirs []string
 	if cwd != "" {
@@ -128,8 +131,8 @@ func (s *Store) List(cwd string) ([]Info, error) {
 	wg.Wait()
 	out := infos[:0]
 	for _, in := range infos {
-		if cwd != "" && (in.Cwd == "" || filepath.Clean(in.Cwd) != cwd) {
-			continue // another directory with the same encoding, or none
+		if cwd != "" && in.Cwd != "" && filepath.Clean(in.Cwd) != cwd {
+			continue // another directory with the same encoding
 		}
 		out = append(out, in)
 	}
@@ -224,13 +227,13 @@ func (sc *infoScanner) scan(path, scope string) Info {
 	in := Info{Path: path, ID: SessionIDFromPath(path)}
 	f, err := os.Open(path)
 	if err != nil {
-		in.Err = err
+		in.Err = openError(path, err) // as Verify says it
 		return in
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		in.Err = err
+		in.Err = openError(path, err)
 		return in
 	}
 	in.Modified = fi.ModTime()
@@ -259,7 +262,8 @@ func (sc *infoScanner) scan(path, scope string) Info {
 		costSum     float64
 		costSeen    bool
 	)
-	handle := func(start, end int64, prefix []byte, last byte, suffix []byte) error {
+	var text utf8Run // the UTF-8 check of the line being read
+	handle := func(start, end int64, prefix []byte, last byte, suffix []byte, utf8OK bool) error {
 		lineNo++
 		if lineNo == 1 {
 			line, err := sc.readLine(f, start, end)
@@ -276,13 +280,18 @@ func (sc *infoScanner) scan(path, scope string) Info {
 			case in.IsSession:
 				in.Cwd = gjson.GetBytes(line, "cwd").String()
 			}
-			if scope != "" && (in.Cwd == "" || filepath.Clean(in.Cwd) != scope) {
+			if scope != "" && in.Cwd != "" && filepath.Clean(in.Cwd) != scope {
 				return errOtherDir
 			}
 			return err
 		}
 		if bad != nil {
 			return bad // a line follows it: it is not a torn last line
+		}
+		if !utf8OK {
+			// As entryLine says it, for Verify and resume.
+			bad, badLine = corruptError(path, lineNo, "invalid UTF-8"), linePos{start, end - start}
+			return nil
 		}
 		isMsg := bytes.HasPrefix(prefix, messagePrefix)
 		isRun := bytes.HasPrefix(prefix, runPrefix)
@@ -346,8 +355,12 @@ func (sc *infoScanner) scan(path, scope string) Info {
 			j := bytes.IndexByte(chunk[i:], '\n')
 			if j < 0 {
 				preN += copy(pre[preN:], chunk[i:])
+				text.feed(chunk[i:], false)
 				break
 			}
+			text.feed(chunk[i:i+j], true)
+			utf8OK := !text.bad
+			text = utf8Run{}
 			var prefix []byte
 			if lineStart >= off && preN == 0 {
 				prefix = chunk[i : i+min(j, prefixSize)]
@@ -366,7 +379,7 @@ func (sc *infoScanner) scan(path, scope string) Info {
 			if from := max(lineStart, end-suffixSize); from >= off {
 				suffix = chunk[from-off : i+j]
 			}
-			if err := handle(lineStart, end, prefix, last, suffix); err != nil {
+			if err := handle(lineStart, end, prefix, last, suffix, utf8OK); err != nil {
 				return fail(err)
 			}
 			lineStart = off + int64(i+j+1)
@@ -381,7 +394,7 @@ func (sc *infoScanner) scan(path, scope string) Info {
 			break
 		}
 		if rerr != nil {
-			return fail(rerr)
+			return fail(openError(path, rerr))
 		}
 	}
 	if lineNo == 0 {
@@ -424,6 +437,52 @@ func (sc *infoScanner) scan(path, scope string) Info {
 		in.TotalCostUSD = &total
 	}
 	return in
+}
+
+// utf8Run checks that a line is valid UTF-8 as the listing reads it, a
+// chunk at a time: a rune cut by the end of a chunk is carried over to the
+// next one.
+type utf8Run struct {
+	carry [utf8.UTFMax]byte
+	n     int
+	bad   bool
+}
+
+// feed checks p, the next piece of the line; final says p ends it.
+func (u *utf8Run) feed(p []byte, final bool) {
+	if u.bad {
+		return
+	}
+	if u.n > 0 {
+		// Complete the rune carried over from the last piece.
+		k := copy(u.carry[u.n:], p)
+		buf := u.carry[:u.n+k]
+		if !utf8.FullRune(buf) {
+			u.n += k // p was too short to complete it
+			u.bad = final
+			return
+		}
+		r, size := utf8.DecodeRune(buf)
+		if r == utf8.RuneError && size == 1 {
+			u.bad = true
+			return
+		}
+		p = p[size-u.n:]
+		u.n = 0
+	}
+	if !final {
+		// Hold back a rune that the next piece completes.
+		for i := len(p) - 1; i >= 0 && i > len(p)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(p[i]) {
+				if !utf8.FullRune(p[i:]) {
+					u.n = copy(u.carry[:], p[i:])
+					p = p[:i]
+				}
+				break
+			}
+		}
+	}
+	u.bad = !utf8.Valid(p)
 }
 
 // runPrefix is how awl starts a run entry line; typeRun is its type.

@@ -52,8 +52,8 @@ func TestList(t *testing.T) {
 	}
 	mustAppend(t, c, Entry{Provider: "openai", Model: "gpt-4o", Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{{Type: conv.BlockToolResult, Content: "x"}}}})
 	c.Close()
-	// A broken file in a's directory names no directory: it is listed
-	// only with all, with Err.
+	// A broken file in a's directory names no directory: it is listed with
+	// Err for every directory of that encoding (/a/b and /a-b), as for all.
 	bad := filepath.Join(filepath.Dir(a.Path), "2026-04-25T17-40-15-000Z_00000000-0000-7000-8000-000000000000.jsonl")
 	writeFile(t, bad, []byte("not json\n"))
 	// Junk that is not a session is ignored.
@@ -64,10 +64,13 @@ func TestList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(infos) != 1 {
-		t.Fatalf("List(/a/b) = %d infos: %+v", len(infos), infos)
+	if len(infos) != 2 || infos[0].Path != bad || infos[0].Err == nil || infos[0].IsSession || infos[0].Cwd != "" {
+		t.Fatalf("List(/a/b) = %d infos, want the broken file with its error, then a: %+v", len(infos), infos)
 	}
-	got := infos[0]
+	if ab, err := st.List("/a-b"); err != nil || len(ab) != 2 || ab[0].Path != bad || ab[1].Path != b.Path {
+		t.Fatalf("List(/a-b) = %+v, %v; want the broken file, then b", ab, err)
+	}
+	got := infos[1]
 	fi, _ := os.Stat(a.Path)
 	want := Info{ID: a.Header.ID, Path: a.Path, Cwd: "/a/b", Created: a.Header.Timestamp, Modified: fi.ModTime(),
 		Messages: 5, Provider: "openai", Model: "gpt-5",

@@ -1,0 +1,157 @@
+package session
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/awlrun/awl/conv"
+)
+
+// TestListAndVerifyAgree builds a corpus of broken session files in one
+// directory's store and holds the listing (what `awl sessions` shows) and
+// Verify (what `awl sessions verify` says) to the same verdict on each: a
+// file the listing shows without error verifies ok, and one it shows with
+// an error has that error as Verify's first problem. Verify of the
+// directory checks exactly the files the listing shows: every file of
+// the directory but those whose header names another one.
+func TestListAndVerifyAgree(t *testing.T) {
+	st := testStore(t)
+	s, err := st.Create("/w", "p", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, Entry{Provider: "p", Model: "m", Message: userMsg("first prompt")})
+	mustAppend(t, s, Entry{Provider: "p", Model: "m", Message: &conv.Message{Role: conv.RoleAssistant, Content: []conv.Block{conv.TextBlock("an answer")}, StopReason: conv.StopEnd}})
+	mustAppend(t, s, Entry{Provider: "p", Model: "m", Message: userMsg("second prompt")})
+	s.Close()
+	good := readFile(t, s.Path)
+	dir := filepath.Dir(s.Path)
+	lines := bytes.SplitAfter(good, []byte("\n"))
+	lines = lines[:len(lines)-1] // the empty piece after the last newline
+	header := lines[0]
+	join := func(ls ...[]byte) []byte { return bytes.Join(ls, nil) }
+	replace := func(b []byte, old, new string) []byte {
+		if !bytes.Contains(b, []byte(old)) {
+			t.Fatalf("no %q in %q", old, b)
+		}
+		return bytes.Replace(b, []byte(old), []byte(new), 1)
+	}
+	other := testStore(t)
+	elsewhere, _ := other.Create("/elsewhere", "p", "m")
+	elsewhere.Close()
+	otherHeader := bytes.SplitAfter(readFile(t, elsewhere.Path), []byte("\n"))[0]
+
+	corpus := map[string][]byte{
+		"good":                   good,
+		"torn header":            header[:len(header)/2],
+		"torn header then lines": join(header[:len(header)/2], []byte("\n"), lines[1], lines[2]),
+		"torn middle":            join(header, lines[1][:len(lines[1])/2], []byte("\n"), lines[2], lines[3]),
+		"torn last line":         join(header, lines[1], lines[2], lines[3][:len(lines[3])/2]),
+		"torn last line newline": join(header, lines[1], lines[2], lines[3][:len(lines[3])/2], []byte("\n")),
+		"NUL tail":               join(good, bytes.Repeat([]byte{0}, 4096)),
+		"invalid UTF-8 middle":   join(header, replace(lines[1], "first prompt", "first \xff\xfe prompt"), lines[2], lines[3]),
+		"invalid UTF-8 last":     join(header, lines[1], lines[2], replace(lines[3], "second prompt", "second \xff prompt")),
+		"invalid UTF-8 header":   join(replace(header, `"model":"m"`, "\"model\":\"m\xc3\""), lines[1]),
+		"cut rune middle":        join(header, replace(lines[1], "first prompt", "first \xe2\x82 prompt"), lines[2]),
+		"good non-ASCII":         join(header, replace(lines[1], "first prompt", "first — prompt ✓"), lines[2]),
+		"newer version":          replace(good, `"version":1`, `"version":2`),
+		"version zero":           replace(good, `"version":1`, `"version":0`),
+		"empty file":             {},
+		"0-byte header":          join([]byte("\n"), lines[1], lines[2]),
+		"blank middle line":      join(header, lines[1], []byte("\n"), lines[2]),
+		"second header":          join(header, lines[1], header, lines[2]),
+		"not json middle":        join(header, []byte("garbage\n"), lines[2]),
+		"not a session":          []byte("{\"name\":\"notes\"}\n"),
+		"header of another cwd":  join(otherHeader, lines[1]),
+		"CRLF":                   bytes.ReplaceAll(good, []byte("\n"), []byte("\r\n")),
+		"header only":            header,
+		"header without newline": header[:len(header)-1],
+	}
+	// A line that spans the listing's read chunks, a rune cut by the
+	// chunk's end: valid, and then with an invalid byte right after the cut.
+	long := func(mid string) []byte {
+		pre := join(header, replace(lines[1], "first prompt", "first prompt "))
+		at := bytes.Index(pre, []byte("first prompt ")) + len("first prompt ")
+		pad := strings.Repeat("x", scanChunk-1-at)
+		return join(pre[:at], []byte(pad+mid+strings.Repeat("y", 5000)), pre[at:], lines[2])
+	}
+	corpus["rune across chunks"] = long("—")
+	corpus["invalid UTF-8 across chunks"] = long("\xe2\x82\xff")
+	corpus["invalid UTF-8 after chunks"] = long("—" + strings.Repeat("z", scanChunk) + "\xff")
+	names := map[string]string{} // file name → corpus case
+	for name, data := range corpus {
+		file := strings.ReplaceAll(name, " ", "-") + ".jsonl"
+		writeFile(t, filepath.Join(dir, file), data)
+		names[file] = name
+	}
+	// A directory named like a session, a symlink to a good session, one to
+	// a directory, and one to nothing.
+	if err := os.Mkdir(filepath.Join(dir, "a-directory.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for link, to := range map[string]string{"link-to-good.jsonl": "good.jsonl", "link-to-dir.jsonl": "a-directory.jsonl", "dangling.jsonl": "nothing-here"} {
+		if err := os.Symlink(to, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+		names[link] = link
+	}
+
+	infos, err := st.List("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]Info{}
+	for _, in := range infos {
+		listed[filepath.Base(in.Path)] = in
+	}
+	for file, name := range names {
+		in, ok := listed[file]
+		if name == "header of another cwd" {
+			if ok {
+				t.Errorf("%s: listed for /w: %+v", name, in)
+			}
+			continue
+		}
+		if !ok {
+			t.Errorf("%s: not listed for /w, so verify of the directory skips it", name)
+			continue
+		}
+		v := Verify(in.Path)
+		switch {
+		case in.Err == nil && len(v.Problems) > 0:
+			t.Errorf("%s: listed without error, verify says %q", name, v.Problems[0].Msg)
+		case in.Err != nil && len(v.Problems) == 0:
+			t.Errorf("%s: listed with %q, verify says ok", name, in.Err)
+		case in.Err != nil && in.Err.Error() != v.Problems[0].Msg:
+			t.Errorf("%s: listed with %q, verify's first problem is %q", name, in.Err, v.Problems[0].Msg)
+		}
+	}
+	if _, ok := listed["a-directory.jsonl"]; ok {
+		t.Error("a directory named *.jsonl is listed")
+	}
+}
+
+// TestUTF8RunSplits: checking a line in pieces, cut anywhere (inside a
+// rune too), says what utf8.Valid says of the whole line.
+func TestUTF8RunSplits(t *testing.T) {
+	for _, line := range []string{
+		"plain", "a—b✓c😀d", "\xff", "a\xe2\x82", "a\xe2\x82b", "😀\xf0\x9f", "\xed\xa0\x80", "\xc0\xaf", "ok \xef\xbf\xbd ok", "",
+	} {
+		want := utf8.ValidString(line)
+		for i := 0; i <= len(line); i++ {
+			for j := i; j <= len(line); j++ {
+				var u utf8Run
+				u.feed([]byte(line[:i]), false)
+				u.feed([]byte(line[i:j]), false)
+				u.feed([]byte(line[j:]), true)
+				if u.bad == want {
+					t.Errorf("%q cut at %d and %d: bad=%v, want valid=%v", line, i, j, u.bad, want)
+				}
+			}
+		}
+	}
+}
