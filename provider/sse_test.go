@@ -266,18 +266,18 @@ func TestDecodedStringsOutliveEventBuffer(t *testing.T) {
 	}
 }
 
-// TestSSELongLineSearchedOnce: a line of 4 MiB read 1400 bytes at a time,
+// TestSSELongLineSearchedOnce: a line of 1 MiB read 1400 bytes at a time,
 // as the network hands it over (a Responses terminal event repeating a
 // large tool input), is searched for its ending once, not again from its
 // start after each read, which made decoding quadratic in the line's
 // length.
 func TestSSELongLineSearchedOnce(t *testing.T) {
-	line := "data: " + strings.Repeat("x", 4<<20)
+	line := "data: " + strings.Repeat("x", 1<<20)
 	in := line + "\r\n\r\n" + line + "\n\n"
 	d := newSSEDecoder(iotest.HalfReader(&chunkedReader{bytes.NewReader([]byte(in)), 1400}))
 	for range 2 {
 		_, data, err := d.Next()
-		if err != nil || len(data) != 4<<20 {
+		if err != nil || len(data) != 1<<20 {
 			t.Fatalf("event of %d bytes, %v", len(data), err)
 		}
 	}

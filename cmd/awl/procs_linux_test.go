@@ -133,8 +133,8 @@ func testToolDiesWithAwl(t *testing.T, command string, sleeps int, args ...strin
 // runs, then resume at once, before the killed awl has been reaped: the
 // resume must take the session, not refuse it as in use by the dead pid.
 // No process of the tool may hold the session file open (it would keep
-// the lock until the reaper kills it). Three rounds, each killing a run
-// of the same session.
+// the lock until the reaper kills it). Two rounds, each killing a run of
+// the same session.
 func TestResumeRightAfterKill(t *testing.T) {
 	tmp, awl := linkedAwl(t)
 	srv := providertest.New()
@@ -142,7 +142,7 @@ func TestResumeRightAfterKill(t *testing.T) {
 	env := append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic",
 		"AWL_SESSION_DIR="+filepath.Join(tmp, "sessions"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
 	path := ""
-	for round := range 3 {
+	for round := range 2 {
 		srv.Enqueue(providertest.ToolCall("anthropic", fmt.Sprintf("c%d", round), "bash", `{"command":"sleep 30"}`))
 		args := []string{"run", "--no-stdin", "go"}
 		if path != "" {
