@@ -31,6 +31,9 @@ func New(name string, opts Options) (Provider, error) {
 	if !ok {
 		return nil, unknownProvider(name)
 	}
+	if spec.Open != nil {
+		return spec.Open(opts)
+	}
 	var w wire
 	switch spec.Wire {
 	case WireAnthropic:

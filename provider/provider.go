@@ -7,6 +7,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -187,4 +188,9 @@ type Options struct {
 	// Sleep waits between retries; nil means a context-aware time.Sleep.
 	// Tests pass a fake.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Recording is the session file a Recorded provider plays. With
+	// Lenient, a divergence from it is written to Warn and the run goes on.
+	Recording string
+	Lenient   bool
+	Warn      io.Writer
 }

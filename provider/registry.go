@@ -46,6 +46,15 @@ type Spec struct {
 	// MoreSecretVars are other variables holding this provider's
 	// credentials; like KeyVar they are never passed to tools.
 	MoreSecretVars []string
+	// Recorded: the provider plays a recorded session (Options.Recording)
+	// instead of asking a model. It takes no key and no base URL, has no
+	// context window (nothing is too long for a recording, so a run never
+	// prunes or compacts), cannot write a compaction's summary, and a run's
+	// prompts come from the recording unless given.
+	Recorded bool
+	// Open builds a provider that speaks no wire API (Wire is ""): New
+	// calls it instead.
+	Open func(Options) (Provider, error)
 }
 
 // Provider names, as given to New and recorded in sessions.
@@ -91,6 +100,16 @@ var registry = []Spec{
 		BaseURLVar: "OLLAMA_BASE_URL", BaseURL: "http://localhost:11434/v1",
 		DefaultModel: "gpt-oss:20b",
 	},
+}
+
+// Register adds a provider that lives in a package of its own (replay) to
+// the registry, after the built-in ones. It panics on a name taken: a
+// program bug.
+func Register(s Spec) {
+	if _, ok := Lookup(s.Name); ok || s.Name == "" {
+		panic(fmt.Sprintf("provider: %q registered twice", s.Name))
+	}
+	registry = append(registry, s)
 }
 
 // Specs returns the registry, in order. The slice is a copy.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/provider/replay"
 	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/session"
 )
@@ -59,11 +60,6 @@ type TimeoutError struct{ After time.Duration }
 
 func (e *TimeoutError) Error() string { return "stopped by --timeout " + e.After.String() }
 
-// DivergedError says a replayed run no longer matches its recording.
-type DivergedError struct{ Diff string }
-
-func (e *DivergedError) Error() string { return "replay diverged from the recording:\n" + e.Diff }
-
 // SignalCause is implemented by a context cause that reports the signal that
 // cancelled the run.
 type SignalCause interface {
@@ -108,7 +104,7 @@ func Classify(err error) (code int, reason string) {
 	if errors.As(err, &te) {
 		return ExitTimeout, "timeout"
 	}
-	var de *DivergedError
+	var de *replay.DivergedError
 	if errors.As(err, &de) {
 		return ExitProvider, "replay_diverged"
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/provider/replay"
 	"github.com/awlrun/awl/session"
 )
 
@@ -32,7 +33,7 @@ func TestClassifyMapsEveryKindToTheExitCodeTable(t *testing.T) {
 		{&provider.Error{Kind: provider.KindAuth, Status: 401}, 4, "provider_config"},
 		{&provider.Error{Kind: provider.KindTransient, Status: 529}, 5, "provider_error"},
 		{&provider.Error{Kind: provider.KindRequest, Status: 400}, 5, "provider_error"},
-		{&DivergedError{Diff: "x"}, 5, "replay_diverged"},
+		{&replay.DivergedError{Diff: "x"}, 5, "replay_diverged"},
 		{&LimitError{Reason: "max_turns"}, 6, "max_turns"},
 		{&LimitError{Reason: "max_output_tokens"}, 6, "max_output_tokens"},
 		{context.DeadlineExceeded, 124, "timeout"},

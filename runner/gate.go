@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/runner/prompt"
 )
 
 // Gate decides whether the answer the model ended its turn with is
@@ -68,20 +69,9 @@ func (e *GateError) Error() string {
 	return msg
 }
 
-// FeedbackText is a gate's feedback as the user message the model gets.
-func FeedbackText(gate, feedback string) string {
-	return `<gate_feedback gate="` + gate + `">` + "\n" + strings.TrimSpace(feedback) + "\n</gate_feedback>"
-}
-
-// IsGateFeedback reports whether m is a gate's feedback rather than a
-// prompt: a user message of one text block that FeedbackText made.
-func IsGateFeedback(m conv.Message) bool {
-	if m.Role != conv.RoleUser || len(m.Content) != 1 || m.Content[0].Type != conv.BlockText {
-		return false
-	}
-	t := m.Content[0].Text
-	return strings.HasPrefix(t, `<gate_feedback gate="`) && strings.HasSuffix(t, "</gate_feedback>")
-}
+// FeedbackText is a gate's feedback as the user message the model gets
+// (prompt.FeedbackText).
+func FeedbackText(gate, feedback string) string { return prompt.FeedbackText(gate, feedback) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -274,7 +274,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if c.Stdin && c.NoStdin {
 		return res, runner.Config{}, runner.Usagef("--stdin and --no-stdin exclude each other")
 	}
-	replay := cmp.Or(c.Provider, a.getenv("AWL_PROVIDER")) == runner.ReplayName
+	replay := recorded(cmp.Or(c.Provider, a.getenv("AWL_PROVIDER")))
 	if replay && (c.Resume != "" || c.Continue || c.Fork != "") {
 		return res, runner.Config{}, runner.Usagef("--provider replay starts a new session from the recording; it cannot be combined with --resume, --continue or --fork")
 	}
@@ -748,14 +748,14 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 		from = "AWL_PROVIDER"
 	}
 	model := cmp.Or(c.Model, a.getenv("AWL_MODEL"))
-	if name == "" && activeProvider != "" && activeProvider != "replay" {
+	if name == "" && activeProvider != "" && !recorded(activeProvider) {
 		name, from = activeProvider, "the resumed session's provider"
 		if model == "" {
 			model = activeModel
 		}
 	}
-	if name == runner.ReplayName {
-		return c.buildReplay(a, store, cwd, model)
+	if recorded(name) {
+		return c.buildReplay(a, store, cwd, name, model)
 	}
 	if c.Replay != "" {
 		return nil, "", nil, runner.Usagef("--replay needs --provider replay")
@@ -806,7 +806,7 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 
 // providerNames lists what --provider accepts, for help and errors.
 func providerNames() string {
-	return strings.Join(append(provider.Names(), runner.ReplayName), ", ")
+	return strings.Join(provider.Names(), ", ")
 }
 
 // orList joins items as "a, b or c".
@@ -822,13 +822,16 @@ func orList(items []string) string {
 func providerHelpVars() kong.Vars {
 	var models, urls []string
 	for _, s := range provider.Specs() {
+		if s.Recorded {
+			continue // no model of its own, no base URL
+		}
 		models = append(models, s.Name+": "+s.DefaultModel)
 		if !slices.Contains(urls, s.BaseURLVar) {
 			urls = append(urls, s.BaseURLVar)
 		}
 	}
 	return kong.Vars{
-		"provider_names": orList(append(provider.Names(), runner.ReplayName)),
+		"provider_names": orList(provider.Names()),
 		"auto_key_vars":  orList(provider.AutoKeyVars()),
 		"default_models": strings.Join(models, "; "),
 		"base_url_vars":  orList(urls),

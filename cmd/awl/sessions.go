@@ -580,7 +580,7 @@ func (v *viewer) message(e *session.Entry) {
 			v.text(b.Text, true)
 		}
 		return
-	case runner.IsGateFeedback(*m):
+	case prompt.IsGateFeedback(*m):
 		v.section("user · gate feedback")
 	case m.Role == conv.RoleUser && !hasNonResult(m):
 		// Only tool results: each gets its own section below.

@@ -78,7 +78,7 @@ func (c *sessionsCompactCmd) prepare(a *app, store *session.Store, em *runner.Em
 	// The provider flags and secrets of awl run, so the key and the
 	// redaction are resolved the same way.
 	rc := &runCmd{Provider: c.Provider, Model: c.Model, BaseURL: c.BaseURL, MaxRetries: c.MaxRetries, Pricing: c.Pricing, RedactEnv: c.RedactEnv}
-	if cmp.Or(c.Provider, a.getenv("AWL_PROVIDER")) == runner.ReplayName {
+	if recorded(cmp.Or(c.Provider, a.getenv("AWL_PROVIDER"))) {
 		return res, runner.Config{}, runner.Usagef("--provider replay cannot compact a session: the summary needs a model")
 	}
 	secretNames, err := rc.secretNames(a)

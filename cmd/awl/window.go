@@ -73,7 +73,7 @@ func (c *runCmd) validateWindow() error {
 // the API's "prompt is too long" makes the run compact. awl says so on
 // stderr when a threshold was asked for.
 func (c *runCmd) window(a *app, prices *modelinfo.Table, provider, model string) runner.Window {
-	if provider == runner.ReplayName {
+	if recorded(provider) {
 		// Nothing is ever too long for a recording; see prepare.
 		return runner.Window{NoCompact: true}
 	}

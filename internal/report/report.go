@@ -21,7 +21,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/awlrun/awl/conv"
-	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
@@ -135,7 +134,7 @@ func (r *renderer) scan() {
 		if m == nil {
 			continue
 		}
-		if runner.IsGateFeedback(*m) {
+		if prompt.IsGateFeedback(*m) {
 			t.chks++
 		}
 		for k := range m.Content {
@@ -277,7 +276,7 @@ func (r *renderer) message(e *session.Entry, n *int) {
 		r.w.WriteString("<details class=\"msg context\"><summary>context shown to the model</summary>")
 		r.blocks(m)
 		r.w.WriteString("</details>\n")
-	case m.Role == conv.RoleUser && runner.IsGateFeedback(*m):
+	case m.Role == conv.RoleUser && prompt.IsGateFeedback(*m):
 		r.w.WriteString("<section class=\"msg check\"><h3>check feedback</h3>")
 		r.blocks(m)
 		r.w.WriteString("</section>\n")

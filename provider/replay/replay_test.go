@@ -1,9 +1,11 @@
-package runner
+package replay
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,7 +31,7 @@ func TestReplayComparesOnlyWhatIsNewEachTurn(t *testing.T) {
 	recorded := []conv.Message{user("go"), call("t1", `{"path":"a"}`), result("t1", "A"), call("t2", `{"path":"b"}`), result("t2", "B"), answer}
 
 	var warn bytes.Buffer
-	r := NewReplay(recorded, "m-rec", true, &warn)
+	r := New(recorded, "m-rec", true, &warn)
 	now := []conv.Message{user("go")}
 	steps := []conv.Message{result("t1", "A changed"), result("t2", "B changed")}
 	for i := 0; i < 3; i++ {
@@ -37,7 +39,7 @@ func TestReplayComparesOnlyWhatIsNewEachTurn(t *testing.T) {
 		if err != nil {
 			t.Fatalf("turn %d: %v", i+1, err)
 		}
-		if m.Provider != ReplayName || m.Model != "m-rec" {
+		if m.Provider != Name || m.Model != "m-rec" {
 			t.Fatalf("served %s/%s", m.Provider, m.Model)
 		}
 		now = append(now, m)
@@ -53,21 +55,44 @@ func TestReplayComparesOnlyWhatIsNewEachTurn(t *testing.T) {
 		t.Fatalf("%d answers left", r.Remaining())
 	}
 
-	strict := NewReplay(recorded, "m-rec", false, nil)
+	strict := New(recorded, "m-rec", false, nil)
 	_, err := strict.Stream(context.Background(), provider.Request{Messages: []conv.Message{user("something else")}}, nil)
 	var de *DivergedError
 	if !errors.As(err, &de) || !strings.Contains(de.Diff, "something else") || !strings.Contains(de.Diff, "--- recorded\n  prompt:\n  go") {
 		t.Fatalf("strict replay: %v", err)
 	}
-	if _, err := NewReplay(recorded[:1], "m", false, nil).Stream(context.Background(), provider.Request{Messages: []conv.Message{user("go")}}, nil); !errors.As(err, &de) {
+	if _, err := New(recorded[:1], "m", false, nil).Stream(context.Background(), provider.Request{Messages: []conv.Message{user("go")}}, nil); !errors.As(err, &de) {
 		t.Fatalf("asking past the recording: %v", err)
 	}
 }
 
 func TestReplayPromptsSkipsContextAndToolResults(t *testing.T) {
 	ctx := conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("<environment_context>\n  <cwd>/x</cwd>\n</environment_context>")}}
-	got := ReplayPrompts([]conv.Message{{Role: conv.RoleSystem, Content: []conv.Block{conv.TextBlock("sys")}}, ctx, user("one"), call("t", "{}"), result("t", "r"), user("two")})
+	got := Prompts([]conv.Message{{Role: conv.RoleSystem, Content: []conv.Block{conv.TextBlock("sys")}}, ctx, user("one"), call("t", "{}"), result("t", "r"), user("two")})
 	if len(got) != 2 || got[0].Text() != "one" || got[1].Text() != "two" {
 		t.Fatalf("ReplayPrompts = %+v", got)
+	}
+}
+
+// TestInTheRegistry: replay is a provider of the registry, marked as a
+// recording, and provider.New opens the recording it is given.
+func TestInTheRegistry(t *testing.T) {
+	s, ok := provider.Lookup(Name)
+	if !ok || !s.Recorded || s.KeyVar != "" || s.Auto {
+		t.Fatalf("registry entry %+v, %v", s, ok)
+	}
+	if !slices.Contains(provider.Names(), Name) {
+		t.Fatalf("provider.Names() = %v", provider.Names())
+	}
+	if _, err := provider.New(Name, provider.Options{Recording: filepath.Join(t.TempDir(), "none.jsonl")}); err == nil {
+		t.Fatal("a missing recording opened")
+	}
+	p, err := provider.New(Name, provider.Options{Recording: "../../examples/summarise.jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.(*Provider)
+	if r.Name() != Name || r.Model() != "claude-sonnet-4-5" || r.Remaining() != 4 || r.Recording() == nil {
+		t.Fatalf("opened %s %s with %d answers", r.Name(), r.Model(), r.Remaining())
 	}
 }

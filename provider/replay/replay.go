@@ -1,4 +1,7 @@
-package runner
+// Package replay is the provider that plays a recorded session as the
+// model (`--provider replay --replay REF`): no key, no network, the same
+// answers every time, and a divergence from the recording fails the run.
+package replay
 
 import (
 	"context"
@@ -11,17 +14,49 @@ import (
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/session"
 )
 
-// ReplayName is the provider name recorded by replayed runs.
-const ReplayName = "replay"
+// Name is the provider name recorded by replayed runs.
+const Name = "replay"
 
-// Replay serves the assistant messages of a recorded conversation as the
+func init() {
+	provider.Register(provider.Spec{Name: Name, Recorded: true, Open: open})
+}
+
+// DivergedError says a replayed run no longer matches its recording.
+type DivergedError struct{ Diff string }
+
+func (e *DivergedError) Error() string { return "replay diverged from the recording:\n" + e.Diff }
+
+// open loads opts.Recording for New.
+func open(opts provider.Options) (provider.Provider, error) {
+	rec, err := session.Load(opts.Recording)
+	if err != nil {
+		return nil, err
+	}
+	msgs := rec.Conversation()
+	model := ""
+	for _, m := range msgs {
+		if m.Role == conv.RoleAssistant && m.Model != "" {
+			model = m.Model
+		}
+	}
+	if model == "" {
+		_, model = rec.ActiveModel()
+	}
+	r := New(msgs, model, opts.Lenient, opts.Warn)
+	r.rec = rec
+	return r, nil
+}
+
+// Provider serves the assistant messages of a recorded conversation as the
 // model, in order. Before serving each one it compares the request awl would
 // send with the one recorded: the real user prompts and the tool results
 // (context fragments such as the working directory and date are left out,
 // so a recording replays in another directory or on another day).
-type Replay struct {
+type Provider struct {
+	rec      *session.Session
 	model    string
 	answers  []conv.Message
 	expected [][]string // comparable items of the request before each answer
@@ -33,12 +68,12 @@ type Replay struct {
 	wantSeen, gotSeen int
 }
 
-var _ provider.Provider = (*Replay)(nil)
+var _ provider.Provider = (*Provider)(nil)
 
-// NewReplay prepares a replay of recorded (a session's conversation). With
+// New prepares a replay of recorded (a session's conversation). With
 // lenient, a divergence is written to warn and the replay goes on.
-func NewReplay(recorded []conv.Message, model string, lenient bool, warn io.Writer) *Replay {
-	r := &Replay{model: model, lenient: lenient, warn: warn}
+func New(recorded []conv.Message, model string, lenient bool, warn io.Writer) *Provider {
+	r := &Provider{model: model, lenient: lenient, warn: warn}
 	for i, m := range recorded {
 		if m.Role != conv.RoleAssistant {
 			continue
@@ -49,13 +84,13 @@ func NewReplay(recorded []conv.Message, model string, lenient bool, warn io.Writ
 	return r
 }
 
-// ReplayPrompts returns the real user prompts of a recorded conversation, in
+// Prompts returns the real user prompts of a recorded conversation, in
 // order: each user message that is neither context, tool results nor a
 // gate's feedback (the replayed run's own gates give that again).
-func ReplayPrompts(recorded []conv.Message) []conv.Message {
+func Prompts(recorded []conv.Message) []conv.Message {
 	var out []conv.Message
 	for _, m := range recorded {
-		if m.Role != conv.RoleUser || prompt.IsContextualMessage(m) || isToolResults(m) || IsGateFeedback(m) {
+		if m.Role != conv.RoleUser || prompt.IsContextualMessage(m) || isToolResults(m) || prompt.IsGateFeedback(m) {
 			continue
 		}
 		out = append(out, conv.Message{Role: conv.RoleUser, Content: m.Content})
@@ -73,13 +108,21 @@ func isToolResults(m conv.Message) bool {
 }
 
 // Name implements provider.Provider.
-func (r *Replay) Name() string { return ReplayName }
+func (r *Provider) Name() string { return Name }
+
+// Model is the model the recording names: that of its last answer, else
+// the session's active one.
+func (r *Provider) Model() string { return r.model }
+
+// Recording is the session the replay plays, when it was opened from a
+// file (nil from New).
+func (r *Provider) Recording() *session.Session { return r.rec }
 
 // Remaining reports how many recorded answers have not been served.
-func (r *Replay) Remaining() int { return len(r.answers) - r.served }
+func (r *Provider) Remaining() int { return len(r.answers) - r.served }
 
 // Stream implements provider.Provider.
-func (r *Replay) Stream(ctx context.Context, req provider.Request, emit func(provider.Event)) (conv.Message, error) {
+func (r *Provider) Stream(ctx context.Context, req provider.Request, emit func(provider.Event)) (conv.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return conv.Message{}, err
 	}
@@ -101,7 +144,7 @@ func (r *Replay) Stream(ctx context.Context, req provider.Request, emit func(pro
 	}
 	r.served++
 	m := r.answers[k]
-	out := conv.Message{Role: conv.RoleAssistant, Content: m.Content, Provider: ReplayName, Model: m.Model, StopReason: m.StopReason, Usage: m.Usage}
+	out := conv.Message{Role: conv.RoleAssistant, Content: m.Content, Provider: Name, Model: m.Model, StopReason: m.StopReason, Usage: m.Usage}
 	if emit != nil {
 		for i, b := range out.Content {
 			if b.Type == conv.BlockText {
