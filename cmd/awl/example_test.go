@@ -47,27 +47,9 @@ func TestRecordExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := t.TempDir()
-	ws := filepath.Join(tmp, "workspace")
-	if err := os.CopyFS(ws, os.DirFS(filepath.Join(examples, "workspace"))); err != nil {
-		t.Fatal(err)
-	}
-
 	srv := providertest.New()
 	defer srv.Close()
-	for i, turn := range exampleTurns {
-		turn.Model = "claude-sonnet-4-5"
-		turn.InputTokens, turn.OutputTokens = 900+250*i, 40+30*i
-		srv.Enqueue(providertest.Stream("anthropic", turn))
-	}
-	t.Setenv("ANTHROPIC_API_KEY", "not-a-real-key")
-	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
-	t.Setenv("AWL_SESSION_DIR", filepath.Join(tmp, "sessions"))
-	t.Setenv("AWL_PROVIDER", "")
-	t.Setenv("AWL_MODEL", "")
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config")) // no user AGENTS.md
-	t.Setenv("TZ", "UTC")
-	t.Chdir(ws)
+	recordingEnv(t, examples, srv, exampleTurns)
 
 	var stdout, stderr bytes.Buffer
 	code := Main(context.Background(), []string{"run", "--no-stdin", "-o", "json", examplePrompt}, nil, &stdout, &stderr)
@@ -88,4 +70,32 @@ func TestRecordExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote examples/summarise.jsonl (%d bytes) from %s", len(data), res.SessionPath)
+}
+
+// recordingEnv prepares a recording of an example: a scratch copy of
+// examples/workspace as the working directory, srv answering with turns
+// as claude-sonnet-4-5 through the Anthropic wire API, sessions in the
+// scratch directory, no user AGENTS.md, UTC. It returns the scratch
+// directory, the workspace's parent.
+func recordingEnv(t *testing.T, examples string, srv *providertest.Server, turns []providertest.Turn) string {
+	t.Helper()
+	tmp := t.TempDir()
+	ws := filepath.Join(tmp, "workspace")
+	if err := os.CopyFS(ws, os.DirFS(filepath.Join(examples, "workspace"))); err != nil {
+		t.Fatal(err)
+	}
+	for i, turn := range turns {
+		turn.Model = "claude-sonnet-4-5"
+		turn.InputTokens, turn.OutputTokens = 900+250*i, 40+30*i
+		srv.Enqueue(providertest.Stream("anthropic", turn))
+	}
+	t.Setenv("ANTHROPIC_API_KEY", "not-a-real-key")
+	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+	t.Setenv("AWL_SESSION_DIR", filepath.Join(tmp, "sessions"))
+	t.Setenv("AWL_PROVIDER", "")
+	t.Setenv("AWL_MODEL", "")
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config")) // no user AGENTS.md
+	t.Setenv("TZ", "UTC")
+	t.Chdir(ws)
+	return tmp
 }
