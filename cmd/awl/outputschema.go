@@ -10,8 +10,6 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/awlrun/awl/runner"
-	"github.com/awlrun/awl/runner/prompt"
-	"github.com/awlrun/awl/session"
 )
 
 // schemaRef is --output-schema's value. Set tells an empty value (a script
@@ -25,16 +23,6 @@ type schemaRef struct {
 func (s *schemaRef) Decode(ctx *kong.DecodeContext) error {
 	s.Set = true
 	return ctx.Scan.PopValueInto("file", &s.Ref)
-}
-
-// recordedSchema returns the output schema in force at the end of a
-// recorded session, or nil.
-func recordedSchema(rec *session.Session) []byte {
-	base, err := prompt.LastBaseline(rec.ActivePath())
-	if err != nil || base == nil {
-		return nil
-	}
-	return base.OutputSchema
 }
 
 // loadSchema reads and compiles --output-schema before anything is sent.

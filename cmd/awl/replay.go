@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"strings"
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
@@ -20,39 +19,35 @@ func recorded(name string) bool {
 }
 
 // buildReplay sets up --provider replay: the recorded session named by
-// --replay serves as the model, and its real user prompts are re-enacted in
-// order. It returns the provider, the recorded model and the script.
-func (c *runCmd) buildReplay(a *app, store *session.Store, cwd, name, model string) (provider.Provider, string, []conv.Message, error) {
+// --replay (env AWL_REPLAY) serves as the model. It returns the provider and
+// the recorded model, unless --model says otherwise.
+func (c *runCmd) buildReplay(a *app, store *session.Store, cwd, name, model string) (provider.Provider, string, error) {
 	if c.Replay == "" {
-		return nil, "", nil, runner.Usagef("--provider " + name + " needs --replay <session id, prefix or .jsonl path>")
+		return nil, "", runner.Usagef("--provider " + name + " needs --replay <session id, prefix or .jsonl path> (env AWL_REPLAY)")
 	}
 	path, err := store.Resolve(c.Replay, cwd)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("--replay: %w", err)
+		return nil, "", fmt.Errorf("--replay: %w", err)
 	}
 	p, err := provider.New(name, provider.Options{Recording: path, Lenient: c.ReplayLenient, Warn: a.stderr})
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("--replay: %w", err)
+		return nil, "", fmt.Errorf("--replay: %w", err)
 	}
 	rp := p.(*replay.Provider)
-	rec := rp.Recording()
-	c.recordedSchema = recordedSchema(rec)
-	script := replay.Prompts(rec.Conversation())
-	if len(script) == 0 {
-		return nil, "", nil, runner.Usagef(fmt.Sprintf("--replay: %s has no user prompt to replay", path))
+	if len(rp.Prompts()) == 0 {
+		return nil, "", runner.Usagef(fmt.Sprintf("--replay: %s has no user prompt to replay", path))
 	}
-	return p, cmp.Or(model, rp.Model()), script, nil
+	return p, cmp.Or(model, rp.Model()), nil
 }
 
-// checkReplayPrompt makes sure a prompt given with --provider replay is the
-// recording's first one.
-func checkReplayPrompt(given string, script []conv.Message) error {
-	if strings.TrimSpace(given) == "" {
-		return nil
-	}
-	first := script[0].Text()
-	if strings.TrimSpace(given) != strings.TrimSpace(first) {
-		return &replay.DivergedError{Diff: "the prompt differs from the recording's first prompt:\n--- recorded\n  " + first + "\n+++ now\n  " + given}
+// continued is the conversation of the session a run continues: the
+// resumed one's, the forked one's, or none.
+func continued(resumed, forked *session.Session) []conv.Message {
+	switch {
+	case resumed != nil:
+		return resumed.Conversation()
+	case forked != nil:
+		return forked.Conversation()
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/provider/replay"
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/mcp"
 	"github.com/awlrun/awl/runner/modelinfo"
@@ -108,7 +109,7 @@ type runCmd struct {
 	NoAgentsMD   bool `name:"no-agents-md" help:"Don't show the model AGENTS.md files."`
 	NoEnvContext bool `name:"no-env-context" help:"Don't show the model the environment context."`
 
-	Replay        string `name:"replay" help:"With --provider replay: the recorded session to serve as the model." placeholder:"REF"`
+	Replay        string `name:"replay" help:"With --provider replay: the recorded session to serve as the model (env AWL_REPLAY)." placeholder:"REF"`
 	ReplayLenient bool   `name:"replay-lenient" help:"With --provider replay: warn on divergence instead of failing."`
 }
 
@@ -244,6 +245,9 @@ func shellQuote(s string) string {
 // prepare turns flags, environment and stdin into a run configuration.
 func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *runner.Emitter) (runner.Result, runner.Config, error) {
 	var res runner.Result
+	if c.Replay == "" && recorded(cmp.Or(c.Provider, a.getenv("AWL_PROVIDER"))) {
+		c.Replay = a.getenv("AWL_REPLAY")
+	}
 	if c.Dir != "" {
 		// Paths given on the command line are the caller's: resolve them
 		// before moving to DIR.
@@ -274,17 +278,14 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	if c.Stdin && c.NoStdin {
 		return res, runner.Config{}, runner.Usagef("--stdin and --no-stdin exclude each other")
 	}
-	replay := recorded(cmp.Or(c.Provider, a.getenv("AWL_PROVIDER")))
-	if replay && (c.Resume != "" || c.Continue || c.Fork != "") {
-		return res, runner.Config{}, runner.Usagef("--provider replay starts a new session from the recording; it cannot be combined with --resume, --continue or --fork")
-	}
+	replaying := recorded(cmp.Or(c.Provider, a.getenv("AWL_PROVIDER")))
 	if err := c.checkForkFlags(); err != nil {
 		return res, runner.Config{}, err
 	}
 	if err := c.validate(); err != nil {
 		return res, runner.Config{}, err
 	}
-	if replay && (c.ContextWindow != nil || c.PruneAt != nil || c.CompactAt != nil) {
+	if replaying && (c.ContextWindow != nil || c.PruneAt != nil || c.CompactAt != nil) {
 		// A summary request would be served a recorded answer, and a
 		// pruned tool result would diverge from the recording.
 		return res, runner.Config{}, runner.Usagef("--context-window, --prune-at and --compact-at have no place in a replay: it sends what the recording holds, never prunes, and never compacts")
@@ -385,9 +386,18 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		return res, runner.Config{}, err
 	}
 
-	prov, model, script, err := c.buildProvider(a, store, cwd, active.provider, active.model)
+	prov, model, err := c.buildProvider(a, store, cwd, active.provider, active.model)
 	if err != nil {
 		return fail(err)
+	}
+	rp, _ := prov.(*replay.Provider)
+	if rp != nil {
+		// The schema of the recording's next step is known before the
+		// prompt is read (--output-schema - reads stdin); a run that has
+		// no next step fails below, with its prompt in the diff.
+		if st, err := rp.Next(continued(resumed, forked), ""); err == nil {
+			c.recordedSchema = st.Schema
+		}
 	}
 	sb, sbStatus, err := c.sandbox(a, cwd)
 	if err != nil {
@@ -413,16 +423,20 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		return fail(err)
 	}
 
-	text, stdinState, err := c.readPrompt(ctx, a, replay)
+	text, stdinState, err := c.readPrompt(ctx, a, replaying)
 	if err != nil {
 		return fail(err)
 	}
 	limitMemory(len(text), a.getenv)
-	if script != nil {
-		if err := checkReplayPrompt(text, script); err != nil {
+	var script []conv.Message
+	if rp != nil {
+		// The step is the recording's next one, or the prompt given if it
+		// is the recording's prompt at this point.
+		st, err := rp.Next(continued(resumed, forked), text)
+		if err != nil {
 			return fail(err)
 		}
-		text, images = "", nil
+		script, text, images = st.Prompts, "", nil
 	}
 	if stdinState == "timeout" {
 		fmt.Fprintf(a.stderr, "awl: nothing arrived on stdin within %s; going on without it (--stdin waits, --no-stdin skips)\n", c.StdinTimeout)
@@ -740,7 +754,7 @@ func cleanList(in []string) []string {
 // then AWL_PROVIDER/AWL_MODEL) win; a resumed session otherwise continues
 // with its active provider and model; a new one picks the provider whose API
 // key is set.
-func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider, activeModel string) (provider.Provider, string, []conv.Message, error) {
+func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider, activeModel string) (provider.Provider, string, error) {
 	name := cmp.Or(c.Provider, a.getenv("AWL_PROVIDER"))
 	// from says where the name came from, for the error about an unknown one.
 	from := "--provider"
@@ -758,7 +772,7 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 		return c.buildReplay(a, store, cwd, name, model)
 	}
 	if c.Replay != "" {
-		return nil, "", nil, runner.Usagef("--replay needs --provider replay")
+		return nil, "", runner.Usagef("--replay needs --provider replay")
 	}
 	if name == "" {
 		for _, s := range provider.Specs() {
@@ -767,7 +781,7 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 			}
 			key, err := providerKey(a, s)
 			if err != nil {
-				return nil, "", nil, err
+				return nil, "", err
 			}
 			if key != "" {
 				name = s.Name
@@ -775,33 +789,33 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 			}
 		}
 		if name == "" {
-			return nil, "", nil, &provider.Error{Kind: provider.KindConfig, Message: "no provider configured: set " + orList(provider.AutoKeyVars()) + ", or choose one with --provider (env AWL_PROVIDER): " + providerNames()}
+			return nil, "", &provider.Error{Kind: provider.KindConfig, Message: "no provider configured: set " + orList(provider.AutoKeyVars()) + ", or choose one with --provider (env AWL_PROVIDER): " + providerNames()}
 		}
 	}
 	spec, ok := provider.Lookup(name)
 	if !ok {
-		return nil, "", nil, runner.Usagef(fmt.Sprintf("%s: unknown provider %q (%s)", from, name, providerNames()))
+		return nil, "", runner.Usagef(fmt.Sprintf("%s: unknown provider %q (%s)", from, name, providerNames()))
 	}
 	baseURL := cmp.Or(c.BaseURL, a.getenv(spec.BaseURLVar))
 	key, err := providerKey(a, spec)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", err
 	}
 	if key == "" && spec.KeyRequired && !(spec.KeylessWithBaseURL && baseURL != "") {
 		msg := spec.KeyVar + " is not set"
 		if spec.KeylessWithBaseURL {
 			msg += " (a compatible server at --base-url or " + spec.BaseURLVar + " may run without one)"
 		}
-		return nil, "", nil, &provider.Error{Kind: provider.KindConfig, Provider: name, Message: msg}
+		return nil, "", &provider.Error{Kind: provider.KindConfig, Provider: name, Message: msg}
 	}
 	if model == "" {
 		model = spec.DefaultModel
 	}
 	p, err := provider.New(name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: c.MaxRetries, StallBudget: c.StallTimeout})
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", err
 	}
-	return p, model, nil, nil
+	return p, model, nil
 }
 
 // providerNames lists what --provider accepts, for help and errors.

@@ -109,7 +109,7 @@ func (c *sessionsCompactCmd) prepare(a *app, store *session.Store, em *runner.Em
 		return res, runner.Config{}, err
 	}
 	activeProvider, activeModel := sess.ActiveModel()
-	prov, model, _, err := rc.buildProvider(a, store, cwd, activeProvider, activeModel)
+	prov, model, err := rc.buildProvider(a, store, cwd, activeProvider, activeModel)
 	if err != nil {
 		return fail(err)
 	}

@@ -1,6 +1,13 @@
 // Package replay is the provider that plays a recorded session as the
 // model (`--provider replay --replay REF`): no key, no network, the same
 // answers every time, and a divergence from the recording fails the run.
+//
+// A request is answered by conversation, not by position: with the
+// recorded assistant message that followed the same conversation in the
+// recording (the same real prompts and tool results, in order, from the
+// start). So any step of a recorded pipeline replays on its own, in its own
+// process: a new session, a --resume, a -c or a --fork of a session that
+// followed the recording so far.
 package replay
 
 import (
@@ -9,6 +16,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/awlrun/awl/conv"
@@ -24,78 +32,132 @@ func init() {
 	provider.Register(provider.Spec{Name: Name, Recorded: true, Open: open})
 }
 
+// runEntry is the type of the entry that ends each run: a step.
+const runEntry = "run"
+
 // DivergedError says a replayed run no longer matches its recording.
 type DivergedError struct{ Diff string }
 
 func (e *DivergedError) Error() string { return "replay diverged from the recording:\n" + e.Diff }
 
-// open loads opts.Recording for New.
+// open loads opts.Recording for provider.New.
 func open(opts provider.Options) (provider.Provider, error) {
 	rec, err := session.Load(opts.Recording)
 	if err != nil {
 		return nil, err
 	}
-	msgs := rec.Conversation()
-	model := ""
-	for _, m := range msgs {
-		if m.Role == conv.RoleAssistant && m.Model != "" {
-			model = m.Model
-		}
-	}
-	if model == "" {
-		_, model = rec.ActiveModel()
-	}
-	r := New(msgs, model, opts.Lenient, opts.Warn)
+	r := fromPath(rec.ActivePath(), opts.Lenient, opts.Warn)
 	r.rec = rec
+	if r.model == "" {
+		_, r.model = rec.ActiveModel()
+	}
 	return r, nil
 }
 
 // Provider serves the assistant messages of a recorded conversation as the
-// model, in order. Before serving each one it compares the request awl would
-// send with the one recorded: the real user prompts and the tool results
-// (context fragments such as the working directory and date are left out,
-// so a recording replays in another directory or on another day).
+// model. Before serving one it compares the request awl would send with the
+// recording: the real user prompts and the tool results, each with the call
+// it answers (context fragments such as the working directory and date,
+// and system messages, are left out, so a recording replays in another
+// directory or on another day).
 type Provider struct {
-	rec      *session.Session
-	model    string
-	answers  []conv.Message
-	expected [][]string // comparable items of the request before each answer
-	lenient  bool
-	warn     io.Writer
-	served   int
-	// wantSeen and gotSeen are how many comparable items the previous
-	// turns already compared, so each turn reports only what is new.
+	rec   *session.Session
+	model string
+	// items are what the recording's conversation holds that replay
+	// compares, in order. The recording is one path, so the conversation
+	// before each answer is a prefix of it.
+	items []string
+	// answers are the recorded assistant messages, each with at, how many
+	// items come before it.
+	answers []answer
+	// prompts are the recording's real prompts, in order.
+	prompts []recordedPrompt
+	// path is the recording's active path, for the schema of each step.
+	path []session.Entry
+
+	lenient bool
+	warn    io.Writer
+	// served is the index of the answer this process served last, or -1.
+	served int
+	// diverged: a lenient replay that diverged goes on by position,
+	// comparing only what is new each turn: wantSeen items of the
+	// recording and gotSeen of the requests were compared already.
+	diverged          bool
 	wantSeen, gotSeen int
+}
+
+type answer struct {
+	msg conv.Message
+	at  int
+}
+
+// recordedPrompt is a real prompt of the recording: its message, how many
+// items come before it, the step it belongs to (how many run entries come
+// before it) and the index in path of the entry that ends its step (len(path)
+// when none does).
+type recordedPrompt struct {
+	msg     conv.Message
+	at      int
+	step    int
+	stepEnd int
 }
 
 var _ provider.Provider = (*Provider)(nil)
 
-// New prepares a replay of recorded (a session's conversation). With
+// New prepares a replay of recorded, a session's conversation. With
 // lenient, a divergence is written to warn and the replay goes on.
 func New(recorded []conv.Message, model string, lenient bool, warn io.Writer) *Provider {
-	r := &Provider{model: model, lenient: lenient, warn: warn}
-	for i, m := range recorded {
-		if m.Role != conv.RoleAssistant {
-			continue
-		}
-		r.answers = append(r.answers, m)
-		r.expected = append(r.expected, comparable(recorded[:i]))
+	path := make([]session.Entry, len(recorded))
+	for i := range recorded {
+		path[i] = session.Entry{Type: session.TypeMessage, Message: &recorded[i]}
+	}
+	r := fromPath(path, lenient, warn)
+	if model != "" {
+		r.model = model
 	}
 	return r
 }
 
-// Prompts returns the real user prompts of a recorded conversation, in
-// order: each user message that is neither context, tool results nor a
-// gate's feedback (the replayed run's own gates give that again).
-func Prompts(recorded []conv.Message) []conv.Message {
-	var out []conv.Message
-	for _, m := range recorded {
-		if m.Role != conv.RoleUser || prompt.IsContextualMessage(m) || isToolResults(m) || prompt.IsGateFeedback(m) {
+// fromPath indexes a recording's active path. The model is that of its
+// last answer.
+func fromPath(path []session.Entry, lenient bool, warn io.Writer) *Provider {
+	r := &Provider{path: path, lenient: lenient, warn: warn, served: -1}
+	var c collector
+	step := 0
+	first := 0 // the first prompt of the current step
+	for i, e := range path {
+		if e.Type == runEntry {
+			for j := first; j < len(r.prompts); j++ {
+				r.prompts[j].stepEnd = i
+			}
+			first = len(r.prompts)
+			step++
 			continue
 		}
-		out = append(out, conv.Message{Role: conv.RoleUser, Content: m.Content})
+		if e.Type != session.TypeMessage || e.Message == nil {
+			continue
+		}
+		m := *e.Message
+		if m.Role == conv.RoleAssistant {
+			r.answers = append(r.answers, answer{msg: m, at: len(c.items)})
+			if m.Model != "" {
+				r.model = m.Model
+			}
+		}
+		if isPrompt(m) {
+			r.prompts = append(r.prompts, recordedPrompt{msg: conv.Message{Role: conv.RoleUser, Content: m.Content}, at: len(c.items), step: step, stepEnd: len(path)})
+		}
+		c.add(m)
 	}
-	return out
+	r.items = c.items
+	return r
+}
+
+// isPrompt reports whether m is a real prompt: a user message that is
+// neither context, tool results nor a gate's feedback (the replayed run's
+// own gates give that again).
+func isPrompt(m conv.Message) bool {
+	return m.Role == conv.RoleUser && len(m.Content) > 0 && !prompt.IsContextualMessage(m) && !isToolResults(m) && !prompt.IsGateFeedback(m)
 }
 
 func isToolResults(m conv.Message) bool {
@@ -118,32 +180,91 @@ func (r *Provider) Model() string { return r.model }
 // file (nil from New).
 func (r *Provider) Recording() *session.Session { return r.rec }
 
-// Remaining reports how many recorded answers have not been served.
-func (r *Provider) Remaining() int { return len(r.answers) - r.served }
+// Prompts returns the recording's real prompts, in order.
+func (r *Provider) Prompts() []conv.Message {
+	out := make([]conv.Message, len(r.prompts))
+	for i, p := range r.prompts {
+		out[i] = p.msg
+	}
+	return out
+}
+
+// Remaining reports how many recorded answers come after the last one this
+// process served.
+func (r *Provider) Remaining() int { return len(r.answers) - r.served - 1 }
+
+// Step is what a run replays next: the prompts of the recording's step
+// that follows the conversation so far, and the output schema in force at
+// the end of that step (nil for none).
+type Step struct {
+	Prompts []conv.Message
+	Schema  []byte
+}
+
+// Next returns the recording's next step after history, the conversation
+// of the session the run continues (nil for a new session). With given (a
+// prompt from the command line), the step is that prompt, which must be the
+// recording's next one. history off the recording's path, a given prompt
+// other than the recorded one, and a recording that ends before history
+// does are divergences.
+func (r *Provider) Next(history []conv.Message, given string) (Step, error) {
+	var c collector
+	for _, m := range history {
+		c.add(m)
+	}
+	got := c.items
+	if d := commonPrefix(r.items, got); d < len(got) {
+		if d == len(r.items) {
+			return Step{}, r.noContinuation(got[d])
+		}
+		return Step{}, &DivergedError{Diff: "the session to continue is not the recording's conversation:\n" + diffAt(r.items, got, d)}
+	}
+	k := slices.IndexFunc(r.prompts, func(p recordedPrompt) bool { return p.at >= len(got) })
+	if k < 0 {
+		now := "(none: the recording's next prompt)"
+		if strings.TrimSpace(given) != "" {
+			now = "prompt:\n" + given
+		}
+		return Step{}, r.noContinuation(now)
+	}
+	next := r.prompts[k]
+	var step Step
+	if strings.TrimSpace(given) != "" {
+		if strings.TrimSpace(given) != strings.TrimSpace(next.msg.Text()) {
+			return Step{}, &DivergedError{Diff: "the prompt differs from the recording's prompt at this point:\n--- recorded\n" + indent("prompt:\n"+next.msg.Text()) + "\n+++ now\n" + indent("prompt:\n"+given)}
+		}
+		step.Prompts = []conv.Message{next.msg}
+	} else {
+		for _, p := range r.prompts[k:] {
+			if p.step != next.step {
+				break
+			}
+			step.Prompts = append(step.Prompts, p.msg)
+		}
+	}
+	if base, err := prompt.LastBaseline(r.path[:next.stepEnd]); err == nil && base != nil {
+		step.Schema = base.OutputSchema
+	}
+	return step, nil
+}
+
+// noContinuation is the divergence of a conversation that goes on where the
+// recording ends.
+func (r *Provider) noContinuation(now string) error {
+	return &DivergedError{Diff: fmt.Sprintf("the recording has no recorded continuation: it ends after model turn %d, and this run goes further\n+++ now\n%s", len(r.answers), indent(now))}
+}
 
 // Stream implements provider.Provider.
 func (r *Provider) Stream(ctx context.Context, req provider.Request, emit func(provider.Event)) (conv.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return conv.Message{}, err
 	}
-	if r.served >= len(r.answers) {
-		return conv.Message{}, &DivergedError{Diff: fmt.Sprintf("the run asked for model turn %d, but the recording has only %d", r.served+1, len(r.answers))}
+	k, err := r.match(req.Messages)
+	if err != nil {
+		return conv.Message{}, err
 	}
-	k := r.served
-	want, got := r.expected[k], comparable(req.Messages)
-	diff := diffItems(want[min(r.wantSeen, len(want)):], got[min(r.gotSeen, len(got)):])
-	r.wantSeen, r.gotSeen = len(want), len(got)
-	if diff != "" {
-		diff = fmt.Sprintf("before model turn %d:\n%s", k+1, diff)
-		if !r.lenient {
-			return conv.Message{}, &DivergedError{Diff: diff}
-		}
-		if r.warn != nil {
-			fmt.Fprintf(r.warn, "awl: replay diverged (--replay-lenient, going on): %s\n", diff)
-		}
-	}
-	r.served++
-	m := r.answers[k]
+	r.served = k
+	m := r.answers[k].msg
 	out := conv.Message{Role: conv.RoleAssistant, Content: m.Content, Provider: Name, Model: m.Model, StopReason: m.StopReason, Usage: m.Usage}
 	if emit != nil {
 		for i, b := range out.Content {
@@ -155,44 +276,145 @@ func (r *Provider) Stream(ctx context.Context, req provider.Request, emit func(p
 	return out, nil
 }
 
-// comparable lists what replay compares in a request: the real user text
-// and the tool results, each with the tool call it answers.
-func comparable(msgs []conv.Message) []string {
-	calls := map[string]string{}
-	var out []string
+// match finds the recorded answer to a request's messages: the one after
+// the same items, the n-th of those when the request already ends in n
+// answers with nothing to compare after them.
+func (r *Provider) match(msgs []conv.Message) (int, error) {
+	var c collector
 	for _, m := range msgs {
-		switch m.Role {
-		case conv.RoleAssistant:
-			for _, b := range m.Content {
-				if b.Type == conv.BlockToolUse {
-					calls[b.ID] = b.Name + " " + b.Input
-				}
-			}
-		case conv.RoleUser:
-			if prompt.IsContextualMessage(m) {
-				continue
-			}
-			for _, b := range m.Content {
-				switch b.Type {
-				case conv.BlockText:
-					out = append(out, "prompt:\n"+b.Text)
-				case conv.BlockImage:
-					out = append(out, "prompt image: "+b.MimeType+" sha256:"+digest(b.Data))
-				case conv.BlockToolResult:
-					s := fmt.Sprintf("result of tool call %s (%s)", b.ToolUseID, calls[b.ToolUseID])
-					if b.IsError {
-						s += " [error]"
-					}
-					s += ":\n" + b.Content
-					for _, a := range b.Attachments {
-						s += "\n[attachment " + a.MimeType + " sha256:" + digest(a.Data) + "]"
-					}
-					out = append(out, s)
-				}
+		c.add(m)
+	}
+	got := c.items
+	if r.diverged {
+		return r.byPosition(got)
+	}
+	d := commonPrefix(r.items, got)
+	if d == len(got) {
+		first := slices.IndexFunc(r.answers, func(a answer) bool { return a.at == d })
+		if first >= 0 {
+			k := first + c.trailing
+			if k < len(r.answers) && r.answers[k].at == d {
+				return k, nil
 			}
 		}
 	}
-	return out
+	// The first answer the request is missing the items for: the turn the
+	// difference comes before.
+	turn := slices.IndexFunc(r.answers, func(a answer) bool { return a.at > d })
+	var diff string
+	switch {
+	case d == len(r.items) && d < len(got):
+		return 0, r.noContinuation(got[d])
+	case turn < 0:
+		return 0, &DivergedError{Diff: fmt.Sprintf("the run asked for model turn %d, but the recording has only %d", len(r.answers)+1, len(r.answers))}
+	default:
+		diff = fmt.Sprintf("before model turn %d:\n%s", turn+1, diffAt(r.items, got, d))
+	}
+	if !r.lenient {
+		return 0, &DivergedError{Diff: diff}
+	}
+	r.warnf(diff)
+	r.diverged, r.wantSeen, r.gotSeen = true, r.answers[turn].at, len(got)
+	return turn, nil
+}
+
+// byPosition is a lenient replay after its first divergence: the next
+// recorded answer is served whatever the request holds, and what is new in
+// the request since the last turn is compared with what is new in the
+// recording, each divergence reported once.
+func (r *Provider) byPosition(got []string) (int, error) {
+	k := r.served + 1
+	if k >= len(r.answers) {
+		return 0, &DivergedError{Diff: fmt.Sprintf("the run asked for model turn %d, but the recording has only %d", k+1, len(r.answers))}
+	}
+	at := r.answers[k].at
+	want := r.items[min(r.wantSeen, at):at]
+	now := got[min(r.gotSeen, len(got)):]
+	r.wantSeen, r.gotSeen = max(r.wantSeen, at), len(got)
+	if d := commonPrefix(want, now); d < len(want) || d < len(now) {
+		r.warnf(fmt.Sprintf("before model turn %d:\n%s", k+1, diffAt(want, now, d)))
+	}
+	return k, nil
+}
+
+func (r *Provider) warnf(diff string) {
+	if r.warn != nil {
+		fmt.Fprintf(r.warn, "awl: replay diverged (--replay-lenient, going on): %s\n", diff)
+	}
+}
+
+// collector lists what replay compares in a conversation: the real user
+// text and images, and the tool results, each with the tool call it
+// answers. The results of one message are listed in the order of their
+// calls, so parallel results that arrive in another order compare equal.
+type collector struct {
+	items []string
+	// calls are the tool calls seen, by id, with their order.
+	calls map[string]call
+	// trailing counts the assistant messages after the last item.
+	trailing int
+}
+
+type call struct {
+	desc  string
+	order int
+}
+
+func (c *collector) add(m conv.Message) {
+	switch m.Role {
+	case conv.RoleAssistant:
+		c.trailing++
+		for _, b := range m.Content {
+			if b.Type == conv.BlockToolUse {
+				if c.calls == nil {
+					c.calls = map[string]call{}
+				}
+				c.calls[b.ID] = call{desc: b.Name + " " + b.Input, order: len(c.calls)}
+			}
+		}
+	case conv.RoleUser:
+		if prompt.IsContextualMessage(m) {
+			return
+		}
+		var results []conv.Block
+		n := len(c.items)
+		for _, b := range m.Content {
+			switch b.Type {
+			case conv.BlockText:
+				c.items = append(c.items, "prompt:\n"+b.Text)
+			case conv.BlockImage:
+				c.items = append(c.items, "prompt image: "+b.MimeType+" sha256:"+digest(b.Data))
+			case conv.BlockToolResult:
+				results = append(results, b)
+			}
+		}
+		slices.SortStableFunc(results, func(a, b conv.Block) int {
+			return c.callOrder(a.ToolUseID) - c.callOrder(b.ToolUseID)
+		})
+		for _, b := range results {
+			s := fmt.Sprintf("result of tool call %s (%s)", b.ToolUseID, c.calls[b.ToolUseID].desc)
+			if b.IsError {
+				s += " [error]"
+			}
+			s += ":\n" + b.Content
+			for _, a := range b.Attachments {
+				s += "\n[attachment " + a.MimeType + " sha256:" + digest(a.Data) + "]"
+			}
+			c.items = append(c.items, s)
+		}
+		if len(c.items) > n {
+			c.trailing = 0
+		}
+	}
+}
+
+// callOrder is the position of the call id answers; an unknown id sorts
+// last.
+func (c *collector) callOrder(id string) int {
+	if k, ok := c.calls[id]; ok {
+		return k.order
+	}
+	return len(c.calls)
 }
 
 func digest(s string) string {
@@ -200,22 +422,28 @@ func digest(s string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// diffItems describes the first difference between the recorded and the
-// current items, or returns "" when they are equal.
-func diffItems(want, got []string) string {
-	n := min(len(want), len(got))
+// commonPrefix is how many leading items a and b share.
+func commonPrefix(a, b []string) int {
+	n := min(len(a), len(b))
 	for i := 0; i < n; i++ {
-		if want[i] != got[i] {
-			return "--- recorded\n" + indent(want[i]) + "\n+++ now\n" + indent(got[i])
+		if a[i] != b[i] {
+			return i
 		}
 	}
-	switch {
-	case len(want) > n:
-		return "--- recorded\n" + indent(want[n]) + "\n+++ now\n  (missing)"
-	case len(got) > n:
-		return "--- recorded\n  (nothing)\n+++ now\n" + indent(got[n])
+	return n
+}
+
+// diffAt describes the difference at item d between the recorded and the
+// current items.
+func diffAt(want, got []string, d int) string {
+	w, g := "  (nothing)", "  (missing)"
+	if d < len(want) {
+		w = indent(want[d])
 	}
-	return ""
+	if d < len(got) {
+		g = indent(got[d])
+	}
+	return "--- recorded\n" + w + "\n+++ now\n" + g
 }
 
 func indent(s string) string {
