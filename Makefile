@@ -2,7 +2,7 @@ GO ?= go
 BIN ?= bin/awl
 FUZZTIME ?= 10s
 
-.PHONY: build test test-unprivileged mutate check bench fuzz demo clean release-snapshot perf-guard bench-floor conformance
+.PHONY: build test test-unprivileged mutate check bench fuzz demo demo-pipeline clean release-snapshot perf-guard bench-floor conformance
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
@@ -113,6 +113,14 @@ fuzz:
 demo:
 	@$(MAKE) --no-print-directory build >&2
 	@AWL="$(abspath $(BIN))" sh scripts/demo.sh
+
+# demo-pipeline replays a three-step pipeline from examples/pipeline.jsonl
+# (scripts/demo-pipeline.sh): a new session, --resume by id, --resume by
+# path with --output-schema, each its own process, with no API key. Its
+# stdout is the final answer alone.
+demo-pipeline:
+	@$(MAKE) --no-print-directory build >&2
+	@AWL="$(abspath $(BIN))" sh scripts/demo-pipeline.sh
 
 clean:
 	rm -rf bin
