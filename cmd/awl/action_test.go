@@ -443,6 +443,73 @@ func TestActionRunStep(t *testing.T) {
 	}
 }
 
+// TestActionReplaysAPipeline: the replay input works for resumed steps.
+// examples/pipeline.jsonl replays as three uses of the action, as three
+// jobs would run them: a new session, resume by id, and resume by the path
+// of the session carried as an artifact, with output-schema. A changed tool
+// result in the resumed step fails it with replay_diverged.
+func TestActionReplaysAPipeline(t *testing.T) {
+	a, srv, _, env := actionRig(t)
+	env = append(env, "ANTHROPIC_API_KEY=")
+	rec, err := filepath.Abs("../../examples/pipeline.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := filepath.Abs("../../examples/pipeline.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	workspace := func() string {
+		ws := filepath.Join(t.TempDir(), "workspace")
+		if err := os.CopyFS(ws, os.DirFS("../../examples/workspace")); err != nil {
+			t.Fatal(err)
+		}
+		return ws
+	}
+	step := func(ws string, inputs map[string]string) map[string]string {
+		inputs["provider"], inputs["replay"] = "replay", rec
+		return actionRun(t, a, ws, env, inputs)
+	}
+
+	ws := workspace()
+	out1 := step(ws, map[string]string{"prompt": "Plan the 0.4 changelog from the notes in this directory."})
+	if out1["exit_code"] != "0" || !strings.HasPrefix(out1["result"], "Plan for the 0.4 changelog") {
+		t.Fatalf("step 1 outputs %v", out1)
+	}
+	out2 := step(ws, map[string]string{"prompt": "Write the changelog to CHANGELOG.md.", "resume": out1["session_id"]})
+	if out2["exit_code"] != "0" || out2["session_id"] != out1["session_id"] || !strings.HasPrefix(out2["result"], "I wrote CHANGELOG.md") {
+		t.Fatalf("step 2 outputs %v", out2)
+	}
+	// The next job downloads the session artifact: a copy, resumed by path.
+	artifact := filepath.Join(t.TempDir(), "artifact.jsonl")
+	data, err := os.ReadFile(out2["session_path"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(artifact, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out3 := step(ws, map[string]string{"prompt": "Report what you changed.", "resume": artifact, "output-schema": schema})
+	if out3["exit_code"] != "0" || !strings.Contains(out3["structured"], `"files":["CHANGELOG.md"]`) {
+		t.Fatalf("step 3 outputs %v", out3)
+	}
+
+	// Step 2 again, in a workspace where CHANGELOG.md exists: the write
+	// reports an overwrite, and the step fails with the diff.
+	ws2 := workspace()
+	out1 = step(ws2, map[string]string{"prompt": "Plan the 0.4 changelog from the notes in this directory."})
+	if err := os.WriteFile(filepath.Join(ws2, "CHANGELOG.md"), []byte("# Changelog\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out2 = step(ws2, map[string]string{"prompt": "Write the changelog to CHANGELOG.md.", "resume": out1["session_path"]})
+	if out2["exit_code"] != "5" || out2["reason"] != "replay_diverged" {
+		t.Fatalf("diverged step 2 outputs %v", out2)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("the replay reached the provider (%d requests)", n)
+	}
+}
+
 // TestActionDocs checks the workflows in docs/ci.md and
 // .github/workflows/ci.yml: every YAML block parses, every step that uses
 // this action passes only inputs action.yml has, and every `awl run` in the
@@ -450,7 +517,7 @@ func TestActionRunStep(t *testing.T) {
 func TestActionDocs(t *testing.T) {
 	a, _ := loadAction(t)
 	known := runFlags()
-	files := []string{"../../docs/ci.md", "../../.github/workflows/ci.yml", "../../examples/README.md", "../../scripts/demo.sh"}
+	files := []string{"../../docs/ci.md", "../../.github/workflows/ci.yml", "../../examples/README.md", "../../scripts/demo.sh", "../../scripts/demo-pipeline.sh", "../../README.md"}
 	block := regexp.MustCompile("(?s)```yaml\n(.*?)```")
 	awlRun := regexp.MustCompile(`\bawl" run\b[^\n]*|\bawl run\b[^\n]*`)
 	flag := regexp.MustCompile(`(?:^|\s)--([a-z][a-z0-9-]*)`)
