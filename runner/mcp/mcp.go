@@ -275,7 +275,9 @@ func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*
 			return nil, nil, nil, errors.New(s.redact(err.Error()))
 		}
 		c.proc = p
-		transport = &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin}
+		// p.stdout passes on no line over maxMessage: the SDK's limit is
+		// set above it, so that it never sees one that long.
+		transport = &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: maxMessage + 64<<10}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "awl", Version: s.m.opts.Version}, &sdk.ClientOptions{
 		Capabilities: s.capabilities(),

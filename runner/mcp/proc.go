@@ -71,7 +71,9 @@ func (s *server) startProc() (*proc, error) {
 	}
 	w.Close()
 	p.stdin = stdin
-	p.stdout = &jsonLines{r: r, br: bufio.NewReaderSize(r, 64<<10), note: &lineWriter{prefix: "mcp " + s.cfg.Name + " (stdout, not JSON-RPC): ", w: s.m.stderr}}
+	p.stdout = &jsonLines{r: r, br: bufio.NewReaderSize(r, 64<<10),
+		note: &lineWriter{prefix: "mcp " + s.cfg.Name + " (stdout, not JSON-RPC): ", w: s.m.stderr},
+		warn: &lineWriter{prefix: "mcp " + s.cfg.Name + ": ", w: s.m.stderr}}
 	go func() {
 		cmd.Wait()
 		close(p.exited)
@@ -115,21 +117,26 @@ func (p *proc) stop() {
 		p.stdout.Close()
 		p.errw.Flush()
 		p.stdout.note.Flush()
+		p.stdout.warn.Flush()
 	})
 }
 
 // jsonLines reads a server's stdout and passes on only its JSON-RPC
 // messages: lines that are JSON objects with a "jsonrpc" member (or arrays
 // of them). Other lines, a banner or a JSON log line such as pino's
-// {"level":30,…}, go to note. A line is held whole before it is judged.
+// {"level":30,…}, go to note. A line is held whole before it is judged, up
+// to maxMessage bytes; a longer one is scanned as it is read (bigMessage)
+// and replaced by a short message, which warn says.
 type jsonLines struct {
 	r    io.Closer
 	br   *bufio.Reader
 	note *lineWriter
+	warn *lineWriter
 	mu   sync.Mutex
 	// pending is the rest of a line being passed on.
 	pending []byte
 	line    []byte
+	big     *bigMessage
 }
 
 func (j *jsonLines) Read(p []byte) (int, error) {
@@ -137,11 +144,27 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 	defer j.mu.Unlock()
 	for len(j.pending) == 0 {
 		chunk, err := j.br.ReadSlice('\n')
-		j.line = append(j.line, chunk...)
+		if j.big != nil {
+			j.big.Write(chunk)
+		} else {
+			j.line = append(j.line, chunk...)
+			if len(j.line) > maxMessage {
+				j.big = &bigMessage{}
+				j.big.Write(j.line)
+				j.line = nil
+			}
+		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		if len(j.line) > 0 {
+		if j.big != nil {
+			msg, say := j.big.replacement()
+			j.big = nil
+			j.warn.Write([]byte(say + "\n"))
+			if msg != nil {
+				j.pending = append(append(j.pending[:0], msg...), '\n')
+			}
+		} else if len(j.line) > 0 {
 			if isJSONRPC(j.line) {
 				j.pending = append(j.pending[:0], j.line...)
 			} else if len(bytes.TrimSpace(j.line)) > 0 {

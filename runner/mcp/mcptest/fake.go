@@ -38,6 +38,8 @@ const (
 //	         SIGTERM, logging "eof", "term" and "child-term" each with the
 //	         time in Unix nanoseconds: only SIGKILL stops it
 //	twins    tools files.read/v2 and files_read_v2, one awl name apart
+//	huge     tools ok and huge; huge returns a 20 MiB text, one line on
+//	         stdout over the 16 MiB the SDK takes, between BEGIN and END
 func Main(mode string) {
 	if mode == "stubborn-child" {
 		stubborn("child-term")
@@ -103,6 +105,11 @@ func Main(mode string) {
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "I am " + name}}}, nil
 			})
 		}
+	case "huge":
+		srv.AddTool(&sdk.Tool{Name: "huge", Description: "Returns 20 MiB.", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			text := "BEGIN é\n" + strings.Repeat("0123456789abcdé\"\n", 20<<20/18) + "END"
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
+		})
 	case "env":
 		srv.AddTool(&sdk.Tool{Name: "env", Description: "Reads a variable.", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var args struct{ Name string }
