@@ -152,6 +152,9 @@ func (t *Tool) Run(ctx context.Context, input json.RawMessage) tool.Result {
 	switch {
 	case err == nil:
 		out := convertResult(res)
+		// A server may echo what it was given: its header values, the
+		// config's secrets and its OAuth tokens never reach the model.
+		out.Content = s.redact(out.Content)
 		ci.mu.Lock()
 		if len(ci.notes) > 0 {
 			out.Content += "\n" + strings.Join(ci.notes, "\n")
