@@ -40,6 +40,13 @@ type Server struct {
 	// asks for it.
 	OAuth *OAuth
 
+	// Roots are the directories awl declares to the server as its roots
+	// (the config's "roots": true is ".", the run's working directory; a
+	// relative one is taken from there). None by default: a server that
+	// honours roots serves them instead of the directories its own
+	// configuration names.
+	Roots []string
+
 	// secrets are values that must never appear in error text: header
 	// values and the values of variables expanded into env entries.
 	secrets []string
@@ -91,6 +98,7 @@ type rawServer struct {
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
 	OAuth   *rawOAuth         `json:"oauth"`
+	Roots   json.RawMessage   `json:"roots"`
 }
 
 // rawOAuth is a server's "oauth" object as written in the file.
@@ -202,8 +210,20 @@ func loadFile(path string, getenv func(string) string) ([]Server, error) {
 				}
 			}
 		}
+		roots, rootsErr := parseRoots(rs.Roots)
+		for _, r := range roots {
+			s.Roots = append(s.Roots, x.expand(r, nil))
+		}
 		if x.err != nil {
 			return nil, x.err
+		}
+		if rootsErr != "" {
+			return nil, at("%s", rootsErr)
+		}
+		for _, r := range s.Roots {
+			if strings.TrimSpace(r) == "" {
+				return nil, at(`roots: an empty directory name`)
+			}
 		}
 		if o := s.OAuth; o != nil {
 			switch {
@@ -257,6 +277,27 @@ func loadFile(path string, getenv func(string) string) ([]Server, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// parseRoots reads a server's "roots": absent, null or false is none,
+// true the run's working directory ("."), else a list of directories.
+func parseRoots(raw json.RawMessage) ([]string, string) {
+	const want = `roots must be true (the run's working directory) or a list of directories`
+	t := bytes.TrimSpace(raw)
+	switch string(t) {
+	case "", "null", "false":
+		return nil, ""
+	case "true":
+		return []string{"."}, ""
+	}
+	var dirs []string
+	if err := json.Unmarshal(t, &dirs); err != nil {
+		return nil, want
+	}
+	if len(dirs) == 0 {
+		return nil, want + `; leave it out to declare none`
+	}
+	return dirs, ""
 }
 
 // varRE matches ${NAME} and ${NAME:-default}. It is compiled on first use:

@@ -79,6 +79,11 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad alg", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"grant": "client_credentials", "client_id": "c", "private_key": "k", "signing_algorithm": "HS256"}}}}`, `signing_algorithm "HS256"`},
 		{"http cimd", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"client_metadata_url": "http://x/c.json"}}}}`, `client_metadata_url must be an https:// URL`},
 		{"oauth secret unset", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"client_id": "c", "client_secret": "${NOPE}"}}}}`, `${NOPE} is not set`},
+		{"roots a string", `{"mcpServers": {"a": {"command": "x", "roots": "/data"}}}`, `server "a": roots must be true (the run's working directory) or a list of directories`},
+		{"roots a number list", `{"mcpServers": {"a": {"command": "x", "roots": [1]}}}`, `roots must be true`},
+		{"roots empty list", `{"mcpServers": {"a": {"command": "x", "roots": []}}}`, `leave it out to declare none`},
+		{"roots empty entry", `{"mcpServers": {"a": {"command": "x", "roots": ["/data", ""]}}}`, `roots: an empty directory name`},
+		{"roots unset var", `{"mcpServers": {"a": {"command": "x", "roots": ["${NOPE}"]}}}`, `${NOPE} is not set`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeConfig(t, "c.json", tc.text)
@@ -104,6 +109,26 @@ func TestLoadConfigOAuth(t *testing.T) {
 	}
 	if !slices.Contains(got[0].secrets, "s3cret-value") {
 		t.Errorf("secrets: %q", got[0].secrets)
+	}
+}
+
+// "roots" is an opt-in per server: true is the run's working directory,
+// a list names directories (with ${VAR}); false or nothing declares none.
+func TestLoadConfigRoots(t *testing.T) {
+	p := writeConfig(t, "r.json", `{"mcpServers": {
+		"none": {"command": "x"},
+		"off": {"command": "x", "roots": false},
+		"work": {"command": "x", "roots": true},
+		"dirs": {"url": "http://x/mcp", "roots": ["${DATA}/in", "out"]}}}`)
+	got, err := LoadConfig([]string{p}, env(map[string]string{"DATA": "/data"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"none": nil, "off": nil, "work": {"."}, "dirs": {"/data/in", "out"}}
+	for _, s := range got {
+		if !reflect.DeepEqual(s.Roots, want[s.Name]) {
+			t.Errorf("%s: roots %q, want %q", s.Name, s.Roots, want[s.Name])
+		}
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -284,6 +286,13 @@ func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*
 		// Elicitation is answered at once, never by waiting for a person.
 		ElicitationHandler: s.elicit,
 	})
+	for _, dir := range s.cfg.Roots {
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(s.m.opts.Dir, dir)
+		}
+		//lint:ignore SA1019 roots are deprecated only from protocol 2026-07-28; servers of 2025-11-25 ask for them
+		client.AddRoots(&sdk.Root{URI: fileURI(filepath.Clean(dir)), Name: filepath.Base(dir)})
+	}
 	fail := func(err error) (*conn, *sdk.InitializeResult, []*sdk.Tool, error) {
 		if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil {
 			err = cause
@@ -333,14 +342,25 @@ func (s *server) authHint(err error) string {
 }
 
 // capabilities are what awl declares: form elicitation (answered headlessly,
-// see elicit). Not roots: a server that honours them, as server-filesystem
-// does, replaces the directories its configuration names with the client's
-// roots, so declaring the workspace silently moved a server pointed at
+// see elicit), and roots only when the server's config asks for them. A
+// server that honours roots, as server-filesystem does, replaces the
+// directories its configuration names with the client's roots, so
+// declaring the workspace to every server silently moved one pointed at
 // another directory onto the workspace (TestFilesystemServer).
 func (s *server) capabilities() *sdk.ClientCapabilities {
-	return &sdk.ClientCapabilities{
+	caps := &sdk.ClientCapabilities{
 		Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}},
 	}
+	if len(s.cfg.Roots) > 0 {
+		//lint:ignore SA1019 RootsV2 is how this SDK declares roots
+		caps.RootsV2 = &sdk.RootCapabilities{}
+	}
+	return caps
+}
+
+// fileURI is the file:// URI of an absolute directory.
+func fileURI(dir string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
 }
 
 // close ends the connection and, for stdio, the process and its group.

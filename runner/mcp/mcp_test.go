@@ -269,6 +269,50 @@ func TestFilesystemServer(t *testing.T) {
 	}
 }
 
+// Roots are declared only to a server whose config asks: then
+// server-filesystem serves the roots instead of the directory its
+// arguments name (which is why they are not declared to every server).
+func TestFilesystemServerRoots(t *testing.T) {
+	configured, work, data := t.TempDir(), t.TempDir(), t.TempDir()
+	for d, text := range map[string]string{configured: "configured\n", work: "workspace\n", data: "data\n"} {
+		os.WriteFile(filepath.Join(d, "a.txt"), []byte(text), 0o644)
+	}
+	bin := npmBin(t, "mcp-server-filesystem")
+	m, stderr := start(t, []Server{
+		{Name: "plain", Command: bin, Args: []string{configured}},
+		{Name: "work", Command: bin, Args: []string{configured}, Roots: []string{"."}},
+		{Name: "data", Command: bin, Args: []string{configured}, Roots: []string{data}},
+	}, Options{Dir: work})
+	for _, st := range m.Status() {
+		if st.Err != nil {
+			t.Fatalf("status: %+v\n%s", st, stderr)
+		}
+	}
+	for _, c := range []struct{ server, serves string }{{"plain", configured}, {"work", work}, {"data", data}} {
+		read := toolByName(t, m, "mcp__"+c.server+"__read_text_file")
+		// server-filesystem takes the roots from the client once it is
+		// initialized: ask until they are in effect, at most 30 s.
+		var res tool.Result
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			res = call(t, read, fmt.Sprintf(`{"path":%q}`, filepath.Join(c.serves, "a.txt")))
+			if !res.IsError || time.Now().After(deadline) {
+				break
+			}
+		}
+		if res.IsError {
+			t.Errorf("%s: reading in %s: %+v", c.server, c.serves, res)
+		}
+		for _, other := range []string{configured, work, data} {
+			if other == c.serves {
+				continue
+			}
+			if res := call(t, read, fmt.Sprintf(`{"path":%q}`, filepath.Join(other, "a.txt"))); !res.IsError {
+				t.Errorf("%s serves %s too: %+v", c.server, other, res)
+			}
+		}
+	}
+}
+
 func TestHangAtStartup(t *testing.T) {
 	hang, _ := fake(t, "hang", "hang")
 	okSrv, _ := fake(t, "good", "crash")
