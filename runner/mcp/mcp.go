@@ -189,8 +189,11 @@ type server struct {
 	// oauth is the server's OAuth handler, made at its first connect.
 	oauth     auth.OAuthHandler
 	oauthDone bool
-	// redirect is the OAuth redirect listener (with Options.Login).
-	redirect net.Listener
+	// redirect is the OAuth redirect listener (with Options.Login); once
+	// redirectClosed, it is not opened again.
+	redirectMu     sync.Mutex
+	redirect       net.Listener
+	redirectClosed bool
 	// lastFail is the server's last failed HTTP response.
 	failMu   sync.Mutex
 	lastFail httpFailure
@@ -377,9 +380,12 @@ func (c *conn) close() {
 }
 
 func (s *server) close() {
+	s.redirectMu.Lock()
+	s.redirectClosed = true
 	if s.redirect != nil {
 		s.redirect.Close()
 	}
+	s.redirectMu.Unlock()
 	s.mu.Lock()
 	c := s.conn
 	s.conn = nil

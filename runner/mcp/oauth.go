@@ -104,7 +104,9 @@ func (s *server) authCodeHandler(o *OAuth) (auth.OAuthHandler, error) {
 		if err != nil {
 			return nil, fmt.Errorf("oauth redirect listener: %w", err)
 		}
+		s.redirectMu.Lock()
 		s.redirect = ln
+		s.redirectMu.Unlock()
 		redirect = "http://" + ln.Addr().String() + "/callback"
 	}
 	cfg := &auth.AuthorizationCodeHandlerConfig{
@@ -154,7 +156,10 @@ func (s *server) authCodeHandler(o *OAuth) (auth.OAuthHandler, error) {
 // code comes back to the redirect listener.
 func (s *server) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 	login := s.m.opts.Login
-	if login == nil || s.redirect == nil {
+	s.redirectMu.Lock()
+	ln := s.redirect
+	s.redirectMu.Unlock()
+	if login == nil || ln == nil {
 		return nil, fmt.Errorf("%w: run `awl mcp login %s --mcp-config %s` once (it stores tokens that later runs use and refresh), or configure client credentials", ErrLoginNeeded, s.cfg.Name, s.cfg.File)
 	}
 	if login.Notify != nil {
@@ -185,7 +190,7 @@ func (s *server) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*
 		default:
 		}
 	})}
-	go srv.Serve(s.redirect)
+	go srv.Serve(ln)
 	defer srv.Close()
 	if login.Browser != "" {
 		cmd := exec.CommandContext(ctx, login.Browser, args.URL)
@@ -198,7 +203,9 @@ func (s *server) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*
 	}
 	select {
 	case r := <-got:
-		// The listener is served again by a later authorization (step-up).
+		// srv.Close closes the listener; a later authorization (step-up)
+		// serves it again.
+		srv.Close()
 		s.reopenRedirect()
 		return r.res, r.err
 	case <-ctx.Done():
@@ -207,19 +214,21 @@ func (s *server) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*
 }
 
 // reopenRedirect listens again on the redirect address after srv.Close
-// closed the listener.
+// closed the listener, unless the server was closed meanwhile.
 func (s *server) reopenRedirect() {
+	s.redirectMu.Lock()
+	defer s.redirectMu.Unlock()
+	if s.redirectClosed || s.redirect == nil {
+		return
+	}
 	addr := s.redirect.Addr().String()
-	go func() {
-		// srv.Close runs when fetchCode returns; wait for it.
-		for range 50 {
-			time.Sleep(10 * time.Millisecond)
-			if ln, err := net.Listen("tcp", addr); err == nil {
-				s.redirect = ln
-				return
-			}
+	for range 50 {
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			s.redirect = ln
+			return
 		}
-	}()
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // plainHTTPClient is the client for the authorization server: the
