@@ -507,6 +507,9 @@ type viewer struct {
 	// provider and model are those of the conversation so far, to show
 	// where a resumed run switched them.
 	provider, model string
+	// ended: the last entry shown was a run entry, so the next one begins
+	// a step.
+	ended bool
 }
 
 func (v *viewer) session(s *session.Session) {
@@ -522,8 +525,16 @@ func (v *viewer) session(s *session.Session) {
 	}
 	v.tools = map[string]string{}
 	v.provider, v.model = h.Provider, h.Model
+	step := 0 // the step (the run) entries belong to, from 1; 0 before any
 	for _, e := range s.ActivePath() {
+		if step == 0 || v.ended {
+			step++
+			v.ended = false
+			fmt.Fprintf(v.w, "\n══ step %d ══\n", step)
+		}
 		switch {
+		case e.Type == runner.TypeRun && v.run(&e, step):
+			continue
 		case e.Type == runner.TypePrune && v.prune(&e):
 			continue
 		case e.Type == runner.TypeCompaction && v.compaction(&e):

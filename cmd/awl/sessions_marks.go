@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/session"
 )
 
@@ -29,6 +30,28 @@ type (
 		CostUSD          *float64 `json:"costUsd"`
 	}
 )
+
+// run marks the end of step n, a run entry: how the run ended, and what it
+// cost. The next entry begins step n+1 (a --resume, a -c, or a fork's own
+// first run). It returns false, printing nothing, when the entry cannot be
+// read.
+func (v *viewer) run(e *session.Entry, n int) bool {
+	var r runner.RunEntry
+	if json.Unmarshal(e.Fields, &r) != nil {
+		return false
+	}
+	title := []string{fmt.Sprintf("step %d ended: %s (exit %d)", n, displayLine(r.Reason, 40), r.ExitCode),
+		fmt.Sprintf("%d turns", r.Turns), fmt.Sprintf("%.1f s", float64(r.DurationMS)/1000)}
+	if r.CostUSD != nil {
+		title = append(title, fmt.Sprintf("$%.4f", *r.CostUSD))
+	}
+	fmt.Fprintf(v.w, "\n── %s ──\n", strings.Join(title, " · "))
+	if r.Error != "" {
+		fmt.Fprintf(v.w, "error: %s\n", displayLine(r.Error, 400))
+	}
+	v.ended = true
+	return true
+}
 
 // prune marks a prune entry: from here on, requests show the tool results
 // up to UpToID as stubs. It returns false, printing nothing, when the
