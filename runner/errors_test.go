@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/provider/replay"
+	"github.com/awlrun/awl/runner/redact"
 	"github.com/awlrun/awl/session"
 )
 
@@ -46,5 +48,21 @@ func TestClassifyMapsEveryKindToTheExitCodeTable(t *testing.T) {
 		if code != c.code || reason != c.reason {
 			t.Errorf("Classify(%v) = %d %s, want %d %s", c.err, code, reason, c.code, c.reason)
 		}
+	}
+}
+
+func TestRedactedErrorKeepsItsClass(t *testing.T) {
+	r := redact.New([]redact.Secret{{Name: "K", Value: "sk-SENTINEL-abcdefgh"}})
+	orig := &provider.Error{Kind: provider.KindAuth, Message: "bad key sk-SENTINEL-abcdefgh"}
+	err := r.Error(orig)
+	if strings.Contains(err.Error(), "SENTINEL") {
+		t.Errorf("error text: %s", err)
+	}
+	if c1, _ := Classify(err); c1 != ExitConfig {
+		t.Errorf("redacted error classified %d, want %d", c1, ExitConfig)
+	}
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Error("redacted error no longer unwraps to the provider error")
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/awlrun/awl/runner/mcp"
 	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/runner/redact"
 	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
@@ -115,7 +116,7 @@ type Config struct {
 
 	// Redact replaces secret values in every entry before it is
 	// appended, and so before it is echoed or sent; nil redacts nothing.
-	Redact *Redactor
+	Redact *redact.Redactor
 
 	Events *Emitter
 	// Notes receives one-line human diagnostics (retries), typically
@@ -255,7 +256,7 @@ type run struct {
 
 	promptOpts prompt.Options // the last context gathered, for compaction
 	window     windowState    // how full the window is (compact.go)
-	deltas     *DeltaRedactor // --stream text held back until no secret can begin in it
+	deltas     *redact.Stream // --stream text held back until no secret can begin in it
 	// windowSeeded says window was seeded from the session's log.
 	windowSeeded bool
 	// summaryOff: the model would not summarise; threshold compaction
@@ -652,7 +653,7 @@ func (r *run) emitDelta(kind string, index int, text string) {
 		return
 	}
 	if r.deltas == nil {
-		r.deltas = NewDeltaRedactor(r.cfg.Redact)
+		r.deltas = redact.NewStream(r.cfg.Redact)
 	}
 	if text = r.deltas.Text(kind, index, text); text != "" {
 		em := r.cfg.Events

@@ -10,6 +10,7 @@ import (
 	"github.com/awlrun/awl/internal/procenv"
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/redact"
 	"github.com/awlrun/awl/runner/tool"
 )
 
@@ -109,11 +110,11 @@ func toolEnviron(names []string) []string {
 
 // redactor returns the redactor for the values of names and of every key
 // read from a provider's _FILE variable.
-func redactor(a *app, names []string) *runner.Redactor {
-	var secrets []runner.Secret
+func redactor(a *app, names []string) *redact.Redactor {
+	var secrets []redact.Secret
 	for _, n := range names {
 		if v := a.getenv(n); v != "" {
-			secrets = append(secrets, runner.Secret{Name: n, Value: v})
+			secrets = append(secrets, redact.Secret{Name: n, Value: v})
 		}
 	}
 	for _, v := range otel.HeaderValues(a.getenv) {
@@ -122,9 +123,9 @@ func redactor(a *app, names []string) *runner.Redactor {
 	for _, spec := range provider.Specs() {
 		if a.getenv(spec.KeyVar) == "" && spec.KeyFileVar != "" {
 			if v, err := providerKey(a, spec); err == nil && v != "" {
-				secrets = append(secrets, runner.Secret{Name: spec.KeyVar, Value: v})
+				secrets = append(secrets, redact.Secret{Name: spec.KeyVar, Value: v})
 			}
 		}
 	}
-	return runner.NewRedactor(secrets)
+	return redact.New(secrets)
 }

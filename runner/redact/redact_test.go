@@ -1,7 +1,6 @@
-package runner
+package redact
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -9,12 +8,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/awlrun/awl/conv"
-	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/session"
 )
 
 func TestRedactorReplacesExactValues(t *testing.T) {
-	r := NewRedactor([]Secret{
+	r := New([]Secret{
 		{"ANTHROPIC_API_KEY", "sk-ant-0123456789"},
 		{"LONGER", "prefix-sk-ant-0123456789-suffix"},
 		{"SHORT", "abcdefg"},              // 7 bytes: never redacted
@@ -48,7 +46,7 @@ func TestRedactorReplacesExactValues(t *testing.T) {
 
 func TestRedactorEntryCoversEveryTextField(t *testing.T) {
 	const key = "sk-SENTINEL-abcdefgh"
-	r := NewRedactor([]Secret{{"OPENAI_API_KEY", key}})
+	r := New([]Secret{{"OPENAI_API_KEY", key}})
 	in := session.Entry{Type: "message", Message: &conv.Message{Role: conv.RoleAssistant, Content: []conv.Block{
 		{Type: conv.BlockText, Text: "the key is " + key},
 		{Type: conv.BlockThinking, Thinking: "I saw " + key, Signature: "sig"},
@@ -73,22 +71,6 @@ func TestRedactorEntryCoversEveryTextField(t *testing.T) {
 	}
 }
 
-func TestRedactedErrorKeepsItsClass(t *testing.T) {
-	r := NewRedactor([]Secret{{"K", "sk-SENTINEL-abcdefgh"}})
-	orig := &provider.Error{Kind: provider.KindAuth, Message: "bad key sk-SENTINEL-abcdefgh"}
-	err := r.Error(orig)
-	if strings.Contains(err.Error(), "SENTINEL") {
-		t.Errorf("error text: %s", err)
-	}
-	if c1, _ := Classify(err); c1 != ExitConfig {
-		t.Errorf("redacted error classified %d, want %d", c1, ExitConfig)
-	}
-	var pe *provider.Error
-	if !errors.As(err, &pe) {
-		t.Error("redacted error no longer unwraps to the provider error")
-	}
-}
-
 // TestRedactorFindsEverySecretInNoise builds texts of random noise and
 // near misses (secret prefixes and suffixes, and a short secret inside a
 // long one) with secrets dropped in, and checks the result against the
@@ -100,7 +82,7 @@ func TestRedactorFindsEverySecretInNoise(t *testing.T) {
 		{"C", "abcdefgh"}, // 8 bytes: the tail length drops to 8
 		{"D", "ghp_0123456789ABCDEFGHIJ"},
 	}
-	r := NewRedactor(secrets)
+	r := New(secrets)
 	noise := []string{"a", "b", " ", "\n", "sk-", "sk-ant-api03-", "sk-proj-Zq9xW2abc", "Zq9xW2", "abcdefg", "bcdefgh", "ghp_0123", "ABCDEFGHIJ", "0123456789"}
 	rnd := rand.New(rand.NewPCG(3, 4))
 	for n := range 2000 {
@@ -129,7 +111,7 @@ func TestRedactorFindsEverySecretInNoise(t *testing.T) {
 	}
 	// A secret inside a longer one is replaced as part of the longer one;
 	// two that overlap are replaced together, leaving no byte of either.
-	r = NewRedactor([]Secret{{"INNER", "0123456789"}, {"OUTER", "key-0123456789-end"}, {"X", "ABCDEFGH12"}, {"Y", "GH12345678"}})
+	r = New([]Secret{{"INNER", "0123456789"}, {"OUTER", "key-0123456789-end"}, {"X", "ABCDEFGH12"}, {"Y", "GH12345678"}})
 	for in, want := range map[string]string{
 		"[key-0123456789-end]": "[[redacted:OUTER]]",
 		"[0123456789]":         "[[redacted:INNER]]",
@@ -146,12 +128,12 @@ func TestRedactorFindsEverySecretInNoise(t *testing.T) {
 // joined, is the whole text redacted; no piece splits a character.
 func TestDeltaRedactorAcrossPieces(t *testing.T) {
 	const key = "sk-ant-api03-streamed-SECRET-value"
-	r := NewRedactor([]Secret{{"ANTHROPIC_API_KEY", key}, {"GITHUB_TOKEN", "ghp_0123456789abcdef"}})
+	r := New([]Secret{{"ANTHROPIC_API_KEY", key}, {"GITHUB_TOKEN", "ghp_0123456789abcdef"}})
 	full := "héllo → the key is " + key + " and ghp_0123456789abcdef, again " + key + "… done ✓"
 	want := r.String(full)
 	for i := 0; i <= len(full); i++ {
 		for j := i; j <= len(full); j += 7 {
-			d := NewDeltaRedactor(r)
+			d := NewStream(r)
 			var out []string
 			for _, piece := range []string{full[:i], full[i:j], full[j:]} {
 				if s := d.Text("text_delta", 0, piece); s != "" {
@@ -171,7 +153,7 @@ func TestDeltaRedactorAcrossPieces(t *testing.T) {
 		}
 	}
 	// Without secrets, pieces pass through as they come.
-	d := NewDeltaRedactor(NewRedactor(nil))
+	d := NewStream(New(nil))
 	if s := d.Text("text_delta", 0, "ab"); s != "ab" {
 		t.Errorf("no secrets: %q", s)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package runner
+package redact
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ func BenchmarkRedact(b *testing.B) {
 		}
 		secrets = append(secrets, Secret{fmt.Sprintf("KEY%d", i), string(key)})
 	}
-	r := NewRedactor(secrets)
+	r := New(secrets)
 	var text strings.Builder
 	for text.Len() < 1<<20 {
 		fmt.Fprintf(&text, "sessions/%05d.jsonl: ssh-keygen -s sk-ssh sk-proj-%d settings saved; status=ok\n", text.Len(), text.Len())

@@ -1,4 +1,7 @@
-package runner
+// Package redact replaces known secret values in text, JSON, session
+// entries and errors: the one choke point every tool result, event and
+// session line passes through before it is stored, printed or sent.
+package redact
 
 import (
 	"cmp"
@@ -59,10 +62,10 @@ type pattern struct {
 	repl string
 }
 
-// NewRedactor returns a redactor for secrets, ignoring values shorter than
+// New returns a redactor for secrets, ignoring values shorter than
 // MinSecretLen. A value known under several names is redacted under the
 // first.
-func NewRedactor(secrets []Secret) *Redactor {
+func New(secrets []Secret) *Redactor {
 	var plain, withJSON []pattern
 	seen := map[string]bool{}
 	for _, s := range secrets {
@@ -245,11 +248,11 @@ func (r *Redactor) maxLen() int {
 	return n
 }
 
-// DeltaRedactor redacts text that arrives in pieces (streamed deltas), where
+// Stream redacts text that arrives in pieces (streamed deltas), where
 // a secret may be split across two of them. It holds back the end of each
 // piece that could still begin a secret, and lets it out, redacted, with
 // the next piece or at Flush.
-type DeltaRedactor struct {
+type Stream struct {
 	r       *Redactor
 	max     int
 	pending map[deltaKey]string
@@ -260,15 +263,15 @@ type deltaKey struct {
 	index int
 }
 
-// NewDeltaRedactor returns a DeltaRedactor for r's secrets.
-func NewDeltaRedactor(r *Redactor) *DeltaRedactor {
-	return &DeltaRedactor{r: r, max: r.maxLen(), pending: map[deltaKey]string{}}
+// NewStream returns a Stream for r's secrets.
+func NewStream(r *Redactor) *Stream {
+	return &Stream{r: r, max: r.maxLen(), pending: map[deltaKey]string{}}
 }
 
 // Text returns what of the stream kind/index may be shown once text has
 // arrived: everything up to the last bytes that could begin a secret,
 // redacted. It may be "".
-func (d *DeltaRedactor) Text(kind string, index int, text string) string {
+func (d *Stream) Text(kind string, index int, text string) string {
 	if d.max == 0 {
 		return text
 	}
@@ -292,11 +295,11 @@ func (d *DeltaRedactor) Text(kind string, index int, text string) string {
 
 // Drop forgets what is held back: the stream it belongs to was voided (a
 // retried request streams its answer from the start).
-func (d *DeltaRedactor) Drop() { clear(d.pending) }
+func (d *Stream) Drop() { clear(d.pending) }
 
 // Flush returns, redacted, what is held back of every stream, keyed as
 // Text was called, and forgets it.
-func (d *DeltaRedactor) Flush(emit func(kind string, index int, text string)) {
+func (d *Stream) Flush(emit func(kind string, index int, text string)) {
 	keys := make([]deltaKey, 0, len(d.pending))
 	for k, v := range d.pending {
 		if v != "" {
