@@ -12,6 +12,7 @@ import (
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
 )
@@ -84,7 +85,7 @@ func benchLoop(b *testing.B, toolName string, window runner.Window) {
 		start := time.Now()
 		res := runner.Run(context.Background(), runner.Config{
 			Store: store, Cwd: work, Prompt: "loop", Provider: prov, Model: "m",
-			Tools: tools, Events: runner.NewEmitter(nil, nil), Getenv: func(string) string { return "" },
+			Tools: tools, Events: event.NewEmitter(nil, nil), Getenv: func(string) string { return "" },
 			Window: window,
 		})
 		total += time.Since(start) - time.Duration(spent.Load())

@@ -16,6 +16,7 @@ import (
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
@@ -59,7 +60,7 @@ func (g *budgetRig) run(ctx context.Context, model string, set func(*runner.Conf
 		Provider: g.prov, Model: model,
 		Tools:  tool.Builtins(tool.Env{Dir: g.work}),
 		Prices: modelinfo.Default(), Version: "test",
-		Events: runner.NewEmitter(&g.events, nil),
+		Events: event.NewEmitter(&g.events, nil),
 		Getenv: func(string) string { return "" },
 	}
 	if set != nil {

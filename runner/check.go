@@ -7,33 +7,9 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/tool"
 )
-
-// CheckResult is one --check command in the result: its last exit code
-// (-1 when it did not exit on its own: killed, timed out, not started) and
-// how many times it ran.
-type CheckResult struct {
-	Cmd      string `json:"cmd"`
-	ExitCode int    `json:"exit_code"`
-	Attempts int    `json:"attempts"`
-}
-
-// CheckStartEvent says a --check command started.
-type CheckStartEvent struct {
-	Base
-	Cmd     string `json:"cmd"`
-	Attempt int    `json:"attempt"`
-}
-
-// CheckEndEvent says a --check command ended.
-type CheckEndEvent struct {
-	Base
-	Cmd        string `json:"cmd"`
-	Attempt    int    `json:"attempt"`
-	ExitCode   int    `json:"exit_code"`
-	DurationMS int64  `json:"duration_ms"`
-}
 
 // checkGate runs the --check commands after the model ends its turn. A
 // failed check is fed back to the model with its command, exit code and
@@ -42,7 +18,7 @@ type checkGate struct {
 	r       *run
 	cmds    []string
 	retries int
-	results []CheckResult
+	results []event.CheckResult
 }
 
 func (r *run) newCheckGate() *checkGate {
@@ -51,7 +27,7 @@ func (r *run) newCheckGate() *checkGate {
 	}
 	g := &checkGate{r: r, cmds: r.cfg.Checks, retries: max(r.cfg.CheckRetries, 0)}
 	for _, c := range g.cmds {
-		g.results = append(g.results, CheckResult{Cmd: c, ExitCode: -1})
+		g.results = append(g.results, event.CheckResult{Cmd: c, ExitCode: -1})
 	}
 	return g
 }
@@ -69,14 +45,14 @@ func (g *checkGate) Check(ctx context.Context, _ conv.Message) Verdict {
 	for i, c := range g.cmds {
 		res := &g.results[i]
 		res.Attempts++
-		em.Emit(CheckStartEvent{Base: em.Stamp("check_start", id), Cmd: c, Attempt: res.Attempts})
+		em.Emit(event.CheckStart{Base: em.Stamp("check_start", id), Cmd: c, Attempt: res.Attempts})
 		start := time.Now()
 		out := tool.RunCommand(ctx, g.r.cfg.Cwd, c, tool.DefaultBashTimeout, g.r.confine())
 		res.ExitCode = -1
 		if out.ExitCode != nil {
 			res.ExitCode = *out.ExitCode
 		}
-		em.Emit(CheckEndEvent{Base: em.Stamp("check_end", id), Cmd: c, Attempt: res.Attempts, ExitCode: res.ExitCode, DurationMS: time.Since(start).Milliseconds()})
+		em.Emit(event.CheckEnd{Base: em.Stamp("check_end", id), Cmd: c, Attempt: res.Attempts, ExitCode: res.ExitCode, DurationMS: time.Since(start).Milliseconds()})
 		if err := ctx.Err(); err != nil {
 			return Verdict{Err: err}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
@@ -339,7 +340,7 @@ func (r *run) sayPruningAlone(ns *errNoSummary) {
 // event and a note.
 func (r *run) notice(note string) {
 	em := r.cfg.Events
-	em.Emit(NoticeEvent{Base: em.Stamp("notice", r.res.SessionID), Message: note})
+	em.Emit(event.Notice{Base: em.Stamp("notice", r.res.SessionID), Message: note})
 	if r.cfg.Notes != nil {
 		fmt.Fprintln(r.cfg.Notes, "awl:", note)
 	}
@@ -407,7 +408,7 @@ func (r *run) prune(before, overhead int64, keep int, force bool) (bool, error) 
 	}
 	r.window = windowState{}
 	em := r.cfg.Events
-	em.Emit(PruneEvent{Base: em.Stamp("prune", r.res.SessionID), UpToID: fields.UpToID, TokensBefore: fields.TokensBefore, TokensAfter: fields.TokensAfter})
+	em.Emit(event.Prune{Base: em.Stamp("prune", r.res.SessionID), UpToID: fields.UpToID, TokensBefore: fields.TokensBefore, TokensAfter: fields.TokensAfter})
 	return true, nil
 }
 
@@ -489,7 +490,7 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 	}
 	r.window = windowState{}
 	em := r.cfg.Events
-	em.Emit(CompactionEvent{
+	em.Emit(event.Compaction{
 		Base: em.Stamp("compaction", r.res.SessionID), Reason: reason,
 		TokensBefore: fields.TokensBefore, TokensAfter: fields.TokensAfter,
 		FirstKeptEntryID: fields.FirstKeptEntryID, DurationMS: time.Since(start).Milliseconds(),
@@ -670,9 +671,9 @@ func (r *run) compactSession(ctx context.Context) error {
 		names[i] = t.Name()
 		specs[i] = provider.Tool{Name: t.Name(), Description: t.Description(), Schema: t.Schema()}
 	}
-	cfg.Events.Emit(SessionEvent{
+	cfg.Events.Emit(event.Session{
 		Base:      cfg.Events.Stamp("session", sess.Header.ID),
-		Schema:    EventSchemaVersion,
+		Schema:    event.SchemaVersion,
 		Path:      sess.Path,
 		Cwd:       cfg.Cwd,
 		Provider:  cfg.Provider.Name(),

@@ -18,6 +18,7 @@ import (
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
 )
@@ -59,7 +60,7 @@ func (e *forkEnv) config(prompt string) runner.Config {
 		Model:    "m-1",
 		Tools:    tool.Builtins(tool.Env{Dir: e.work}),
 		Known:    []string{"bash", "read", "write", "edit", "ls", "glob", "grep", "view_image"},
-		Events:   runner.NewEmitter(nil, nil),
+		Events:   event.NewEmitter(nil, nil),
 		Now:      func() time.Time { return now },
 		Getenv:   func(k string) string { return env[k] },
 	}

@@ -4,32 +4,18 @@ import (
 	"context"
 	"slices"
 
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/mcp"
 	"github.com/awlrun/awl/runner/prompt"
 )
 
-// MCPServerEvent is how one MCP server's start went, on the session event.
-type MCPServerEvent struct {
-	Name      string `json:"name"`
-	Transport string `json:"transport"`
-	// Status is "started" or "failed".
-	Status string `json:"status"`
-	// Tools are the awl names of the tools the server listed (before
-	// --tools and --deny-tools).
-	Tools []string `json:"tools"`
-	// DurationMS is the time from launch until the tools were listed, or
-	// until the start failed.
-	DurationMS int64  `json:"duration_ms"`
-	Error      string `json:"error,omitempty"`
-}
-
-func mcpEvents(st []mcp.Status) []MCPServerEvent {
+func mcpEvents(st []mcp.Status) []event.MCPServer {
 	if len(st) == 0 {
 		return nil
 	}
-	out := make([]MCPServerEvent, len(st))
+	out := make([]event.MCPServer, len(st))
 	for i, s := range st {
-		ev := MCPServerEvent{Name: s.Name, Transport: s.Transport, Status: "started", Tools: s.Tools, DurationMS: s.Duration.Milliseconds()}
+		ev := event.MCPServer{Name: s.Name, Transport: s.Transport, Status: "started", Tools: s.Tools, DurationMS: s.Duration.Milliseconds()}
 		if s.Err != nil {
 			ev.Status, ev.Error = "failed", s.Err.Error()
 		}
@@ -57,21 +43,6 @@ func mcpContext(st []mcp.Status, offered []string) []prompt.MCPServer {
 	return out
 }
 
-// MCPElicitationEvent reports an MCP server's request for user input and
-// how awl answered it, at once, with no one to ask: "accept" with the
-// schema's defaults when every required field has one, else "decline".
-type MCPElicitationEvent struct {
-	Base
-	Server string `json:"server"`
-	// Name and CallID are the tool call the request came during.
-	Name    string   `json:"name"`
-	CallID  string   `json:"call_id"`
-	Message string   `json:"message"`
-	Action  string   `json:"action"`
-	Fields  []string `json:"fields"`
-	Reason  string   `json:"reason"`
-}
-
 // mcpCall returns the context of tool call callID: elicitation requests
 // during it are reported as mcp_elicitation events.
 func (r *run) mcpCall(ctx context.Context, callID string) context.Context {
@@ -81,6 +52,6 @@ func (r *run) mcpCall(ctx context.Context, callID string) context.Context {
 		if fields == nil {
 			fields = []string{}
 		}
-		em.Emit(MCPElicitationEvent{Base: em.Stamp("mcp_elicitation", r.res.SessionID), Server: e.Server, Name: e.Tool, CallID: e.CallID, Message: e.Message, Action: e.Action, Fields: fields, Reason: e.Reason})
+		em.Emit(event.MCPElicitation{Base: em.Stamp("mcp_elicitation", r.res.SessionID), Server: e.Server, Name: e.Tool, CallID: e.CallID, Message: e.Message, Action: e.Action, Fields: fields, Reason: e.Reason})
 	})
 }

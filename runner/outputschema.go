@@ -10,6 +10,7 @@ import (
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/internal/jsonschema"
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
@@ -197,7 +198,7 @@ func (r *run) stream(ctx context.Context, req provider.Request) (conv.Message, e
 	r.nativeOff = true
 	note := fmt.Sprintf("the server rejected native structured output (%s); going on with the schema in the instructions and validating the answer", err)
 	em := r.cfg.Events
-	em.Emit(NoticeEvent{Base: em.Stamp("notice", r.res.SessionID), Message: note})
+	em.Emit(event.Notice{Base: em.Stamp("notice", r.res.SessionID), Message: note})
 	if r.cfg.Notes != nil {
 		fmt.Fprintln(r.cfg.Notes, "awl:", note)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
 )
@@ -78,7 +79,7 @@ func (g *schemaRig) run(mod func(*runner.Config)) runner.Result {
 		Provider: g.prov,
 		Model:    "m-1",
 		Tools:    tool.Builtins(tool.Env{Dir: g.work}),
-		Events:   runner.NewEmitter(&g.events, nil),
+		Events:   event.NewEmitter(&g.events, nil),
 		Now:      func() time.Time { return time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC) },
 		Getenv: func(k string) string {
 			return map[string]string{"SHELL": "/bin/bash", "XDG_CONFIG_HOME": filepath.Join(g.work, "none")}[k]

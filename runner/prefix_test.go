@@ -17,6 +17,7 @@ import (
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
 )
@@ -122,7 +123,7 @@ func testPrefix(t *testing.T, api string) {
 			Model:      "m-1",
 			Tools:      tool.Builtins(tool.Env{Dir: work}),
 			Known:      []string{"bash", "read", "write", "edit", "ls", "glob", "grep", "view_image"},
-			Events:     runner.NewEmitter(nil, nil),
+			Events:     event.NewEmitter(nil, nil),
 			Now:        func() time.Time { return now },
 			Getenv:     func(k string) string { return env[k] },
 		})

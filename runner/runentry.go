@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/session"
 )
@@ -26,8 +27,8 @@ type RunEntry struct {
 	DurationMS int64      `json:"durationMs"`
 	AwlVersion string     `json:"awlVersion"`
 	// Checks is each --check command's last exit code and runs.
-	Checks []CheckResult `json:"checks,omitempty"`
-	Flags  RunFlags      `json:"flags"`
+	Checks []event.CheckResult `json:"checks,omitempty"`
+	Flags  RunFlags            `json:"flags"`
 }
 
 // EntryUsage is token usage as the session format spells it.
@@ -98,8 +99,8 @@ func (r *run) finish(d time.Duration) {
 			NoCompact:       cfg.Window.NoCompact,
 		},
 	}
-	if st := cfg.sandboxStatus(); st.Mode != sandbox.Off {
-		e.Flags.Sandbox = string(st.Mode)
+	if st := cfg.sandboxStatus(); st.Mode != string(sandbox.Off) {
+		e.Flags.Sandbox = st.Mode
 	}
 	if len(cfg.Checks) > 0 {
 		e.Flags.CheckRetries = cfg.CheckRetries

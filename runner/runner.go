@@ -15,6 +15,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/mcp"
 	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/prompt"
@@ -118,7 +119,7 @@ type Config struct {
 	// appended, and so before it is echoed or sent; nil redacts nothing.
 	Redact *redact.Redactor
 
-	Events *Emitter
+	Events *event.Emitter
 	// Notes receives one-line human diagnostics (retries), typically
 	// stderr; nil discards them.
 	Notes  io.Writer
@@ -136,13 +137,13 @@ type Result struct {
 	// CostUSD is what this run's requests cost, nil when unknown.
 	CostUSD   *float64
 	ToolCalls int
-	Denied    []Denial
+	Denied    []event.Denial
 	// Structured is the final answer parsed as JSON when an output schema
 	// accepted it; Problems is what a gate still rejected (exit 7 or 8).
 	Structured json.RawMessage
 	Problems   []string
 	// Checks is each --check command's last exit code and runs.
-	Checks []CheckResult
+	Checks []event.CheckResult
 	Err    error
 }
 
@@ -184,15 +185,15 @@ func execute(ctx context.Context, cfg Config, body func(*run, context.Context) e
 }
 
 // EmitResult writes the result event for res.
-func EmitResult(em *Emitter, res Result, d time.Duration) {
+func EmitResult(em *event.Emitter, res Result, d time.Duration) {
 	code, reason := Classify(res.Err)
-	ev := ResultEvent{
+	ev := event.Result{
 		Base:        em.Stamp("result", res.SessionID),
 		ExitCode:    code,
 		Reason:      reason,
 		Text:        res.Text,
 		Turns:       res.Turns,
-		Usage:       Usage{Input: res.Usage.Input, Output: res.Usage.Output, CacheRead: res.Usage.CacheRead, CacheWrite: res.Usage.CacheWrite},
+		Usage:       event.Usage{Input: res.Usage.Input, Output: res.Usage.Output, CacheRead: res.Usage.CacheRead, CacheWrite: res.Usage.CacheWrite},
 		CostUSD:     res.CostUSD,
 		ToolCalls:   res.ToolCalls,
 		Denied:      res.Denied,
@@ -203,7 +204,7 @@ func EmitResult(em *Emitter, res Result, d time.Duration) {
 		Checks:      res.Checks,
 	}
 	if ev.Denied == nil {
-		ev.Denied = []Denial{}
+		ev.Denied = []event.Denial{}
 	}
 	if res.Err != nil {
 		ev.Error = res.Err.Error()
@@ -211,13 +212,14 @@ func EmitResult(em *Emitter, res Result, d time.Duration) {
 	em.Emit(ev)
 }
 
-// sandboxStatus is SandboxStatus with the zero value spelt out as off.
-func (c Config) sandboxStatus() sandbox.Status {
+// sandboxStatus is SandboxStatus for the session event, with the zero
+// value spelt out as off.
+func (c Config) sandboxStatus() event.Sandbox {
 	st := c.SandboxStatus
 	if st.Mode == "" || st.Mode == sandbox.Off {
 		st.Mode, st.Network, st.Enforced = sandbox.Off, true, sandbox.Enforced{}
 	}
-	return st
+	return event.Sandbox{Mode: string(st.Mode), Network: st.Network, ABI: st.ABI, Enforced: st.Enforced, Warning: st.Warning}
 }
 
 // confine is the tools' confinement, for commands awl runs itself (the
@@ -322,9 +324,9 @@ func (r *run) do(ctx context.Context) error {
 	for i, t := range cfg.Tools {
 		names[i] = t.Name()
 	}
-	cfg.Events.Emit(SessionEvent{
+	cfg.Events.Emit(event.Session{
 		Base:      cfg.Events.Stamp("session", r.sess.Header.ID),
-		Schema:    EventSchemaVersion,
+		Schema:    event.SchemaVersion,
 		Path:      r.sess.Path,
 		Cwd:       cfg.Cwd,
 		Provider:  cfg.Provider.Name(),
@@ -374,11 +376,11 @@ func (r *run) do(ctx context.Context) error {
 }
 
 // forkOf is the origin a fork's header records; nil for another session.
-func forkOf(h session.Header) *ForkOrigin {
+func forkOf(h session.Header) *event.ForkOrigin {
 	if h.ForkedFrom == "" {
 		return nil
 	}
-	return &ForkOrigin{ID: h.ForkedFrom, EntryID: h.ForkedAt}
+	return &event.ForkOrigin{ID: h.ForkedFrom, EntryID: h.ForkedAt}
 }
 
 // appendEntry appends e and echoes it once it is durable.
@@ -395,7 +397,7 @@ func (r *run) append(e session.Entry) (session.Entry, error) {
 	if err != nil {
 		return session.Entry{}, fmt.Errorf("append to session %s: %w", r.sess.Path, err)
 	}
-	r.cfg.Events.Emit(EntryEvent{Base: r.cfg.Events.Stamp("entry", r.sess.Header.ID), Entry: EchoLine(stored.Line)})
+	r.cfg.Events.Emit(event.Entry{Base: r.cfg.Events.Stamp("entry", r.sess.Header.ID), Entry: event.EchoLine(stored.Line)})
 	return stored, nil
 }
 
@@ -423,7 +425,7 @@ func (r *run) appendAll(es []session.Entry) error {
 		return fmt.Errorf("append to session %s: %w", r.sess.Path, err)
 	}
 	for _, e := range stored {
-		r.cfg.Events.Emit(EntryEvent{Base: r.cfg.Events.Stamp("entry", r.sess.Header.ID), Entry: EchoLine(e.Line)})
+		r.cfg.Events.Emit(event.Entry{Base: r.cfg.Events.Stamp("entry", r.sess.Header.ID), Entry: event.EchoLine(e.Line)})
 	}
 	return nil
 }
@@ -630,7 +632,7 @@ func (r *run) onProviderEvent(ev provider.Event) {
 			r.deltas.Drop() // the retry voids the deltas before it
 		}
 		ev.Err = r.cfg.Redact.String(ev.Err)
-		em.Emit(RetryEvent{Base: em.Stamp("retry", id), Attempt: ev.Attempt, Status: ev.Status, WaitMS: ev.Wait.Milliseconds(), Error: ev.Err})
+		em.Emit(event.Retry{Base: em.Stamp("retry", id), Attempt: ev.Attempt, Status: ev.Status, WaitMS: ev.Wait.Milliseconds(), Error: ev.Err})
 		if r.cfg.Notes != nil {
 			what := ev.Err
 			if ev.Status != 0 {
@@ -657,7 +659,7 @@ func (r *run) emitDelta(kind string, index int, text string) {
 	}
 	if text = r.deltas.Text(kind, index, text); text != "" {
 		em := r.cfg.Events
-		em.Emit(DeltaEvent{Base: em.Stamp(kind, r.res.SessionID), Index: index, Text: text})
+		em.Emit(event.Delta{Base: em.Stamp(kind, r.res.SessionID), Index: index, Text: text})
 	}
 }
 
@@ -668,7 +670,7 @@ func (r *run) flushDeltas() {
 	}
 	em := r.cfg.Events
 	r.deltas.Flush(func(kind string, index int, text string) {
-		em.Emit(DeltaEvent{Base: em.Stamp(kind, r.res.SessionID), Index: index, Text: text})
+		em.Emit(event.Delta{Base: em.Stamp(kind, r.res.SessionID), Index: index, Text: text})
 	})
 }
 
@@ -684,7 +686,7 @@ func (r *run) refuse(u conv.Block) conv.Block {
 	msg := fmt.Sprintf("unknown tool %q (available tools: %s)", u.Name, list)
 	if r.denied(u.Name) {
 		msg = fmt.Sprintf("tool %q is not allowed in this run (allowed tools: %s)", u.Name, list)
-		r.res.Denied = append(r.res.Denied, Denial{Name: u.Name, CallID: u.ID})
+		r.res.Denied = append(r.res.Denied, event.Denial{Name: u.Name, CallID: u.ID})
 	}
 	return conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: msg, IsError: true}
 }

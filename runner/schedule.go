@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/tool"
 )
 
@@ -32,10 +33,10 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 		if ok && !t.ReadOnly() {
 			running.Wait()
 		}
-		em.Emit(ToolStartEvent{Base: em.Stamp("tool_start", id), Name: u.Name, CallID: u.ID, Input: eventInput(u.Input)})
+		em.Emit(event.ToolStart{Base: em.Stamp("tool_start", id), Name: u.Name, CallID: u.ID, Input: eventInput(u.Input)})
 		if !ok {
 			out[i] = r.refuse(u)
-			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: r.denied(u.Name), OutputBytes: len(out[i].Content)})
+			em.Emit(event.ToolEnd{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: r.denied(u.Name), OutputBytes: len(out[i].Content)})
 			continue
 		}
 		if bad := r.args.check(t, u); bad != nil {
@@ -47,7 +48,7 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 			start := time.Now()
 			res := t.Run(r.mcpCall(ctx, u.ID), json.RawMessage(u.Input))
 			out[i] = conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: res.Content, IsError: res.IsError, Attachments: res.Attachments}
-			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError, ExitCode: res.ExitCode, OutputBytes: len(res.Content)})
+			em.Emit(event.ToolEnd{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError, ExitCode: res.ExitCode, OutputBytes: len(res.Content)})
 		}
 		if !t.ReadOnly() {
 			call()

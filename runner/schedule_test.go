@@ -19,6 +19,7 @@ import (
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
 )
@@ -130,7 +131,7 @@ func TestReadOnlyCallsOverlapMutatingCallsRunAloneInOrder(t *testing.T) {
 	srv.Enqueue(providertest.Stream("anthropic", providertest.Turn{Calls: calls}), providertest.Text("anthropic", "done"))
 	res := runner.Run(context.Background(), runner.Config{
 		Store: store, Cwd: t.TempDir(), Prompt: "go", Provider: prov, Model: "m",
-		Tools: []tool.Tool{look, change}, Events: runner.NewEmitter(tr, nil), Getenv: func(string) string { return "" },
+		Tools: []tool.Tool{look, change}, Events: event.NewEmitter(tr, nil), Getenv: func(string) string { return "" },
 	})
 	if res.Err != nil {
 		t.Fatal(res.Err)
@@ -192,7 +193,7 @@ func TestEightEditsOfOneFileInOneTurn(t *testing.T) {
 		srv.Enqueue(providertest.Stream("anthropic", providertest.Turn{Calls: calls}), providertest.Text("anthropic", "done"))
 		res := runner.Run(context.Background(), runner.Config{
 			Store: store, Cwd: work, Prompt: "edit", Provider: prov, Model: "m",
-			Tools: tool.Builtins(tool.Env{Dir: work}), Events: runner.NewEmitter(nil, nil), Getenv: func(string) string { return "" },
+			Tools: tool.Builtins(tool.Env{Dir: work}), Events: event.NewEmitter(nil, nil), Getenv: func(string) string { return "" },
 		})
 		if res.Err != nil {
 			t.Fatal(res.Err)
@@ -228,7 +229,7 @@ func TestMkdirWriteReadInOneTurn(t *testing.T) {
 		}}), providertest.Text("openai", "done"))
 		res := runner.Run(context.Background(), runner.Config{
 			Store: store, Cwd: work, Prompt: "go", Provider: prov, Model: "m",
-			Tools: tool.Builtins(tool.Env{Dir: work}), Events: runner.NewEmitter(nil, nil), Getenv: func(string) string { return "" },
+			Tools: tool.Builtins(tool.Env{Dir: work}), Events: event.NewEmitter(nil, nil), Getenv: func(string) string { return "" },
 		})
 		if res.Err != nil {
 			t.Fatal(res.Err)

@@ -14,6 +14,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/session"
 )
 
@@ -62,7 +63,7 @@ type schemaCmd struct {
 }
 
 func (schemaCmd) Run(a *app) error {
-	_, err := a.stdout.Write(runner.EventsSchema)
+	_, err := a.stdout.Write(event.Schema)
 	return err
 }
 
@@ -289,7 +290,7 @@ func parseFailure(a *app, args []string, err error) {
 	res := runner.Result{Err: runner.Usagef(err.Error())}
 	switch mode {
 	case "json", "ndjson":
-		runner.EmitResult(runner.NewEmitter(a.stdout, nil), res, time.Since(a.start))
+		runner.EmitResult(event.NewEmitter(a.stdout, nil), res, time.Since(a.start))
 	}
 	writeStepSummary(a, res, runner.ExitUsage)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/provider/replay"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/mcp"
 	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/sandbox"
@@ -163,7 +164,7 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 // emitter returns where events go for the chosen output mode; the
 // progress printer, when there is one, reads them too, and so does the
 // trace when there is one.
-func (c *runCmd) emitter(a *app, tr *tracing) *runner.Emitter {
+func (c *runCmd) emitter(a *app, tr *tracing) *event.Emitter {
 	var out io.Writer
 	switch c.Output {
 	case "ndjson":
@@ -179,9 +180,9 @@ func (c *runCmd) emitter(a *app, tr *tracing) *runner.Emitter {
 		out = progressTee{out, a.progress}
 	}
 	if tr != nil {
-		return runner.NewEmitter(&tee{trace: tr.b, out: out}, nil)
+		return event.NewEmitter(&tee{trace: tr.b, out: out}, nil)
 	}
-	return runner.NewEmitter(out, nil)
+	return event.NewEmitter(out, nil)
 }
 
 // progressTee writes each event to w and to the progress printer, which
@@ -243,7 +244,7 @@ func shellQuote(s string) string {
 }
 
 // prepare turns flags, environment and stdin into a run configuration.
-func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *runner.Emitter) (runner.Result, runner.Config, error) {
+func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *event.Emitter) (runner.Result, runner.Config, error) {
 	var res runner.Result
 	if c.Replay == "" && recorded(cmp.Or(c.Provider, a.getenv("AWL_PROVIDER"))) {
 		c.Replay = a.getenv("AWL_REPLAY")

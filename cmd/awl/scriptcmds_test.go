@@ -16,7 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/awlrun/awl/provider/providertest"
-	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/event"
 )
 
 // scriptCmds are the commands the scripts add to testscript's own.
@@ -128,7 +128,7 @@ func cmdValidate(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func validateEvents(ndjson string) error {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(runner.EventsSchema))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(event.Schema))
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,7 @@ func redactor(a *app, names []string) *redact.Redactor {
 		}
 	}
 	for _, v := range otel.HeaderValues(a.getenv) {
-		secrets = append(secrets, runner.Secret{Name: "OTEL_EXPORTER_OTLP_HEADERS", Value: v})
+		secrets = append(secrets, redact.Secret{Name: "OTEL_EXPORTER_OTLP_HEADERS", Value: v})
 	}
 	for _, spec := range provider.Specs() {
 		if a.getenv(spec.KeyVar) == "" && spec.KeyFileVar != "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
 )
@@ -38,7 +39,7 @@ type sessionsCompactCmd struct {
 // result) go to stdout as NDJSON, and one line to stderr says what was
 // done; the exit code is the result's.
 func (c *sessionsCompactCmd) Run(a *app, store *session.Store) error {
-	em := runner.NewEmitter(a.stdout, nil)
+	em := event.NewEmitter(a.stdout, nil)
 	ctx := a.ctx
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -67,7 +68,7 @@ func (c *sessionsCompactCmd) Run(a *app, store *session.Store) error {
 // prepare resolves and opens (locks) the session as awl run --resume does,
 // then chooses the provider and model: the flags, AWL_PROVIDER and
 // AWL_MODEL, else the session's own.
-func (c *sessionsCompactCmd) prepare(a *app, store *session.Store, em *runner.Emitter) (runner.Result, runner.Config, error) {
+func (c *sessionsCompactCmd) prepare(a *app, store *session.Store, em *event.Emitter) (runner.Result, runner.Config, error) {
 	var res runner.Result
 	if c.Timeout < 0 || c.MaxRetries < 0 {
 		return res, runner.Config{}, runner.Usagef("--timeout and --max-retries must not be negative")

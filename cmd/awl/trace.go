@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/awlrun/awl/internal/otel"
-	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/redact"
 )
 
 // tracing is a run's OpenTelemetry trace, when the OTEL_ variables ask for
@@ -30,7 +30,7 @@ func (c *runCmd) startTracing(a *app) *tracing {
 		return nil
 	}
 	os.Setenv("TRACEPARENT", cfg.Traceparent())
-	var red *runner.Redactor
+	var red *redact.Redactor
 	redact := func(s string) string {
 		// The secrets are known once prepare has read the flags; no
 		// event with content comes before.

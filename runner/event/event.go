@@ -1,4 +1,7 @@
-package runner
+// Package event is awl's NDJSON event stream: every event type, the
+// emitter that writes them one whole line at a time, and the JSON Schema
+// they validate against (awl schema events).
+package event
 
 import (
 	"bytes"
@@ -13,14 +16,12 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
-
-	"github.com/awlrun/awl/runner/sandbox"
 )
 
-// EventSchemaVersion is the version of the NDJSON event schema, carried on
+// SchemaVersion is the version of the NDJSON event schema, carried on
 // the session event. It changes only when an existing field changes meaning
 // or disappears; new fields and event types are additive.
-const EventSchemaVersion = 1
+const SchemaVersion = 1
 
 // Base is the part every event has.
 type Base struct {
@@ -29,8 +30,8 @@ type Base struct {
 	Timestamp string `json:"timestamp"`
 }
 
-// SessionEvent is the first event of a run.
-type SessionEvent struct {
+// Session is the first event of a run.
+type Session struct {
 	Base
 	Schema   int    `json:"schema"`
 	Path     string `json:"path"`
@@ -49,9 +50,9 @@ type SessionEvent struct {
 	Recovered bool     `json:"recovered,omitempty"`
 	Tools     []string `json:"tools"`
 	// Sandbox says how tools are confined (--sandbox).
-	Sandbox sandbox.Status `json:"sandbox"`
+	Sandbox Sandbox `json:"sandbox"`
 	// MCP reports each configured MCP server's start.
-	MCP []MCPServerEvent `json:"mcp,omitempty"`
+	MCP []MCPServer `json:"mcp,omitempty"`
 }
 
 // ForkOrigin is the session a fork was made from and the entry it was
@@ -61,22 +62,22 @@ type ForkOrigin struct {
 	EntryID string `json:"entry_id"`
 }
 
-// EntryEvent echoes one appended session line after it is durable.
-type EntryEvent struct {
+// Entry echoes one appended session line after it is durable.
+type Entry struct {
 	Base
 	Entry json.RawMessage `json:"entry"`
 }
 
-// ToolStartEvent says a tool call started.
-type ToolStartEvent struct {
+// ToolStart says a tool call started.
+type ToolStart struct {
 	Base
 	Name   string          `json:"name"`
 	CallID string          `json:"call_id"`
 	Input  json.RawMessage `json:"input"`
 }
 
-// ToolEndEvent says a tool call ended.
-type ToolEndEvent struct {
+// ToolEnd says a tool call ended.
+type ToolEnd struct {
 	Base
 	Name       string `json:"name"`
 	CallID     string `json:"call_id"`
@@ -91,8 +92,8 @@ type ToolEndEvent struct {
 	OutputBytes int `json:"output_bytes"`
 }
 
-// RetryEvent says a provider request is being retried.
-type RetryEvent struct {
+// Retry says a provider request is being retried.
+type Retry struct {
 	Base
 	Attempt int    `json:"attempt"`
 	Status  int    `json:"status"`
@@ -100,8 +101,8 @@ type RetryEvent struct {
 	Error   string `json:"error"`
 }
 
-// DeltaEvent is a streamed text or thinking delta (with --stream).
-type DeltaEvent struct {
+// Delta is a streamed text or thinking delta (with --stream).
+type Delta struct {
 	Base
 	Index int    `json:"index"`
 	Text  string `json:"text"`
@@ -121,8 +122,8 @@ type Denial struct {
 	CallID string `json:"call_id"`
 }
 
-// ResultEvent is always the last event, on success and failure alike.
-type ResultEvent struct {
+// Result is always the last event, on success and failure alike.
+type Result struct {
 	Base
 	ExitCode int    `json:"exit_code"`
 	Reason   string `json:"reason"`
@@ -146,26 +147,26 @@ type ResultEvent struct {
 	Checks []CheckResult `json:"checks,omitempty"`
 }
 
-// NoticeEvent tells the user something changed in how the run proceeds
+// Notice tells the user something changed in how the run proceeds
 // (a server rejected native structured output, say). It changes nothing
 // the model sees.
-type NoticeEvent struct {
+type Notice struct {
 	Base
 	Message string `json:"message"`
 }
 
-// PruneEvent reports a prune boundary: from here on, requests show the tool
+// Prune reports a prune boundary: from here on, requests show the tool
 // results up to UpToID as short stubs. The log keeps them whole.
-type PruneEvent struct {
+type Prune struct {
 	Base
 	UpToID       string `json:"up_to_id"`
 	TokensBefore int64  `json:"tokens_before"`
 	TokensAfter  int64  `json:"tokens_after"`
 }
 
-// CompactionEvent reports a compaction: the model summarised the
+// Compaction reports a compaction: the model summarised the
 // conversation, and requests now start from the summary.
-type CompactionEvent struct {
+type Compaction struct {
 	Base
 	// Reason is "threshold" (the window passed --compact-at), "overflow"
 	// (the API answered that the prompt is too long) or "manual" (awl
@@ -319,4 +320,72 @@ func stripData(doc, path, data string) string {
 	doc, _ = sjson.Set(doc, path+".size", size)
 	doc, _ = sjson.Set(doc, path+".sha256", hex.EncodeToString(sum[:]))
 	return doc
+}
+
+// Sandbox is what the session event reports about the sandbox (the
+// runner fills it from the sandbox's status).
+type Sandbox struct {
+	Mode    string `json:"mode"`
+	Network bool   `json:"network"`
+	// ABI is the kernel's Landlock ABI version; 0 when it has none.
+	ABI int `json:"abi"`
+	// Enforced says the kernel enforces the whole policy.
+	Enforced bool `json:"enforced"`
+	// Warning says what is not enforced, with --sandbox-best-effort.
+	Warning string `json:"warning,omitempty"`
+}
+
+// CheckResult is one --check command in the result: its last exit code
+// (-1 when it did not exit on its own: killed, timed out, not started) and
+// how many times it ran.
+type CheckResult struct {
+	Cmd      string `json:"cmd"`
+	ExitCode int    `json:"exit_code"`
+	Attempts int    `json:"attempts"`
+}
+
+// CheckStart says a --check command started.
+type CheckStart struct {
+	Base
+	Cmd     string `json:"cmd"`
+	Attempt int    `json:"attempt"`
+}
+
+// CheckEnd says a --check command ended.
+type CheckEnd struct {
+	Base
+	Cmd        string `json:"cmd"`
+	Attempt    int    `json:"attempt"`
+	ExitCode   int    `json:"exit_code"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// MCPServer is how one MCP server's start went, on the session event.
+type MCPServer struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	// Status is "started" or "failed".
+	Status string `json:"status"`
+	// Tools are the awl names of the tools the server listed (before
+	// --tools and --deny-tools).
+	Tools []string `json:"tools"`
+	// DurationMS is the time from launch until the tools were listed, or
+	// until the start failed.
+	DurationMS int64  `json:"duration_ms"`
+	Error      string `json:"error,omitempty"`
+}
+
+// MCPElicitation reports an MCP server's request for user input and
+// how awl answered it, at once, with no one to ask: "accept" with the
+// schema's defaults when every required field has one, else "decline".
+type MCPElicitation struct {
+	Base
+	Server string `json:"server"`
+	// Name and CallID are the tool call the request came during.
+	Name    string   `json:"name"`
+	CallID  string   `json:"call_id"`
+	Message string   `json:"message"`
+	Action  string   `json:"action"`
+	Fields  []string `json:"fields"`
+	Reason  string   `json:"reason"`
 }

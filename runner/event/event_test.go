@@ -1,4 +1,4 @@
-package runner
+package event
 
 import (
 	"bytes"
@@ -45,15 +45,15 @@ func TestEmitterWritesWholeLinesAndSurvivesAClosedPipe(t *testing.T) {
 	var buf bytes.Buffer
 	now := func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 5e6, time.UTC) }
 	em := NewEmitter(&buf, now)
-	em.Emit(RetryEvent{Base: em.Stamp("retry", "sid"), Attempt: 1, Status: 529, WaitMS: 10, Error: "overloaded"})
+	em.Emit(Retry{Base: em.Stamp("retry", "sid"), Attempt: 1, Status: 529, WaitMS: 10, Error: "overloaded"})
 	want := `{"type":"retry","session_id":"sid","timestamp":"2026-11-29T12:00:00.005Z","attempt":1,"status":529,"wait_ms":10,"error":"overloaded"}` + "\n"
 	if buf.String() != want {
 		t.Fatalf("got %q\nwant %q", buf.String(), want)
 	}
 	fw := &failWriter{}
 	em = NewEmitter(fw, now)
-	em.Emit(RetryEvent{Base: em.Stamp("retry", "sid")})
-	em.Emit(RetryEvent{Base: em.Stamp("retry", "sid")})
+	em.Emit(Retry{Base: em.Stamp("retry", "sid")})
+	em.Emit(Retry{Base: em.Stamp("retry", "sid")})
 	if fw.calls != 1 || em.Err() == nil || !strings.Contains(em.Err().Error(), "closed") {
 		t.Fatalf("calls=%d err=%v: want one failed write remembered", fw.calls, em.Err())
 	}
@@ -79,8 +79,8 @@ func TestEventsNotHTMLEscaped(t *testing.T) {
 	line := []byte(`{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"why?\n\n<stdin>\na && b > c\n</stdin>"}]}}`)
 	var buf bytes.Buffer
 	em := NewEmitter(&buf, func() time.Time { return time.Unix(0, 0) })
-	em.Emit(EntryEvent{Base: em.Stamp("entry", "s"), Entry: EchoLine(line)})
-	EmitResult(em, Result{Text: "<b>done</b> & dusted"}, 0)
+	em.Emit(Entry{Base: em.Stamp("entry", "s"), Entry: EchoLine(line)})
+	em.Emit(Result{Base: em.Stamp("result", "s"), Text: "<b>done</b> & dusted"})
 	out := buf.String()
 	if strings.Contains(out, `\u003c`) || strings.Contains(out, `\u0026`) || strings.Contains(out, `\u003e`) {
 		t.Fatalf("events are HTML-escaped:\n%s", out)

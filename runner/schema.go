@@ -1,9 +1,0 @@
-package runner
-
-import _ "embed"
-
-// EventsSchema is the JSON Schema that every NDJSON event validates against
-// (printed by `awl schema events`).
-//
-//go:embed events.schema.json
-var EventsSchema []byte
