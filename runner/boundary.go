@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/awlrun/awl/session"
@@ -24,22 +23,22 @@ func BoundaryNotes(path []session.Entry) []BoundaryNote {
 	ids := locator{path: path}
 	for i, e := range path {
 		switch e.Type {
-		case TypeCompaction:
+		case session.TypeCompaction:
 			if _, _, ok := compactionAt(path, i); ok {
 				continue
 			}
-			var f compactionFields
+			var f session.Compaction
 			reason := "the context rebuilt after it is incomplete (awl was stopped while writing it); the next request that passes the threshold compacts again"
 			switch {
-			case json.Unmarshal(e.Fields, &f) != nil:
+			case e.Decode(&f) != nil:
 				reason = "its members do not parse"
 			case strings.TrimSpace(f.Summary) == "":
 				reason = "its summary is missing or blank"
 			}
 			out = append(out, BoundaryNote{ID: e.ID, Type: e.Type, Reason: reason})
-		case TypePrune:
-			var f pruneFields
-			if json.Unmarshal(e.Fields, &f) != nil {
+		case session.TypePrune:
+			var f session.Prune
+			if e.Decode(&f) != nil {
 				out = append(out, BoundaryNote{ID: e.ID, Type: e.Type, Reason: "its members do not parse"})
 			} else if _, ok := ids.find(f.UpToID); !ok {
 				out = append(out, BoundaryNote{ID: e.ID, Type: e.Type, Reason: "its upToId " + f.UpToID + " names no entry on the path"})

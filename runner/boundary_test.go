@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/awlrun/awl/conv"
-	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
 
@@ -14,14 +13,14 @@ func TestBoundaryNotes(t *testing.T) {
 	path := []session.Entry{
 		msgEntry("00000001", conv.RoleUser, conv.TextBlock("task")),
 		msgEntry("00000002", conv.RoleAssistant, conv.TextBlock("done")),
-		fieldsEntry(TypePrune, "00000003", pruneFields{UpToID: "00000001"}),
-		fieldsEntry(TypePrune, "00000004", pruneFields{UpToID: "0badc0de"}),
-		fieldsEntry(TypeCompaction, "00000005", compactionFields{Summary: "ok", ContextMessages: &two}),
+		fieldsEntry(session.TypePrune, "00000003", session.Prune{UpToID: "00000001"}),
+		fieldsEntry(session.TypePrune, "00000004", session.Prune{UpToID: "0badc0de"}),
+		fieldsEntry(session.TypeCompaction, "00000005", session.Compaction{Summary: "ok", ContextMessages: &two}),
 		msgEntry("00000006", conv.RoleSystem, conv.TextBlock("sys")),
 		msgEntry("00000007", conv.RoleUser, conv.TextBlock("<environment_context>\n</environment_context>")),
-		{Type: prompt.EntryType, ID: "00000008", Fields: []byte(`{}`)},
-		fieldsEntry(TypeCompaction, "00000009", compactionFields{Summary: " "}),
-		fieldsEntry(TypeCompaction, "0000000a", compactionFields{Summary: "cut", ContextMessages: &two}),
+		{Type: session.TypeTurnContext, ID: "00000008", Fields: []byte(`{}`)},
+		fieldsEntry(session.TypeCompaction, "00000009", session.Compaction{Summary: " "}),
+		fieldsEntry(session.TypeCompaction, "0000000a", session.Compaction{Summary: "cut", ContextMessages: &two}),
 		msgEntry("0000000b", conv.RoleSystem, conv.TextBlock("sys")),
 	}
 	var got []string

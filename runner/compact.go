@@ -117,7 +117,7 @@ func seedWindow(path []session.Entry, msgs []conv.Message, provider, model strin
 	for i := len(path) - 1; i >= 0; i-- {
 		e := path[i]
 		switch {
-		case e.Type == TypePrune || e.Type == TypeCompaction:
+		case e.Type == session.TypePrune || e.Type == session.TypeCompaction:
 			return windowState{}
 		case e.Message != nil && e.Message.Role == conv.RoleAssistant:
 			u := e.Message.Usage
@@ -368,9 +368,9 @@ func (r *run) prune(before, overhead int64, keep int, force bool) (bool, error) 
 		if inForce(path, i) {
 			floor = i
 		}
-		if e.Type == TypePrune {
-			var pf pruneFields
-			if json.Unmarshal(e.Fields, &pf) == nil {
+		if e.Type == session.TypePrune {
+			var pf session.Prune
+			if e.Decode(&pf) == nil {
 				for j := range path[:i] {
 					if path[j].ID == pf.UpToID && j > floor {
 						floor = j
@@ -397,13 +397,13 @@ func (r *run) prune(before, overhead int64, keep int, force bool) (bool, error) 
 	if upTo < 0 {
 		return false, nil
 	}
-	fields := pruneFields{UpToID: path[upTo].ID, TokensBefore: before}
-	after := Project(append(path[:len(path):len(path)], session.Entry{Type: TypePrune, Fields: mustJSON(fields)}))
+	fields := session.Prune{UpToID: path[upTo].ID, TokensBefore: before}
+	after := Project(append(path[:len(path):len(path)], session.Entry{Type: session.TypePrune, Fields: mustJSON(fields)}))
 	fields.TokensAfter = estimateTokens(after) + overhead
 	if gain := estimateTokens(Project(path)) + overhead - fields.TokensAfter; gain <= 0 || !force && gain*100 < pruneGain*r.cfg.Window.Tokens {
 		return false, nil
 	}
-	if err := r.appendEntry(session.Entry{Type: TypePrune, Fields: mustJSON(fields)}); err != nil {
+	if err := r.appendEntry(session.Entry{Type: session.TypePrune, Fields: mustJSON(fields)}); err != nil {
 		return false, err
 	}
 	r.window = windowState{}
@@ -452,7 +452,7 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 	}
 	fullContext := prompt.Build(state, nil)
 
-	fields := compactionFields{
+	fields := session.Compaction{
 		Summary:          summary,
 		FirstKeptEntryID: r.firstKept(path),
 		TokensBefore:     before,
@@ -463,17 +463,17 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 		ContextMessages:  new(len(fullContext)),
 	}
 	if u := msg.Usage; u != nil {
-		fields.Usage = &entryUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
+		fields.Usage = &session.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
 	}
 	// tokensAfter: the projection as it will be, estimated from bytes.
-	probe := append(path[:len(path):len(path)], session.Entry{Type: TypeCompaction, Fields: mustJSON(fields)})
+	probe := append(path[:len(path):len(path)], session.Entry{Type: session.TypeCompaction, Fields: mustJSON(fields)})
 	for i := range fullContext {
 		probe = append(probe, session.Entry{Type: session.TypeMessage, Message: &fullContext[i]})
 	}
 	probe = append(probe, state.Baseline().Entry())
 	fields.TokensAfter = estimateTokens(Project(probe)) + specTokens(specs)
 
-	if err := r.appendEntry(session.Entry{Type: TypeCompaction, Fields: mustJSON(fields)}); err != nil {
+	if err := r.appendEntry(session.Entry{Type: session.TypeCompaction, Fields: mustJSON(fields)}); err != nil {
 		return err
 	}
 	for _, m := range fullContext {
@@ -617,7 +617,7 @@ func projectAllPruned(path []session.Entry) []conv.Message {
 			last = path[i].ID
 		}
 	}
-	return Project(append(path[:len(path):len(path)], session.Entry{Type: TypePrune, Fields: mustJSON(pruneFields{UpToID: last})}))
+	return Project(append(path[:len(path):len(path)], session.Entry{Type: session.TypePrune, Fields: mustJSON(session.Prune{UpToID: last})}))
 }
 
 func mustJSON(v any) []byte {
@@ -708,9 +708,9 @@ func (r *run) compactSession(ctx context.Context) error {
 	}
 	path = r.sess.ActivePath()
 	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].Type == TypeCompaction {
-			var f compactionFields
-			if json.Unmarshal(path[i].Fields, &f) == nil {
+		if path[i].Type == session.TypeCompaction {
+			var f session.Compaction
+			if path[i].Decode(&f) == nil {
 				r.res.Text = f.Summary
 			}
 			break

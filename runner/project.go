@@ -13,56 +13,17 @@ import (
 	"github.com/awlrun/awl/session"
 )
 
-// The entry types of the context-window boundaries. Both are additive:
-// older readers skip them, and the log keeps every message whole.
-const (
-	// TypePrune records that tool results up to an entry are shown in
-	// requests as short stubs from here on.
-	TypePrune = "prune"
-	// TypeCompaction records a summary that stands, in requests, for the
-	// conversation before it.
-	TypeCompaction = "compaction"
-)
-
-// pruneFields are the members of a prune entry.
-type pruneFields struct {
-	UpToID       string `json:"upToId"`
-	TokensBefore int64  `json:"tokensBefore"`
-	TokensAfter  int64  `json:"tokensAfter"`
-}
-
-// compactionFields are the members of a compaction entry.
-type compactionFields struct {
-	Summary          string `json:"summary"`
-	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"`
-	TokensBefore     int64  `json:"tokensBefore"`
-	TokensAfter      int64  `json:"tokensAfter"`
-	Provider         string `json:"provider"`
-	Model            string `json:"model"`
-	Reason           string `json:"reason"`
-	// Usage and CostUSD are the summary request's.
-	Usage   *entryUsage `json:"usage,omitempty"`
-	CostUSD *float64    `json:"costUsd"`
-	// ContextMessages is how many message entries (the context rebuilt in
-	// full) follow the compaction entry, before its turnContext baseline.
-	// A compaction not followed by exactly these (awl was killed while
-	// writing them) is not in force. nil, in sessions written before the
-	// member existed, takes the first turnContext after the entry for the
-	// baseline.
-	ContextMessages *int `json:"contextMessages,omitempty"`
-}
-
 // compactionAt reads path[i] as a compaction in force: its members parse,
 // its summary is not blank, and the context rebuilt after it is complete:
 // its ContextMessages context messages, then a turnContext.
 // ctxEnd is the index of that context's turnContext baseline.
-func compactionAt(path []session.Entry, i int) (f compactionFields, ctxEnd int, ok bool) {
-	if path[i].Type != TypeCompaction || json.Unmarshal(path[i].Fields, &f) != nil || strings.TrimSpace(f.Summary) == "" {
+func compactionAt(path []session.Entry, i int) (f session.Compaction, ctxEnd int, ok bool) {
+	if path[i].Type != session.TypeCompaction || path[i].Decode(&f) != nil || strings.TrimSpace(f.Summary) == "" {
 		return f, 0, false
 	}
 	if f.ContextMessages == nil {
 		for j := i + 1; j < len(path); j++ {
-			if path[j].Type == prompt.EntryType {
+			if path[j].Type == session.TypeTurnContext {
 				return f, j, true
 			}
 		}
@@ -70,7 +31,7 @@ func compactionAt(path []session.Entry, i int) (f compactionFields, ctxEnd int, 
 	}
 	n := *f.ContextMessages
 	end := i + n + 1
-	if n < 0 || end >= len(path) || path[end].Type != prompt.EntryType {
+	if n < 0 || end >= len(path) || path[end].Type != session.TypeTurnContext {
 		return f, 0, false
 	}
 	for j := i + 1; j < end; j++ {
@@ -100,14 +61,6 @@ func contextual(m *conv.Message) bool {
 		}
 	}
 	return true
-}
-
-// entryUsage is a usage object as the session format writes it.
-type entryUsage struct {
-	Input      int64 `json:"input"`
-	Output     int64 `json:"output"`
-	CacheRead  int64 `json:"cacheRead"`
-	CacheWrite int64 `json:"cacheWrite"`
 }
 
 // summaryPreamble opens the user message that carries a compaction's
@@ -146,20 +99,20 @@ func Project(path []session.Entry) []conv.Message {
 	ids := locator{path: path}
 	// The latest prune boundary and compaction.
 	pruneUpTo, comp, ctxEnd := -1, -1, -1
-	var cf compactionFields
+	var cf session.Compaction
 	for i := len(path) - 1; i >= 0; i-- {
 		e := &path[i]
 		switch e.Type {
-		case TypePrune:
+		case session.TypePrune:
 			if pruneUpTo < 0 {
-				var pf pruneFields
-				if json.Unmarshal(e.Fields, &pf) == nil {
+				var pf session.Prune
+				if e.Decode(&pf) == nil {
 					if p, ok := ids.find(pf.UpToID); ok {
 						pruneUpTo = p
 					}
 				}
 			}
-		case TypeCompaction:
+		case session.TypeCompaction:
 			// One without a summary (hand-edited, cut short) would drop
 			// everything before it, and one whose rebuilt context is
 			// incomplete (awl killed while writing it) would leave out

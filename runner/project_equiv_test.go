@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/awlrun/awl/conv"
-	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
 
@@ -122,15 +121,15 @@ func randomPath(rng *rand.Rand, n int) []session.Entry {
 			}
 			msg(conv.RoleUser, blocks...)
 		case r < 16:
-			path = append(path, session.Entry{Type: prompt.EntryType, ID: id(), Fields: []byte(`{}`)})
+			path = append(path, session.Entry{Type: session.TypeTurnContext, ID: id(), Fields: []byte(`{}`)})
 		case r < 18:
-			fields(TypePrune, pruneFields{UpToID: ref(), TokensBefore: 10, TokensAfter: 5})
+			fields(session.TypePrune, session.Prune{UpToID: ref(), TokensBefore: 10, TokensAfter: 5})
 		case r < 19:
 			summary := fmt.Sprintf("summary %d", len(path))
 			if rng.IntN(8) == 0 {
 				summary = []string{"", " \n"}[rng.IntN(2)] // skipped
 			}
-			fields(TypeCompaction, compactionFields{Summary: summary, FirstKeptEntryID: ref(), Reason: "threshold"})
+			fields(session.TypeCompaction, session.Compaction{Summary: summary, FirstKeptEntryID: ref(), Reason: "threshold"})
 		default:
 			msg(conv.RoleUser, conv.TextBlock("a prompt"))
 		}
@@ -149,21 +148,21 @@ func projectBefore(path []session.Entry) []conv.Message {
 	}
 	// The latest prune boundary and compaction.
 	pruneUpTo, comp := -1, -1
-	var cf compactionFields
+	var cf session.Compaction
 	for i := len(path) - 1; i >= 0; i-- {
 		e := path[i]
 		switch e.Type {
-		case TypePrune:
+		case session.TypePrune:
 			if pruneUpTo < 0 {
-				var pf pruneFields
+				var pf session.Prune
 				if json.Unmarshal(e.Fields, &pf) == nil {
 					if p, ok := pos[pf.UpToID]; ok {
 						pruneUpTo = p
 					}
 				}
 			}
-		case TypeCompaction:
-			var f compactionFields
+		case session.TypeCompaction:
+			var f session.Compaction
 			if comp < 0 && json.Unmarshal(e.Fields, &f) == nil && strings.TrimSpace(f.Summary) != "" {
 				comp, cf = i, f
 			}
@@ -194,7 +193,7 @@ func projectBefore(path []session.Entry) []conv.Message {
 	// The rebuilt context: from C to its baseline.
 	ctxEnd := comp
 	for i := comp + 1; i < len(path); i++ {
-		if path[i].Type == prompt.EntryType {
+		if path[i].Type == session.TypeTurnContext {
 			ctxEnd = i
 			break
 		}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/awlrun/awl/conv"
-	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
 
@@ -42,16 +41,16 @@ func fuzzPath(data []byte) []session.Entry {
 		case 5:
 			path = append(path, msgEntry(id(n), conv.RoleUser, conv.TextBlock("<environment_context>\n</environment_context>")))
 		case 6:
-			path = append(path, fieldsEntry(TypePrune, id(n), pruneFields{UpToID: ref()}))
+			path = append(path, fieldsEntry(session.TypePrune, id(n), session.Prune{UpToID: ref()}))
 		case 7:
 			cm := arg%5 - 1 // -1 .. 3
-			f := compactionFields{Summary: strings.Repeat("s", arg%3), FirstKeptEntryID: ref(), ContextMessages: &cm}
+			f := session.Compaction{Summary: strings.Repeat("s", arg%3), FirstKeptEntryID: ref(), ContextMessages: &cm}
 			if arg%11 == 0 {
 				f.ContextMessages = nil
 			}
-			path = append(path, fieldsEntry(TypeCompaction, id(n), f))
+			path = append(path, fieldsEntry(session.TypeCompaction, id(n), f))
 		case 8:
-			path = append(path, session.Entry{Type: prompt.EntryType, ID: id(n), Fields: json.RawMessage(`{}`)})
+			path = append(path, session.Entry{Type: session.TypeTurnContext, ID: id(n), Fields: json.RawMessage(`{}`)})
 		}
 	}
 	return path

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/awlrun/awl/conv"
-	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
 
@@ -42,7 +41,7 @@ func TestProject(t *testing.T) {
 	path := []session.Entry{
 		msgEntry("00000001", conv.RoleSystem, conv.TextBlock("sys v1")),
 		msgEntry("00000002", conv.RoleUser, conv.TextBlock("task")),
-		{Type: prompt.EntryType, ID: "00000003", Fields: []byte(`{}`)},
+		{Type: session.TypeTurnContext, ID: "00000003", Fields: []byte(`{}`)},
 		msgEntry("00000004", conv.RoleAssistant, conv.Block{Type: conv.BlockToolUse, ID: "c1", Name: "bash", Input: `{"command":"go test ./..."}`}),
 		msgEntry("00000005", conv.RoleUser, conv.Block{Type: conv.BlockToolResult, ToolUseID: "c1", Content: big}),
 		msgEntry("00000006", conv.RoleAssistant, conv.Block{Type: conv.BlockToolUse, ID: "c2", Name: "read", Input: `{"path":"a.go"}`}),
@@ -52,7 +51,7 @@ func TestProject(t *testing.T) {
 		t.Errorf("plain projection: %s", got)
 	}
 
-	pruned := append(path[:7:7], fieldsEntry(TypePrune, "00000008", pruneFields{UpToID: "00000005"}))
+	pruned := append(path[:7:7], fieldsEntry(session.TypePrune, "00000008", session.Prune{UpToID: "00000005"}))
 	msgs := Project(pruned)
 	stub := msgs[3].Content[0].Content
 	want := "[output of `go test ./...`, 2.2 KB, pruned; 12 of 201 lines kept:\n" + strings.Repeat("x", 30) + "\n0123456789"
@@ -69,10 +68,10 @@ func TestProject(t *testing.T) {
 	// A compaction keeps 00000006 on, puts the rebuilt context first and
 	// the summary after it.
 	comp := append(pruned[:8:8],
-		fieldsEntry(TypeCompaction, "00000009", compactionFields{Summary: "did things", FirstKeptEntryID: "00000006"}),
+		fieldsEntry(session.TypeCompaction, "00000009", session.Compaction{Summary: "did things", FirstKeptEntryID: "00000006"}),
 		msgEntry("0000000a", conv.RoleSystem, conv.TextBlock("sys v2")),
 		msgEntry("0000000b", conv.RoleUser, conv.TextBlock("<environment_context>")),
-		session.Entry{Type: prompt.EntryType, ID: "0000000c", Fields: []byte(`{}`)},
+		session.Entry{Type: session.TypeTurnContext, ID: "0000000c", Fields: []byte(`{}`)},
 		msgEntry("0000000d", conv.RoleAssistant, conv.TextBlock("next")),
 	)
 	got := texts(Project(comp))
@@ -88,7 +87,7 @@ func TestProject(t *testing.T) {
 	// skipped, and the one before it applies.
 	for _, fields := range []string{`{"firstKeptEntryId":"0000000d"}`, `{"summary":"  \n","firstKeptEntryId":"0000000d"}`, `{"summary":7}`, `not json`} {
 		broken := append(comp[:13:13],
-			session.Entry{Type: TypeCompaction, ID: "0000000e", Fields: []byte(fields)},
+			session.Entry{Type: session.TypeCompaction, ID: "0000000e", Fields: []byte(fields)},
 			msgEntry("0000000f", conv.RoleAssistant, conv.TextBlock("after")),
 		)
 		if got := texts(Project(broken)); got != "system:sys v2 | user:<environment_context> | user:<awl-compaction> | call:c2 | result:small | assistant:next | assistant:after" {
@@ -120,7 +119,7 @@ func TestProjectAllPruned(t *testing.T) {
 			msgEntry(fmt.Sprintf("%08d", 2*i+1), conv.RoleAssistant, conv.Block{Type: conv.BlockToolUse, ID: id, Name: "bash", Input: `{"command":"cat big"}`}),
 			msgEntry(fmt.Sprintf("%08d", 2*i+2), conv.RoleUser, conv.Block{Type: conv.BlockToolResult, ToolUseID: id, Content: strings.Repeat(big, 20)}))
 	}
-	path = append(path, fieldsEntry(TypePrune, "00000007", pruneFields{UpToID: "00000002"}))
+	path = append(path, fieldsEntry(session.TypePrune, "00000007", session.Prune{UpToID: "00000002"}))
 	for i, m := range projectAllPruned(path) {
 		if i%2 == 0 {
 			continue

@@ -28,7 +28,7 @@ func TestSeedWindowFromStoredSession(t *testing.T) {
 	if got := seedWindow(path, Project(path), "anthropic", "claude-opus-4-1", modelinfo.Default()); got != (windowState{}) {
 		t.Errorf("another model: seed = %+v, want none (it counts tokens otherwise)", got)
 	}
-	pruned := append(path[:2:2], session.Entry{Type: TypePrune, ID: "00000003", Fields: []byte(`{"upToId":"00000001"}`)})
+	pruned := append(path[:2:2], session.Entry{Type: session.TypePrune, ID: "00000003", Fields: []byte(`{"upToId":"00000001"}`)})
 	if got := seedWindow(pruned, Project(pruned), "anthropic", "claude-sonnet-4-5", modelinfo.Default()); got != (windowState{}) {
 		t.Errorf("after a prune: seed = %+v, want none", got)
 	}

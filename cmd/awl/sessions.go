@@ -533,11 +533,11 @@ func (v *viewer) session(s *session.Session) {
 			fmt.Fprintf(v.w, "\n══ step %d ══\n", step)
 		}
 		switch {
-		case e.Type == runner.TypeRun && v.run(&e, step):
+		case e.Type == session.TypeRun && v.run(&e, step):
 			continue
-		case e.Type == runner.TypePrune && v.prune(&e):
+		case e.Type == session.TypePrune && v.prune(&e):
 			continue
-		case e.Type == runner.TypeCompaction && v.compaction(&e):
+		case e.Type == session.TypeCompaction && v.compaction(&e):
 			continue
 		case e.Type != session.TypeMessage || e.Message == nil:
 			fmt.Fprintf(v.w, "\n· %s %s\n", displayLine(e.Type, 40), displayLine(string(e.Fields), 200))

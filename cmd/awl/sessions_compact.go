@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -151,11 +150,11 @@ func (c *sessionsCompactCmd) prepare(a *app, store *session.Store, em *event.Emi
 func lastRunTools(s *session.Session, builtins []tool.Tool) []tool.Tool {
 	path := s.ActivePath()
 	for i := len(path) - 1; i >= 0; i-- {
-		if path[i].Type != runner.TypeRun {
+		if path[i].Type != session.TypeRun {
 			continue
 		}
-		var e runner.RunEntry
-		if json.Unmarshal(path[i].Fields, &e) != nil {
+		var e session.Run
+		if path[i].Decode(&e) != nil {
 			break
 		}
 		var out []tool.Tool

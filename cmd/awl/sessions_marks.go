@@ -1,43 +1,23 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
-	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/session"
 )
 
-// The members of prune and compaction entries that `awl sessions show`
-// reads (docs/session-format.md has them all). A member of another JSON
-// type, in a hand-edited file, makes the entry unreadable for the view,
-// which then prints it raw like any entry it does not know.
-type (
-	pruneView struct {
-		UpToID       string `json:"upToId"`
-		TokensBefore int64  `json:"tokensBefore"`
-		TokensAfter  int64  `json:"tokensAfter"`
-	}
-	compactionView struct {
-		Summary          string   `json:"summary"`
-		FirstKeptEntryID string   `json:"firstKeptEntryId"`
-		TokensBefore     int64    `json:"tokensBefore"`
-		TokensAfter      int64    `json:"tokensAfter"`
-		Provider         string   `json:"provider"`
-		Model            string   `json:"model"`
-		Reason           string   `json:"reason"`
-		CostUSD          *float64 `json:"costUsd"`
-	}
-)
+// A member of another JSON type, in a hand-edited prune or compaction
+// entry, makes the entry unreadable for the view, which then prints it raw
+// like any entry it does not know.
 
 // run marks the end of step n, a run entry: how the run ended, and what it
 // cost. The next entry begins step n+1 (a --resume, a -c, or a fork's own
 // first run). It returns false, printing nothing, when the entry cannot be
 // read.
 func (v *viewer) run(e *session.Entry, n int) bool {
-	var r runner.RunEntry
-	if json.Unmarshal(e.Fields, &r) != nil {
+	var r session.Run
+	if e.Decode(&r) != nil {
 		return false
 	}
 	title := []string{fmt.Sprintf("step %d ended: %s (exit %d)", n, displayLine(r.Reason, 40), r.ExitCode),
@@ -57,8 +37,8 @@ func (v *viewer) run(e *session.Entry, n int) bool {
 // up to UpToID as stubs. It returns false, printing nothing, when the
 // entry cannot be read.
 func (v *viewer) prune(e *session.Entry) bool {
-	var p pruneView
-	if json.Unmarshal(e.Fields, &p) != nil {
+	var p session.Prune
+	if e.Decode(&p) != nil {
 		return false
 	}
 	fmt.Fprintf(v.w, "\n── pruned: requests show tool results up to %s as stubs · tokens %s → %s ──\n",
@@ -70,8 +50,8 @@ func (v *viewer) prune(e *session.Entry) bool {
 // in requests for everything before it (but the kept messages, from
 // FirstKeptEntryID). The summary is cut like a tool result unless --full.
 func (v *viewer) compaction(e *session.Entry) bool {
-	var c compactionView
-	if json.Unmarshal(e.Fields, &c) != nil {
+	var c session.Compaction
+	if e.Decode(&c) != nil {
 		return false
 	}
 	title := []string{"compacted"}

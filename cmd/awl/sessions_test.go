@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/conv"
-	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/session"
 )
 
@@ -385,11 +384,11 @@ func TestViewerMarks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range []session.Entry{
-		{Type: runner.TypePrune, Fields: []byte(`{"upToId":"abc12345","tokensBefore":52400,"tokensAfter":18000}`)},
-		{Type: runner.TypeCompaction, Fields: []byte(`{"summary":"Task: fix it.\nState: \u001b[31mdone\u001b[0m.","firstKeptEntryId":"def67890","tokensBefore":1234567,"tokensAfter":812,"provider":"anthropic","model":"claude-a","reason":"threshold","costUsd":0.0123}`)},
-		{Type: runner.TypeCompaction, Fields: []byte(`{"summary":42,"tokensBefore":"many"}`)},
-		{Type: runner.TypeCompaction, Fields: []byte(`{"summary":"  ","reason":"manual","costUsd":null}`)},
-		{Type: runner.TypePrune, Fields: []byte(`{"upToId":["x"]}`)},
+		{Type: session.TypePrune, Fields: []byte(`{"upToId":"abc12345","tokensBefore":52400,"tokensAfter":18000}`)},
+		{Type: session.TypeCompaction, Fields: []byte(`{"summary":"Task: fix it.\nState: \u001b[31mdone\u001b[0m.","firstKeptEntryId":"def67890","tokensBefore":1234567,"tokensAfter":812,"provider":"anthropic","model":"claude-a","reason":"threshold","costUsd":0.0123}`)},
+		{Type: session.TypeCompaction, Fields: []byte(`{"summary":42,"tokensBefore":"many"}`)},
+		{Type: session.TypeCompaction, Fields: []byte(`{"summary":"  ","reason":"manual","costUsd":null}`)},
+		{Type: session.TypePrune, Fields: []byte(`{"upToId":["x"]}`)},
 	} {
 		if _, err := s.Append(e); err != nil {
 			t.Fatal(err)

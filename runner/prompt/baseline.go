@@ -12,9 +12,6 @@ import (
 	"github.com/awlrun/awl/session"
 )
 
-// EntryType is the session entry type of a persisted Baseline.
-const EntryType = "turnContext"
-
 // Baseline is the persisted turnContext: what the model has already been
 // shown. Texts are recorded as SHA-256 digests (lowercase hex, "" for empty
 // text), so a baseline is small and never repeats the prompt.
@@ -83,7 +80,7 @@ func (s State) Baseline() Baseline {
 }
 
 // Fields returns b as the JSON object of a turnContext entry's members, for
-// session.Entry{Type: EntryType, Fields: b.Fields()}. The encoding is
+// session.Entry{Type: session.TypeTurnContext, Fields: b.Fields()}. The encoding is
 // deterministic and does not escape <, > or &.
 func (b Baseline) Fields() []byte {
 	var buf bytes.Buffer
@@ -98,7 +95,7 @@ func (b Baseline) Fields() []byte {
 
 // Entry returns the turnContext session entry that records b.
 func (b Baseline) Entry() session.Entry {
-	return session.Entry{Type: EntryType, Fields: b.Fields()}
+	return session.Entry{Type: session.TypeTurnContext, Fields: b.Fields()}
 }
 
 // ParseBaseline decodes the members of a turnContext entry. Unknown members
@@ -121,7 +118,7 @@ func ParseBaseline(fields []byte) (Baseline, error) {
 func LastBaseline(entries []session.Entry) (*Baseline, error) {
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		if e.Type != EntryType {
+		if e.Type != session.TypeTurnContext {
 			continue
 		}
 		b, err := ParseBaseline(e.Fields)

@@ -85,7 +85,7 @@ func TestLastBaseline(t *testing.T) {
 		t.Errorf("LastBaseline without turnContext = %+v, %v; want nil, nil", got, err)
 	}
 
-	bad := append(entries[:1:1], session.Entry{Type: EntryType, ID: "0000000b", Fields: []byte(`[]`)})
+	bad := append(entries[:1:1], session.Entry{Type: session.TypeTurnContext, ID: "0000000b", Fields: []byte(`[]`)})
 	if _, err := LastBaseline(bad); err == nil {
 		t.Error("LastBaseline accepted a malformed turnContext")
 	}
