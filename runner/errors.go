@@ -30,6 +30,11 @@ const (
 	ExitTerm      = 143
 )
 
+// IsLimit reports whether code is the exit code of a run a limit stopped:
+// a turn, output, token or cost limit, or --timeout. Such a session stays
+// resumable.
+func IsLimit(code int) bool { return code == ExitLimit || code == ExitTimeout }
+
 // UsageError is bad input from the user: flags, prompt, prompt file, image.
 type UsageError struct{ Msg string }
 

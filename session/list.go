@@ -50,7 +50,7 @@ type Info struct {
 	// LastRun is the last run entry, nil when there is none.
 	LastRun *RunInfo
 	// Status is how the session's last run ended: "ok", "limit" (a turn,
-	// output, budget or time limit), "failed", or "killed" when messages
+	// output, budget or time limit, as told by Store.IsLimit), "failed", or "killed" when messages
 	// follow the last run entry, or there is none (a run killed with
 	// SIGKILL, or one still going); "" for a session without messages.
 	Status string
@@ -115,7 +115,7 @@ func (s *Store) List(cwd string) ([]Info, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sc := newInfoScanner(s.IsContext)
+			sc := newInfoScanner(s)
 			for {
 				next.Lock()
 				i := k
@@ -197,6 +197,7 @@ type linePos struct{ off, n int64 }
 // infoScanner reads files for listing, reusing its buffers.
 type infoScanner struct {
 	isContext func(string) bool
+	isLimit   func(exitCode int) bool
 	chunk     []byte
 	line      []byte
 	head      []linePos
@@ -204,8 +205,8 @@ type infoScanner struct {
 	tailN     int
 }
 
-func newInfoScanner(isContext func(string) bool) *infoScanner {
-	return &infoScanner{isContext: isContext, chunk: make([]byte, scanChunk)}
+func newInfoScanner(s *Store) *infoScanner {
+	return &infoScanner{isContext: s.IsContext, isLimit: s.IsLimit, chunk: make([]byte, scanChunk)}
 }
 
 var (
@@ -293,6 +294,7 @@ func (sc *infoScanner) scan(path, scope string) Info {
 			bad, badLine = corruptError(path, lineNo, "invalid UTF-8"), linePos{start, end - start}
 			return nil
 		}
+		isCosted := false // the line's cost, if any, is counted
 		isMsg := bytes.HasPrefix(prefix, messagePrefix)
 		isRun := bytes.HasPrefix(prefix, runPrefix)
 		isCompaction := bytes.HasPrefix(prefix, compactionPrefix)
@@ -308,23 +310,44 @@ func (sc *infoScanner) scan(path, scope string) Info {
 				return nil
 			}
 			isMsg = e.Type == TypeMessage
-			isRun = e.Type == typeRun
-			isCompaction = e.Type == "compaction"
+			isRun = e.Type == TypeRun
+			isCompaction = e.Type == TypeCompaction
+			// Decoded already: its cost is read from the entry, wherever
+			// in the line it stands (a session re-serialised with sorted
+			// keys has it anywhere).
+			if c, ok := entryCost(&e); ok {
+				costSum += c
+				costSeen = true
+			}
+			isCosted = true
 		}
 		if isRun {
 			runs = append(runs, linePos{start, end - start})
 			msgAfterRun = false
 		}
-		if isMsg || isCompaction {
-			msgAfterRun = msgAfterRun || isMsg
+		msgAfterRun = msgAfterRun || isMsg
+		switch {
+		case isCosted:
+		case isMsg:
 			if suffix == nil {
 				var err error
 				if suffix, err = sc.readLine(f, max(start, end-suffixSize), end); err != nil {
 					return err
 				}
 			}
-			if c, ok := costOf(suffix, isMsg); ok {
+			if c, ok := costOf(suffix); ok {
 				costSum += c
+				costSeen = true
+			}
+		case isCompaction:
+			// Rare, and its costUsd is not last (contextMessages follows
+			// it): read the line.
+			line, err := sc.readLine(f, start, end)
+			if err != nil {
+				return err
+			}
+			if c := gjson.GetBytes(line, "costUsd"); c.Type == gjson.Number && c.Float() >= 0 {
+				costSum += c.Float()
 				costSeen = true
 			}
 		}
@@ -485,15 +508,12 @@ func (u *utf8Run) feed(p []byte, final bool) {
 	u.bad = !utf8.Valid(p)
 }
 
-// runPrefix is how awl starts a run entry line; typeRun is its type.
-// compactionPrefix starts a compaction entry, which records the cost of
-// its summary request.
+// runPrefix is how awl starts a run entry line, compactionPrefix a
+// compaction entry, which records the cost of its summary request.
 var (
 	runPrefix        = []byte(`{"type":"run"`)
 	compactionPrefix = []byte(`{"type":"compaction"`)
 )
-
-const typeRun = "run"
 
 // suffixSize is how much of a message line's end listing reads for its
 // costUsd, which awl writes last.
@@ -501,14 +521,12 @@ const suffixSize = 64
 
 var costKey = []byte(`,"costUsd":`)
 
-// costOf reads the costUsd that ends a line as awl writes it: an assistant
-// message's (msg) …,"costUsd":0.0123}}, a compaction entry's
-// …,"costUsd":0.0123}.
-func costOf(suffix []byte, msg bool) (float64, bool) {
-	end := []byte("}")
-	if msg {
-		end = []byte("}}")
-	}
+// costOf reads the costUsd that ends an assistant message line as awl
+// writes it: …,"costUsd":0.0123}}. A line that does not end so has no cost
+// as far as this fast path knows; a line in another shape (re-serialised,
+// keys sorted) is decoded instead, and entryCost reads it.
+func costOf(suffix []byte) (float64, bool) {
+	end := []byte("}}")
 	if !bytes.HasSuffix(suffix, end) {
 		return 0, false
 	}
@@ -526,6 +544,27 @@ func costOf(suffix []byte, msg bool) (float64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// entryCost is the cost a decoded entry records: an assistant message's,
+// or a compaction's summary request's.
+func entryCost(e *Entry) (float64, bool) {
+	var c *float64
+	switch e.Type {
+	case TypeMessage:
+		if e.Message != nil {
+			c = e.Message.CostUSD
+		}
+	case TypeCompaction:
+		var f Compaction
+		if e.Decode(&f) == nil {
+			c = f.CostUSD
+		}
+	}
+	if c == nil || *c < 0 || math.IsInf(*c, 0) || math.IsNaN(*c) {
+		return 0, false
+	}
+	return *c, true
 }
 
 // runState reads the run entries: the last one becomes LastRun and sets
@@ -556,7 +595,7 @@ func (sc *infoScanner) runState(f *os.File, in *Info, runs []linePos, msgAfterRu
 		in.Status = "killed"
 	case in.LastRun.ExitCode == 0:
 		in.Status = "ok"
-	case in.LastRun.ExitCode == 6 || in.LastRun.ExitCode == 124:
+	case sc.isLimit != nil && sc.isLimit(in.LastRun.ExitCode):
 		in.Status = "limit"
 	default:
 		in.Status = "failed"

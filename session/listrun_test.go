@@ -1,7 +1,10 @@
 package session
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -21,6 +24,7 @@ func ptr(v float64) *float64 { return &v }
 // the total cost, for each way a session can end.
 func TestListRunsStatusAndCost(t *testing.T) {
 	st := testStore(t)
+	st.IsLimit = func(code int) bool { return code == 6 || code == 124 }
 	type want struct {
 		status string
 		code   int
@@ -131,9 +135,10 @@ func TestCostOf(t *testing.T) {
 		{`"text":"x,\"costUsd\":9}}"}]}}`, 0, false}, // in a string, escaped
 		{`,"costUsd":-1}}`, 0, false},
 		{`,"costUsd":0.25}`, 0, false}, // a compaction's end is not a message's
+		{`"usage":{"input":1},"costUsd":0.25,"contextMessages":2}`, 0, false},
 		{`,"costUsd":abc}}`, 0, false},
 	} {
-		got, ok := costOf([]byte(c.in), true)
+		got, ok := costOf([]byte(c.in))
 		if got != c.want || ok != c.ok {
 			t.Errorf("costOf(%s) = %v, %v", c.in, got, ok)
 		}
@@ -183,11 +188,95 @@ func TestListCostAcrossTheChunkBoundary(t *testing.T) {
 	}
 }
 
-func TestCostOfCompaction(t *testing.T) {
-	if c, ok := costOf([]byte(`"usage":{"input":1},"costUsd":0.25}`), false); !ok || c != 0.25 {
-		t.Errorf("got %v %v", c, ok)
+// TestListCompactionCostBeforeContextMessages: awl writes a compaction's
+// contextMessages after its costUsd; the summary request's cost still
+// counts, and a null one makes the total unknown only through a run entry.
+func TestListCompactionCostBeforeContextMessages(t *testing.T) {
+	st := testStore(t)
+	s, err := st.Create("/w", "p", "m")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := costOf([]byte(`"usage":{"input":1},"costUsd":null}`), false); ok {
-		t.Error("a null cost read as known")
+	mustAppend(t, s, Entry{Provider: "p", Model: "m", Message: userMsg("hi")})
+	mustAppend(t, s, Entry{Message: costMsg("a", ptr(0.5))})
+	mustAppend(t, s, Entry{Type: TypeCompaction, Fields: []byte(`{"summary":"s","usage":{"input":1},"costUsd":0.25,"contextMessages":0}`)})
+	mustAppend(t, s, Entry{Type: TypeCompaction, Fields: []byte(`{"summary":"t","costUsd":null,"contextMessages":0}`)})
+	mustAppend(t, s, runEntry(`{"exitCode":0,"reason":"completed","costUsd":0.75}`))
+	s.Close()
+	infos, err := st.List("/w")
+	if err != nil || len(infos) != 1 || infos[0].Err != nil {
+		t.Fatalf("%v %v", infos, err)
+	}
+	if c := infos[0].TotalCostUSD; c == nil || *c != 0.75 {
+		t.Errorf("total %v, want 0.75", fmtp(c))
+	}
+}
+
+// reserialise rewrites every line of the file at path as jq -cS would:
+// the same JSON, keys sorted, numbers kept as written.
+func reserialise(t *testing.T, path string) {
+	t.Helper()
+	var out []byte
+	for _, line := range strings.SplitAfter(string(readFile(t, path)), "\n") {
+		if line == "" {
+			continue
+		}
+		d := json.NewDecoder(strings.NewReader(line))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(append(out, b...), '\n')
+	}
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestListReserialisedSessionListsTheSame: a session whose lines were
+// re-serialised with sorted keys (jq -cS ., say) lists exactly as before:
+// cost, status, last run, first prompt, model and all. The listing's fast
+// path reads awl's own line shape; every other shape is decoded.
+func TestListReserialisedSessionListsTheSame(t *testing.T) {
+	st := testStore(t)
+	st.IsLimit = func(code int) bool { return code == 6 }
+	s, err := st.Create("/w", "p", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range allKinds() {
+		mustAppend(t, s, e)
+	}
+	mustAppend(t, s, Entry{Provider: "p", Model: "m2", Message: userMsg("fix <the> bug & more")})
+	mustAppend(t, s, Entry{Message: costMsg("a", ptr(0.0125))})
+	mustAppend(t, s, Entry{Type: TypePrune, Fields: []byte(`{"upToId":"00000001","tokensBefore":10,"tokensAfter":5}`)})
+	mustAppend(t, s, Entry{Type: TypeCompaction, Fields: []byte(`{"summary":"s","usage":{"input":1},"costUsd":0.25,"contextMessages":0}`)})
+	mustAppend(t, s, Entry{Message: costMsg("b", ptr(0.5))})
+	mustAppend(t, s, runEntry(`{"exitCode":6,"reason":"max_turns","costUsd":0.7625}`))
+	s.Close()
+	before, err := st.List("/w")
+	if err != nil || len(before) != 1 || before[0].Err != nil {
+		t.Fatalf("%v %v", before, err)
+	}
+	if c := before[0].TotalCostUSD; c == nil || *c != 0.7625 || before[0].Status != "limit" {
+		t.Fatalf("before: total %v, status %q", fmtp(c), before[0].Status)
+	}
+	reserialise(t, s.Path)
+	if !strings.Contains(string(readFile(t, s.Path)), `{"id":`) {
+		t.Fatal("the lines were not re-serialised with sorted keys")
+	}
+	after, err := st.List("/w")
+	if err != nil || len(after) != 1 {
+		t.Fatalf("%v %v", after, err)
+	}
+	after[0].Modified = before[0].Modified
+	if !reflect.DeepEqual(before[0], after[0]) {
+		t.Errorf("re-serialised session lists differently:\nbefore %+v\nafter  %+v (cost %v, last run %+v)",
+			before[0], after[0], fmtp(after[0].TotalCostUSD), after[0].LastRun)
 	}
 }

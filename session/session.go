@@ -80,6 +80,10 @@ type Store struct {
 	// context (environment, AGENTS.md…) rather than a prompt, so that
 	// Info.FirstPrompt skips it.
 	IsContext func(text string) bool
+	// IsLimit, when set, tells listing which run exit codes mean a limit
+	// stopped the run (Info.Status "limit" rather than "failed"): the
+	// exit codes are the runner's, not the session's.
+	IsLimit func(exitCode int) bool
 }
 
 // DefaultDir returns the sessions directory from AWL_SESSION_DIR, else

@@ -134,7 +134,7 @@ func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader
 	if abs, err := filepath.Abs(grammar.SessionDir); err == nil {
 		grammar.SessionDir = abs
 	}
-	kctx.Bind(a, &session.Store{Dir: grammar.SessionDir})
+	kctx.Bind(a, &session.Store{Dir: grammar.SessionDir, IsLimit: runner.IsLimit})
 	if err := kctx.Run(); err != nil {
 		c, _ := runner.Classify(err)
 		fmt.Fprintln(stderr, "awl:", err)
