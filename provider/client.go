@@ -71,10 +71,10 @@ func New(name string, opts Options) (Provider, error) {
 	return &client{name: name, url: base + w.path(), opts: opts, w: w, maxEvent: maxEventBytes}, nil
 }
 
-// Project returns the request body that provider name would send for req:
-// a pure function of its arguments, the same bytes every time. A missing
-// model is the provider's default, as in Stream.
-func Project(name string, req Request) ([]byte, error) {
+// EncodeRequest returns the request body that provider name would send for
+// req: a pure function of its arguments, the same bytes every time. A
+// missing model is the provider's default, as in Stream.
+func EncodeRequest(name string, req Request) ([]byte, error) {
 	p, err := New(name, Options{})
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ var awkward = []string{
 // encoding/json makes of the same struct.
 func checkSame(t *testing.T, name string, req Request) {
 	t.Helper()
-	got, err := Project(name, req)
+	got, err := EncodeRequest(name, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func TestRegistryComplete(t *testing.T) {
 			if p.Name() != s.Name {
 				t.Errorf("Name() = %q", p.Name())
 			}
-			body, err := Project(s.Name, hello)
+			body, err := EncodeRequest(s.Name, hello)
 			if err != nil || !strings.Contains(string(body), `"model":"`+s.DefaultModel+`"`) {
 				t.Errorf("Project: %s, %v", body, err)
 			}
@@ -165,7 +165,7 @@ func TestPresets(t *testing.T) {
 				{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("q2")}},
 			}}
 			for _, other := range []string{tc.name, NameOpenAIChat} {
-				body, err := Project(other, think)
+				body, err := EncodeRequest(other, think)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -357,7 +357,7 @@ func TestHeaders(t *testing.T) {
 			if strings.Contains(string(r.Body), sentinelKey) {
 				t.Error("request body carries the API key")
 			}
-			if want, err := Project(name, hello); err != nil || string(r.Body) != string(want) {
+			if want, err := EncodeRequest(name, hello); err != nil || string(r.Body) != string(want) {
 				t.Errorf("sent body differs from Project:\n%s\n%s (%v)", r.Body, want, err)
 			}
 		})

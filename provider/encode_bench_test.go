@@ -28,13 +28,13 @@ func bigConversation(provider string, rounds, resultSize int) Request {
 	return Request{Model: "model-x", Tools: testTools, Messages: msgs}
 }
 
-// BenchmarkProject encodes a 100 MB conversation (2,000 tool results of
+// BenchmarkEncodeRequest encodes a 100 MB conversation (2,000 tool results of
 // 50 KB), as every turn of a resumed long session does.
-func BenchmarkProject(b *testing.B) {
+func BenchmarkEncodeRequest(b *testing.B) {
 	for _, name := range wireNames {
 		b.Run(name, func(b *testing.B) {
 			req := bigConversation(name, 2000, 50_000)
-			body, err := Project(name, req)
+			body, err := EncodeRequest(name, req)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -42,7 +42,7 @@ func BenchmarkProject(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := Project(name, req); err != nil {
+				if _, err := EncodeRequest(name, req); err != nil {
 					b.Fatal(err)
 				}
 			}

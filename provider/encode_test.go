@@ -176,7 +176,7 @@ const (
 
 func encodeFor(t *testing.T, provider string, req Request) []byte {
 	t.Helper()
-	b, err := Project(provider, req)
+	b, err := EncodeRequest(provider, req)
 	if err != nil {
 		t.Fatal(err)
 	}
