@@ -12,6 +12,7 @@ import (
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/modelinfo"
+	"github.com/awlrun/awl/runner/projection"
 	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
@@ -81,11 +82,11 @@ type windowState struct {
 func (r *run) estimate(msgs []conv.Message, specs []provider.Tool) int64 {
 	w := r.window
 	if w.covered > 0 && w.covered <= len(msgs) {
-		if w.tokens*3 >= estimateTokens(msgs[:w.covered])+specTokens(specs) {
-			return w.tokens + estimateTokens(msgs[w.covered:])
+		if w.tokens*3 >= projection.Estimate(msgs[:w.covered])+specTokens(specs) {
+			return w.tokens + projection.Estimate(msgs[w.covered:])
 		}
 	}
-	return estimateTokens(msgs) + specTokens(specs)
+	return projection.Estimate(msgs) + specTokens(specs)
 }
 
 // specTokens estimates the tokens the tool definitions take in a request.
@@ -94,7 +95,7 @@ func specTokens(specs []provider.Tool) int64 {
 	for _, s := range specs {
 		n += len(s.Name) + len(s.Description) + len(s.Schema) + 16
 	}
-	return int64(float64(n) / BytesPerToken)
+	return int64(float64(n) / projection.BytesPerToken)
 }
 
 // pruneGain is the least a prune must free, in percent of the window, to
@@ -110,8 +111,8 @@ const pruneGain = 20
 // wrote the session would have for its next request, rather than from
 // bytes alone.
 //
-// msgs is Project(path): the messages the response's request covered are
-// those before the message entries that follow it.
+// msgs is projection.Project(path): the messages the response's request
+// covered are those before the message entries that follow it.
 func seedWindow(path []session.Entry, msgs []conv.Message, provider, model string, table *modelinfo.Table) windowState {
 	after := 0
 	for i := len(path) - 1; i >= 0; i-- {
@@ -181,7 +182,7 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 		}
 	}
 	w := r.cfg.Window
-	msgs := Project(path)
+	msgs := projection.Project(path)
 	if w.Tokens <= 0 {
 		return msgs, nil
 	}
@@ -197,8 +198,8 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 			return nil, err
 		}
 		if pruned {
-			msgs = Project(r.sess.ActivePath())
-			est = estimateTokens(msgs) + specTokens(specs)
+			msgs = projection.Project(r.sess.ActivePath())
+			est = projection.Estimate(msgs) + specTokens(specs)
 		}
 	}
 	if !w.NoCompact && !r.summaryOff && w.over(est, w.compactAt()) && turnSinceCompaction(r.sess.ActivePath()) {
@@ -216,7 +217,7 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 		if err := r.budgetStop(); err != nil {
 			return nil, err
 		}
-		msgs = Project(r.sess.ActivePath())
+		msgs = projection.Project(r.sess.ActivePath())
 	}
 	return msgs, nil
 }
@@ -228,22 +229,13 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 func turnSinceCompaction(path []session.Entry) bool {
 	for i := len(path) - 1; i >= 0; i-- {
 		switch e := path[i]; {
-		case inForce(path, i):
+		case projection.InForce(path, i):
 			return false
 		case e.Message != nil && e.Message.Role == conv.RoleAssistant:
 			return true
 		}
 	}
 	return false
-}
-
-// inForce reports whether path[i] is a compaction that Project applies
-// (compactionAt). One that is not (edited by hand, cut short, its rebuilt
-// context incomplete) is no boundary for pruning, keeping or compacting
-// again either.
-func inForce(path []session.Entry, i int) bool {
-	_, _, ok := compactionAt(path, i)
-	return ok
 }
 
 // keepTurns is how many of the latest assistant turns keep their tool
@@ -365,7 +357,7 @@ func (r *run) prune(before, overhead int64, keep int, force bool) (bool, error) 
 	// latest assistant message, and after the latest compaction and prune.
 	floor := -1
 	for i, e := range path {
-		if inForce(path, i) {
+		if projection.InForce(path, i) {
 			floor = i
 		}
 		if e.Type == session.TypePrune {
@@ -398,9 +390,9 @@ func (r *run) prune(before, overhead int64, keep int, force bool) (bool, error) 
 		return false, nil
 	}
 	fields := session.Prune{UpToID: path[upTo].ID, TokensBefore: before}
-	after := Project(append(path[:len(path):len(path)], session.Entry{Type: session.TypePrune, Fields: mustJSON(fields)}))
-	fields.TokensAfter = estimateTokens(after) + overhead
-	if gain := estimateTokens(Project(path)) + overhead - fields.TokensAfter; gain <= 0 || !force && gain*100 < pruneGain*r.cfg.Window.Tokens {
+	after := projection.Project(append(path[:len(path):len(path)], session.Entry{Type: session.TypePrune, Fields: mustJSON(fields)}))
+	fields.TokensAfter = projection.Estimate(after) + overhead
+	if gain := projection.Estimate(projection.Project(path)) + overhead - fields.TokensAfter; gain <= 0 || !force && gain*100 < pruneGain*r.cfg.Window.Tokens {
 		return false, nil
 	}
 	if err := r.appendEntry(session.Entry{Type: session.TypePrune, Fields: mustJSON(fields)}); err != nil {
@@ -414,7 +406,7 @@ func (r *run) prune(before, overhead int64, keep int, force bool) (bool, error) 
 
 func hasLargeResult(m *conv.Message) bool {
 	for _, b := range m.Content {
-		if b.Type == conv.BlockToolResult && (len(b.Content) > pruneMin || len(b.Attachments) > 0) {
+		if b.Type == conv.BlockToolResult && (len(b.Content) > projection.PruneMin || len(b.Attachments) > 0) {
 			return true
 		}
 	}
@@ -428,18 +420,18 @@ func hasLargeResult(m *conv.Message) bool {
 func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, reason string) error {
 	start := time.Now()
 	path := r.sess.ActivePath()
-	msgs := Project(path)
+	msgs := projection.Project(path)
 	if reason == "overflow" {
 		// The request was already too long: summarise from a projection
 		// with every large tool result stubbed.
-		msgs = projectAllPruned(path)
+		msgs = projection.AllPruned(path)
 	}
 	msg, err := r.summarise(ctx, specs, msgs)
 	if err != nil && reason != "overflow" && overflowed(err) {
 		// The summary request itself did not fit (the window was
 		// overestimated, or a manual compaction of a session that had
 		// outgrown it): once more with every large tool result stubbed.
-		msg, err = r.summarise(ctx, specs, projectAllPruned(path))
+		msg, err = r.summarise(ctx, specs, projection.AllPruned(path))
 	}
 	if err != nil {
 		return err
@@ -471,7 +463,7 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 		probe = append(probe, session.Entry{Type: session.TypeMessage, Message: &fullContext[i]})
 	}
 	probe = append(probe, state.Baseline().Entry())
-	fields.TokensAfter = estimateTokens(Project(probe)) + specTokens(specs)
+	fields.TokensAfter = projection.Estimate(projection.Project(probe)) + specTokens(specs)
 
 	if err := r.appendEntry(session.Entry{Type: session.TypeCompaction, Fields: mustJSON(fields)}); err != nil {
 		return err
@@ -583,7 +575,7 @@ func (r *run) summaryRequest(ctx context.Context, req provider.Request) (conv.Me
 func (r *run) firstKept(path []session.Entry) string {
 	floor := 0
 	for i := len(path) - 1; i >= 0; i-- {
-		if _, end, ok := compactionAt(path, i); ok {
+		if _, end, ok := projection.CompactionAt(path, i); ok {
 			floor = end + 1
 			break
 		}
@@ -596,7 +588,7 @@ func (r *run) firstKept(path []session.Entry) string {
 		if m == nil {
 			continue
 		}
-		size += estimateTokens([]conv.Message{*m})
+		size += projection.Estimate([]conv.Message{*m})
 		if size > budget {
 			break
 		}
@@ -605,19 +597,6 @@ func (r *run) firstKept(path []session.Entry) string {
 		}
 	}
 	return kept
-}
-
-// projectAllPruned projects path as if a prune entry at its end stubbed
-// every large tool result: each from the result as the session holds it,
-// never a stub of a stub.
-func projectAllPruned(path []session.Entry) []conv.Message {
-	last := ""
-	for i := len(path) - 1; i >= 0 && last == ""; i-- {
-		if path[i].Message != nil {
-			last = path[i].ID
-		}
-	}
-	return Project(append(path[:len(path):len(path)], session.Entry{Type: session.TypePrune, Fields: mustJSON(session.Prune{UpToID: last})}))
 }
 
 func mustJSON(v any) []byte {
@@ -703,7 +682,7 @@ func (r *run) compactSession(ctx context.Context) error {
 	}
 	r.setContextOptions(names)
 	path := r.sess.ActivePath()
-	if err := r.compact(ctx, specs, estimateTokens(Project(path))+specTokens(specs), "manual"); err != nil {
+	if err := r.compact(ctx, specs, projection.Estimate(projection.Project(path))+specTokens(specs), "manual"); err != nil {
 		return err
 	}
 	path = r.sess.ActivePath()

@@ -20,6 +20,7 @@ import (
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/modelinfo"
+	"github.com/awlrun/awl/runner/projection"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
 )
@@ -261,7 +262,7 @@ func TestLongRunPrunesAndCompacts(t *testing.T) {
 	if m := path[end].Message; m.Text() != "done" {
 		t.Fatalf("the session's last message is not the final answer: %+v", m)
 	}
-	got := project(t, "anthropic", runner.Project(path[:end])) // as it was before the answer
+	got := project(t, "anthropic", projection.Project(path[:end])) // as it was before the answer
 	if got != last {
 		t.Errorf("the reopened session projects other messages than the last request sent:\n got %.300s…\nwant %.300s…", got, last)
 	}
@@ -723,7 +724,7 @@ func TestResumeOverThresholdCompactsFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	size := 0
-	for _, m := range runner.Project(sess.ActivePath()) {
+	for _, m := range projection.Project(sess.ActivePath()) {
 		for _, b := range m.Content {
 			size += len(b.Text) + len(b.Content) + len(b.Input)
 		}
@@ -731,7 +732,7 @@ func TestResumeOverThresholdCompactsFirst(t *testing.T) {
 	// Pruning cannot bring the history under 80% of this window: the two
 	// latest reads stay whole.
 	const window = 4000
-	if float64(size)/runner.BytesPerToken < 0.8*window {
+	if float64(size)/projection.BytesPerToken < 0.8*window {
 		t.Fatalf("the history is %d bytes: too small for the test", size)
 	}
 
@@ -753,7 +754,7 @@ func TestResumeOverThresholdCompactsFirst(t *testing.T) {
 	if len(comps) != 1 || comps[0]["reason"] != "threshold" {
 		t.Fatalf("compactions %v, want one at the threshold", comps)
 	}
-	if b := comps[0]["tokens_before"].(float64); b < 0.8*window || b > float64(size)/runner.BytesPerToken*1.2 {
+	if b := comps[0]["tokens_before"].(float64); b < 0.8*window || b > float64(size)/projection.BytesPerToken*1.2 {
 		t.Errorf("tokens_before %.0f: want the bytes estimate of %d bytes, over 80%% of %d", b, size, window)
 	}
 	if !bytes.Contains(reqs[1].Body, []byte("<awl-compaction>")) {
@@ -890,7 +891,7 @@ func TestKilledMidCompaction(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sess.Close()
-			if got := project(t, "anthropic", runner.Project(sess.ActivePath()[:len(sess.ActivePath())-2])); !strings.HasPrefix(got, `[{"role":"user","content":[{"type":"text","text":"<environment_context>`) {
+			if got := project(t, "anthropic", projection.Project(sess.ActivePath()[:len(sess.ActivePath())-2])); !strings.HasPrefix(got, `[{"role":"user","content":[{"type":"text","text":"<environment_context>`) {
 				t.Errorf("the reopened session does not project its rebuilt context first: %.200s", got)
 			}
 		})

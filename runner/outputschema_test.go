@@ -486,7 +486,7 @@ func TestSchemaResumeSameSchemaWithAwkwardText(t *testing.T) {
 // lowered for Anthropic, as it is for OpenAI.
 func sentSchema(t *testing.T, api string, raw json.RawMessage) string {
 	t.Helper()
-	body, err := provider.Project(api, provider.Request{Model: "m", OutputSchema: raw})
+	body, err := provider.EncodeRequest(api, provider.Request{Model: "m", OutputSchema: raw})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/mcp"
 	"github.com/awlrun/awl/runner/modelinfo"
+	"github.com/awlrun/awl/runner/projection"
 	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/runner/redact"
 	"github.com/awlrun/awl/runner/sandbox"
@@ -582,7 +583,7 @@ func (r *run) loop(ctx context.Context) error {
 			} else if ferr != nil {
 				return ferr
 			}
-			req.Messages = Project(r.sess.ActivePath())
+			req.Messages = projection.Project(r.sess.ActivePath())
 			msg, err = r.stream(ctx, req)
 		}
 		if err != nil {

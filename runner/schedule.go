@@ -41,7 +41,7 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 		}
 		if bad := r.args.check(t, u); bad != nil {
 			out[i] = *bad
-			em.Emit(ToolEndEvent{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true})
+			em.Emit(event.ToolEnd{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true})
 			continue
 		}
 		call := func() {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/runner/modelinfo"
+	"github.com/awlrun/awl/runner/projection"
 	"github.com/awlrun/awl/session"
 )
 
@@ -22,29 +23,29 @@ func TestSeedWindowFromStoredSession(t *testing.T) {
 		Content: []conv.Block{conv.TextBlock("done")}, Usage: &conv.Usage{Input: 500, Output: 20, CacheRead: 4000, CacheWrite: 100}}}
 	path := []session.Entry{user("00000001", "anthropic", "claude-sonnet-4-5"), answer}
 
-	if got := seedWindow(path, Project(path), "anthropic", "claude-sonnet-4-5", modelinfo.Default()); got != (windowState{tokens: 4620, covered: 2}) {
+	if got := seedWindow(path, projection.Project(path), "anthropic", "claude-sonnet-4-5", modelinfo.Default()); got != (windowState{tokens: 4620, covered: 2}) {
 		t.Errorf("seed = %+v, want the last response's 4620 tokens covering 2 messages", got)
 	}
-	if got := seedWindow(path, Project(path), "anthropic", "claude-opus-4-1", modelinfo.Default()); got != (windowState{}) {
+	if got := seedWindow(path, projection.Project(path), "anthropic", "claude-opus-4-1", modelinfo.Default()); got != (windowState{}) {
 		t.Errorf("another model: seed = %+v, want none (it counts tokens otherwise)", got)
 	}
 	pruned := append(path[:2:2], session.Entry{Type: session.TypePrune, ID: "00000003", Fields: []byte(`{"upToId":"00000001"}`)})
-	if got := seedWindow(pruned, Project(pruned), "anthropic", "claude-sonnet-4-5", modelinfo.Default()); got != (windowState{}) {
+	if got := seedWindow(pruned, projection.Project(pruned), "anthropic", "claude-sonnet-4-5", modelinfo.Default()); got != (windowState{}) {
 		t.Errorf("after a prune: seed = %+v, want none", got)
 	}
-	if got := seedWindow(path[1:], Project(path[1:]), "anthropic", "claude-sonnet-4-5", modelinfo.Default()); got != (windowState{}) {
+	if got := seedWindow(path[1:], projection.Project(path[1:]), "anthropic", "claude-sonnet-4-5", modelinfo.Default()); got != (windowState{}) {
 		t.Errorf("no request recorded: seed = %+v, want none", got)
 	}
 	// The table's alias (a dated snapshot) of the same model counts
 	// tokens the same way; without the table, or in another provider's
 	// family, it is another model.
-	if got := seedWindow(path, Project(path), "anthropic", "claude-sonnet-4-5-20250929", modelinfo.Default()); got != (windowState{tokens: 4620, covered: 2}) {
+	if got := seedWindow(path, projection.Project(path), "anthropic", "claude-sonnet-4-5-20250929", modelinfo.Default()); got != (windowState{tokens: 4620, covered: 2}) {
 		t.Errorf("an alias: seed = %+v, want the 4620 tokens", got)
 	}
-	if got := seedWindow(path, Project(path), "anthropic", "claude-sonnet-4-5-20250929", nil); got != (windowState{}) {
+	if got := seedWindow(path, projection.Project(path), "anthropic", "claude-sonnet-4-5-20250929", nil); got != (windowState{}) {
 		t.Errorf("an alias without the table: seed = %+v, want none", got)
 	}
-	if got := seedWindow(path, Project(path), "openrouter", "claude-sonnet-4-5", modelinfo.Default()); got != (windowState{}) {
+	if got := seedWindow(path, projection.Project(path), "openrouter", "claude-sonnet-4-5", modelinfo.Default()); got != (windowState{}) {
 		t.Errorf("another provider: seed = %+v, want none", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/projection"
 	"github.com/awlrun/awl/session"
 	"github.com/tidwall/gjson"
 )
@@ -121,7 +122,7 @@ func boundaryNotes(path string, v session.Verification) []verifyProblem {
 	if err != nil {
 		return out
 	}
-	notes := runner.BoundaryNotes(s.ActivePath())
+	notes := projection.BoundaryNotes(s.ActivePath())
 	if len(notes) == 0 {
 		return out
 	}

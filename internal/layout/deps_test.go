@@ -12,7 +12,7 @@ const module = "github.com/awlrun/awl/"
 
 // leaves are the packages that hold no state machine and talk to nothing:
 // what they compute depends only on what they are given.
-var leaves = []string{"runner/event", "runner/redact"}
+var leaves = []string{"runner/event", "runner/projection", "runner/redact"}
 
 // forbidden is what a leaf must not depend on, directly or not: the run
 // loop (the runner root package alone), and the tools, MCP, the sandbox
@@ -44,6 +44,22 @@ func TestLeavesImportNoLoopToolOrWire(t *testing.T) {
 			if isForbidden(dep) {
 				t.Errorf("%s depends on %s", leaf, dep)
 			}
+		}
+	}
+}
+
+// TestProjectionImportsOnlyTheLog: of awl's own packages, the projection
+// depends on the session, the context package and conv alone, so that a
+// request is a pure function of the log.
+func TestProjectionImportsOnlyTheLog(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"runner/projection").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	allowed := map[string]bool{"runner/projection": true, "session": true, "runner/prompt": true, "conv": true}
+	for _, dep := range strings.Fields(string(out)) {
+		if own, ok := strings.CutPrefix(dep, module); ok && !allowed[own] {
+			t.Errorf("runner/projection depends on %s", dep)
 		}
 	}
 }

@@ -224,7 +224,7 @@ func (e *Emitter) Emit(ev any) {
 // they are, not as \u003c…: an entry event then carries its session line's
 // text byte for byte, and `grep '<stdin>'` finds it in both.
 func marshalEvent(ev any) ([]byte, error) {
-	if ee, ok := ev.(EntryEvent); ok && json.Valid(ee.Entry) && isCompact(ee.Entry) {
+	if ee, ok := ev.(Entry); ok && json.Valid(ee.Entry) && isCompact(ee.Entry) {
 		return appendEntryEvent(ee), nil
 	}
 	var buf bytes.Buffer
@@ -240,7 +240,7 @@ func marshalEvent(ev any) ([]byte, error) {
 // buffer of its size: encoding/json would compact the line again (a second
 // full pass) into a buffer doubling as it grew, which held up to three
 // times a 50 MB prompt's line. The bytes are the same (TestEntryEventBytes).
-func appendEntryEvent(ee EntryEvent) []byte {
+func appendEntryEvent(ee Entry) []byte {
 	head, _ := json.Marshal(ee.Base) // {"type":…,"timestamp":"…"}
 	b := make([]byte, 0, len(head)+len(ee.Entry)+len(`,"entry":}`)+1)
 	b = append(b, head[:len(head)-1]...)

@@ -1,4 +1,4 @@
-package runner
+package projection
 
 import (
 	"encoding/json"
@@ -210,7 +210,7 @@ func projectBefore(path []session.Entry) []conv.Message {
 func pruneMessageBefore(m conv.Message, uses map[string]conv.Block) conv.Message {
 	changed := false
 	for _, b := range m.Content {
-		if b.Type == conv.BlockToolResult && (len(b.Content) > pruneMin || len(b.Attachments) > 0) {
+		if b.Type == conv.BlockToolResult && (len(b.Content) > PruneMin || len(b.Attachments) > 0) {
 			changed = true
 			break
 		}
@@ -221,7 +221,7 @@ func pruneMessageBefore(m conv.Message, uses map[string]conv.Block) conv.Message
 	blocks := make([]conv.Block, len(m.Content))
 	copy(blocks, m.Content)
 	for i, b := range blocks {
-		if b.Type != conv.BlockToolResult || (len(b.Content) <= pruneMin && len(b.Attachments) == 0) {
+		if b.Type != conv.BlockToolResult || (len(b.Content) <= PruneMin && len(b.Attachments) == 0) {
 			continue
 		}
 		nb := b

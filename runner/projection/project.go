@@ -1,4 +1,9 @@
-package runner
+// Package projection turns a session's active path into the messages a
+// request carries: the prune and compaction boundaries, which compaction
+// is in force, and token estimates. It imports session, the context
+// package (prompt) and conv only, so the compiler keeps a request a pure
+// function of the log.
+package projection
 
 import (
 	"encoding/json"
@@ -13,11 +18,11 @@ import (
 	"github.com/awlrun/awl/session"
 )
 
-// compactionAt reads path[i] as a compaction in force: its members parse,
+// CompactionAt reads path[i] as a compaction in force: its members parse,
 // its summary is not blank, and the context rebuilt after it is complete:
 // its ContextMessages context messages, then a turnContext.
 // ctxEnd is the index of that context's turnContext baseline.
-func compactionAt(path []session.Entry, i int) (f session.Compaction, ctxEnd int, ok bool) {
+func CompactionAt(path []session.Entry, i int) (f session.Compaction, ctxEnd int, ok bool) {
 	if path[i].Type != session.TypeCompaction || path[i].Decode(&f) != nil || strings.TrimSpace(f.Summary) == "" {
 		return f, 0, false
 	}
@@ -78,9 +83,9 @@ func summaryMessage(summary string) conv.Message {
 	return conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(summaryPreamble + summary + summaryClose)}}
 }
 
-// pruneMin is the size below which a tool result is never stubbed: a stub
+// PruneMin is the size below which a tool result is never stubbed: a stub
 // would save next to nothing.
-const pruneMin = 1024
+const PruneMin = 1024
 
 // Project turns the active path of a session into the messages of a
 // request. It is a pure function of the entries:
@@ -119,7 +124,7 @@ func Project(path []session.Entry) []conv.Message {
 			// the system prompt: such an entry is skipped, like one
 			// that is not JSON, and an earlier one applies.
 			if comp < 0 {
-				if f, end, ok := compactionAt(path, i); ok {
+				if f, end, ok := CompactionAt(path, i); ok {
 					comp, cf, ctxEnd = i, f, end
 				}
 			}
@@ -252,7 +257,7 @@ func toolUses(entries []session.Entry) map[string]conv.Block {
 func pruneWith(m conv.Message, use func(id string) conv.Block) conv.Message {
 	changed := false
 	for _, b := range m.Content {
-		if b.Type == conv.BlockToolResult && (len(b.Content) > pruneMin || len(b.Attachments) > 0) {
+		if b.Type == conv.BlockToolResult && (len(b.Content) > PruneMin || len(b.Attachments) > 0) {
 			changed = true
 			break
 		}
@@ -263,7 +268,7 @@ func pruneWith(m conv.Message, use func(id string) conv.Block) conv.Message {
 	blocks := make([]conv.Block, len(m.Content))
 	copy(blocks, m.Content)
 	for i, b := range blocks {
-		if b.Type != conv.BlockToolResult || (len(b.Content) <= pruneMin && len(b.Attachments) == 0) {
+		if b.Type != conv.BlockToolResult || (len(b.Content) <= PruneMin && len(b.Attachments) == 0) {
 			continue
 		}
 		nb := b
@@ -439,8 +444,8 @@ const BytesPerToken = 3.5
 // much on Anthropic's and OpenAI's APIs.
 const imageTokens = 1600
 
-// estimateTokens estimates the tokens msgs take in a request.
-func estimateTokens(msgs []conv.Message) int64 {
+// Estimate estimates the tokens msgs take in a request.
+func Estimate(msgs []conv.Message) int64 {
 	var bytes, images int64
 	for _, m := range msgs {
 		for _, b := range m.Content {
@@ -452,4 +457,32 @@ func estimateTokens(msgs []conv.Message) int64 {
 		}
 	}
 	return int64(float64(bytes)/BytesPerToken) + images*imageTokens
+}
+
+// InForce reports whether path[i] is a compaction that Project applies
+// (CompactionAt). One that is not (edited by hand, cut short, its rebuilt
+// context incomplete) is no boundary for pruning, keeping or compacting
+// again either.
+func InForce(path []session.Entry, i int) bool {
+	_, _, ok := CompactionAt(path, i)
+	return ok
+}
+
+// AllPruned projects path as if a prune entry at its end stubbed
+// every large tool result: each from the result as the session holds it,
+// never a stub of a stub.
+func AllPruned(path []session.Entry) []conv.Message {
+	last := ""
+	for i := len(path) - 1; i >= 0 && last == ""; i-- {
+		if path[i].Message != nil {
+			last = path[i].ID
+		}
+	}
+	return Project(append(path[:len(path):len(path)], session.Entry{Type: session.TypePrune, Fields: pruneFields(last)}))
+}
+
+// pruneFields is the members of a prune entry up to the entry upTo.
+func pruneFields(upTo string) []byte {
+	b, _ := json.Marshal(session.Prune{UpToID: upTo})
+	return b
 }

@@ -1,4 +1,4 @@
-package runner
+package projection
 
 import (
 	"encoding/json"
@@ -78,7 +78,7 @@ func FuzzProject(f *testing.F) {
 		if len(got) > msgs+1 {
 			t.Fatalf("%d messages projected from %d", len(got), msgs)
 		}
-		_ = projectAllPruned(path)
+		_ = AllPruned(path)
 		next := append(path[:len(path):len(path)], msgEntry("ffffffff", conv.RoleUser, conv.TextBlock("next")))
 		ext := Project(next)
 		if len(ext) != len(got)+1 || !reflect.DeepEqual(ext[:len(got)], got) || ext[len(got)].Content[0].Text != "next" {

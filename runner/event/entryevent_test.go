@@ -1,4 +1,4 @@
-package runner
+package event
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ func TestEntryEventBytes(t *testing.T) {
 		`{"a" : 1}`,
 		"{\"a\":\"\u2028\"}",
 	} {
-		ee := EntryEvent{Base: base, Entry: json.RawMessage(line)}
+		ee := Entry{Base: base, Entry: json.RawMessage(line)}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)

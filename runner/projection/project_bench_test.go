@@ -1,6 +1,6 @@
 //go:build unix
 
-package runner
+package projection
 
 import (
 	"bytes"

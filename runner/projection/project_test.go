@@ -1,4 +1,4 @@
-package runner
+package projection
 
 import (
 	"encoding/json"
@@ -120,7 +120,7 @@ func TestProjectAllPruned(t *testing.T) {
 			msgEntry(fmt.Sprintf("%08d", 2*i+2), conv.RoleUser, conv.Block{Type: conv.BlockToolResult, ToolUseID: id, Content: strings.Repeat(big, 20)}))
 	}
 	path = append(path, fieldsEntry(session.TypePrune, "00000007", session.Prune{UpToID: "00000002"}))
-	for i, m := range projectAllPruned(path) {
+	for i, m := range AllPruned(path) {
 		if i%2 == 0 {
 			continue
 		}

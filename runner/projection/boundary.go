@@ -1,4 +1,4 @@
-package runner
+package projection
 
 import (
 	"strings"
@@ -24,7 +24,7 @@ func BoundaryNotes(path []session.Entry) []BoundaryNote {
 	for i, e := range path {
 		switch e.Type {
 		case session.TypeCompaction:
-			if _, _, ok := compactionAt(path, i); ok {
+			if _, _, ok := CompactionAt(path, i); ok {
 				continue
 			}
 			var f session.Compaction
