@@ -220,7 +220,7 @@ func (c Config) sandboxStatus() event.Sandbox {
 	if st.Mode == "" || st.Mode == sandbox.Off {
 		st.Mode, st.Network, st.Enforced = sandbox.Off, true, sandbox.Enforced{}
 	}
-	return event.Sandbox{Mode: string(st.Mode), Network: st.Network, ABI: st.ABI, Enforced: st.Enforced, Warning: st.Warning}
+	return event.Sandbox{Mode: string(st.Mode), Network: st.Network, ABI: st.ABI, Enforced: event.Enforced(st.Enforced), Warning: st.Warning}
 }
 
 // confine is the tools' confinement, for commands awl runs itself (the

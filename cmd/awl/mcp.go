@@ -14,6 +14,7 @@ import (
 
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/mcp"
+	"github.com/awlrun/awl/runner/redact"
 	"github.com/awlrun/awl/runner/sandbox"
 )
 
@@ -251,7 +252,7 @@ func (c *mcpLogoutCmd) Run(a *app) error {
 // redactedLines redacts each write, a whole line of a server's stderr
 // (runner/mcp writes them one at a time), before passing it on.
 type redactedLines struct {
-	r *runner.Redactor
+	r *redact.Redactor
 	w io.Writer
 }
 

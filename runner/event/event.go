@@ -329,10 +329,23 @@ type Sandbox struct {
 	Network bool   `json:"network"`
 	// ABI is the kernel's Landlock ABI version; 0 when it has none.
 	ABI int `json:"abi"`
-	// Enforced says the kernel enforces the whole policy.
-	Enforced bool `json:"enforced"`
+	// Enforced says what this kernel confines, piece by piece.
+	Enforced Enforced `json:"enforced"`
 	// Warning says what is not enforced, with --sandbox-best-effort.
 	Warning string `json:"warning,omitempty"`
+}
+
+// Enforced says, piece by piece, what the kernel stops a confined command
+// from doing (the runner copies it from the sandbox's status). A piece
+// the policy allows (the network, with --sandbox-network) is false.
+type Enforced struct {
+	Files     bool `json:"files"`
+	TCP       bool `json:"tcp"`
+	UDP       bool `json:"udp"`
+	Raw       bool `json:"raw"`
+	Unix      bool `json:"unix"`
+	Processes bool `json:"processes"`
+	Proc      bool `json:"proc"`
 }
 
 // CheckResult is one --check command in the result: its last exit code
