@@ -398,7 +398,7 @@ func (r *run) append(e session.Entry) (session.Entry, error) {
 	if err != nil {
 		return session.Entry{}, fmt.Errorf("append to session %s: %w", r.sess.Path, err)
 	}
-	r.cfg.Events.Emit(event.Entry{Base: r.cfg.Events.Stamp("entry", r.sess.Header.ID), Entry: event.EchoLine(stored.Line)})
+	r.cfg.Events.Emit(event.Entry{Base: r.cfg.Events.Stamp("entry", r.sess.Header.ID), Entry: event.EchoLine(stored.Line), Stored: true})
 	return stored, nil
 }
 
@@ -426,7 +426,7 @@ func (r *run) appendAll(es []session.Entry) error {
 		return fmt.Errorf("append to session %s: %w", r.sess.Path, err)
 	}
 	for _, e := range stored {
-		r.cfg.Events.Emit(event.Entry{Base: r.cfg.Events.Stamp("entry", r.sess.Header.ID), Entry: event.EchoLine(e.Line)})
+		r.cfg.Events.Emit(event.Entry{Base: r.cfg.Events.Stamp("entry", r.sess.Header.ID), Entry: event.EchoLine(e.Line), Stored: true})
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -168,7 +167,7 @@ func (c *runCmd) emitter(a *app, tr *tracing) *event.Emitter {
 	var out io.Writer
 	switch c.Output {
 	case "ndjson":
-		out = a.stdout
+		out = lines{a.stdout}
 	case "json":
 		out = resultOnly{a.stdout}
 	}
@@ -1045,20 +1044,6 @@ func readAllExact(br *bufio.Reader, r io.Reader, prefix string, room int) ([]byt
 		b = append(b, c...)
 	}
 	return b, nil
-}
-
-var resultPrefix = []byte(`{"type":"result"`)
-
-// resultOnly passes through only the result event (for --output json). It
-// looks at the line's first bytes without copying it: an entry event may
-// hold a 50 MB prompt.
-type resultOnly struct{ w io.Writer }
-
-func (r resultOnly) Write(p []byte) (int, error) {
-	if bytes.HasPrefix(p, resultPrefix) {
-		return r.w.Write(p)
-	}
-	return len(p), nil
 }
 
 // writeStepSummary appends a short markdown summary of the run to

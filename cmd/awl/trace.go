@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/awlrun/awl/runner/event"
 	"io"
 	"os"
 
@@ -57,6 +58,20 @@ func (t *tee) Write(p []byte) (int, error) {
 		_, t.err = t.out.Write(p)
 	}
 	return len(p), nil
+}
+
+// WriteParts gives the trace the whole line and out the parts.
+func (t *tee) WriteParts(parts ...[]byte) error {
+	line := event.Join(parts...)
+	t.trace.Write(line)
+	if t.out != nil && t.err == nil {
+		if pw, ok := t.out.(event.PartsWriter); ok {
+			t.err = pw.WriteParts(parts...)
+		} else {
+			_, t.err = t.out.Write(line)
+		}
+	}
+	return nil
 }
 
 // finish exports the trace: at most cfg.Timeout (1 s) more, a warning on

@@ -32,5 +32,38 @@ func TestEntryEventBytes(t *testing.T) {
 		if !bytes.Equal(got, buf.Bytes()) {
 			t.Errorf("line %.60s:\n got %.200s\nwant %.200s", line, got, buf.Bytes())
 		}
+		// Emitted, as a session line (unchecked) or not, to a plain
+		// writer and to one that takes parts: the same bytes, and the
+		// line itself is one of the parts, not a copy.
+		valid := json.Valid([]byte(line))
+		for _, stored := range []bool{false, true} {
+			if stored && !valid {
+				continue // a session line is valid JSON
+			}
+			ee.Stored = stored
+			var plain bytes.Buffer
+			NewEmitter(&plain, nil).Emit(ee)
+			pw := &partsBuf{}
+			NewEmitter(pw, nil).Emit(ee)
+			if !bytes.Equal(plain.Bytes(), buf.Bytes()) || !bytes.Equal(Join(pw.parts...), buf.Bytes()) {
+				t.Errorf("stored %v, line %.60s:\n plain %.200s\n parts %.200s\n want %.200s", stored, line, plain.Bytes(), Join(pw.parts...), buf.Bytes())
+			}
+			if isCompact(ee.Entry) && (len(pw.parts) != 3 || &pw.parts[1][0] != &ee.Entry[0]) {
+				t.Errorf("line %.60s: %d parts, the line copied", line, len(pw.parts))
+			}
+		}
 	}
+}
+
+// partsBuf keeps what WriteParts was given.
+type partsBuf struct{ parts [][]byte }
+
+func (p *partsBuf) Write(b []byte) (int, error) {
+	p.parts = append(p.parts, b)
+	return len(b), nil
+}
+
+func (p *partsBuf) WriteParts(parts ...[]byte) error {
+	p.parts = append(p.parts, parts...)
+	return nil
 }

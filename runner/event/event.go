@@ -66,6 +66,34 @@ type ForkOrigin struct {
 type Entry struct {
 	Base
 	Entry json.RawMessage `json:"entry"`
+	// Stored says Entry is a line as the session wrote it, so valid JSON:
+	// the emitter does not check it again (a second pass over a 50 MB
+	// prompt's line).
+	Stored bool `json:"-"`
+}
+
+// PartsWriter is a writer that takes one event line in pieces, which
+// together are the line, its newline included. The emitter writes an entry
+// event to one as the event's head, the session line itself and the tail,
+// so a 50 MB prompt's line is not copied into an event of its own.
+type PartsWriter interface {
+	WriteParts(parts ...[]byte) error
+}
+
+// Join is the line that parts make, for a PartsWriter that needs it whole.
+func Join(parts ...[]byte) []byte {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
 }
 
 // ToolStart says a tool call started.
@@ -206,7 +234,7 @@ func (e *Emitter) Emit(ev any) {
 	if e == nil || e.w == nil {
 		return
 	}
-	b, err := marshalEvent(ev)
+	parts, err := eventParts(ev)
 	if err != nil {
 		return
 	}
@@ -215,17 +243,25 @@ func (e *Emitter) Emit(ev any) {
 	if e.err != nil {
 		return
 	}
-	if _, err := e.w.Write(b); err != nil {
+	if pw, ok := e.w.(PartsWriter); ok {
+		e.err = pw.WriteParts(parts...)
+	} else if _, err := e.w.Write(Join(parts...)); err != nil {
 		e.err = err
 	}
 }
 
-// marshalEvent is ev as one NDJSON line. "<", ">" and "&" are written as
-// they are, not as \u003c…: an entry event then carries its session line's
-// text byte for byte, and `grep '<stdin>'` finds it in both.
+// marshalEvent is ev as one NDJSON line.
 func marshalEvent(ev any) ([]byte, error) {
-	if ee, ok := ev.(Entry); ok && json.Valid(ee.Entry) && isCompact(ee.Entry) {
-		return appendEntryEvent(ee), nil
+	parts, err := eventParts(ev)
+	return Join(parts...), err
+}
+
+// eventParts is ev as one NDJSON line, in pieces. "<", ">" and "&" are
+// written as they are, not as \u003c…: an entry event then carries its
+// session line's text byte for byte, and `grep '<stdin>'` finds it in both.
+func eventParts(ev any) ([][]byte, error) {
+	if ee, ok := ev.(Entry); ok && (ee.Stored || json.Valid(ee.Entry)) && isCompact(ee.Entry) {
+		return entryEventParts(ee), nil
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -233,20 +269,17 @@ func marshalEvent(ev any) ([]byte, error) {
 	if err := enc.Encode(ev); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return [][]byte{buf.Bytes()}, nil
 }
 
-// appendEntryEvent writes an entry event around its session line into one
-// buffer of its size: encoding/json would compact the line again (a second
+// entryEventParts is an entry event around its session line, the line
+// itself not copied: encoding/json would compact the line again (a second
 // full pass) into a buffer doubling as it grew, which held up to three
 // times a 50 MB prompt's line. The bytes are the same (TestEntryEventBytes).
-func appendEntryEvent(ee Entry) []byte {
+func entryEventParts(ee Entry) [][]byte {
 	head, _ := json.Marshal(ee.Base) // {"type":…,"timestamp":"…"}
-	b := make([]byte, 0, len(head)+len(ee.Entry)+len(`,"entry":}`)+1)
-	b = append(b, head[:len(head)-1]...)
-	b = append(b, `,"entry":`...)
-	b = append(b, ee.Entry...)
-	return append(b, '}', '\n')
+	head = append(head[:len(head)-1], `,"entry":`...)
+	return [][]byte{head, ee.Entry, []byte("}\n")}
 }
 
 // isCompact reports whether a valid JSON text has no white space between
