@@ -193,6 +193,26 @@ func (t progressTee) Write(p []byte) (int, error) {
 	return t.w.Write(p)
 }
 
+// WriteParts hands both the parts, where they take them.
+func (t progressTee) WriteParts(parts ...[]byte) error {
+	var line []byte
+	for _, w := range []io.Writer{t.progress, t.w} {
+		if pw, ok := w.(event.PartsWriter); ok {
+			if err := pw.WriteParts(parts...); err != nil && w == t.w {
+				return err
+			}
+			continue
+		}
+		if line == nil {
+			line = event.Join(parts...)
+		}
+		if _, err := w.Write(line); err != nil && w == t.w {
+			return err
+		}
+	}
+	return nil
+}
+
 // report prints the text-mode answer and the diagnostics on stderr; hint
 // adds how to continue the session.
 func (c *runCmd) report(a *app, store *session.Store, res runner.Result, hint bool) {

@@ -105,16 +105,36 @@ func (p *Printer) Write(b []byte) (int, error) {
 			continue
 		}
 		if unused(line) {
-			// Its time still counts: a turn lasts from the event before.
-			ts, err := time.Parse("2006-01-02T15:04:05.000Z", gjson.GetBytes(line, "timestamp").String())
-			if err == nil {
-				p.st.last = ts
-			}
+			p.stamp(line)
 			continue
 		}
 		p.event(gjson.ParseBytes(line))
 	}
 	return len(b), nil
+}
+
+// WriteParts takes one event line in parts, as the emitter writes an entry
+// event: its head, the session line, the tail. An entry the printer has no
+// use for is read from the head and the line's first bytes, never joined.
+func (p *Printer) WriteParts(parts ...[]byte) error {
+	if len(parts) == 3 && bytes.HasPrefix(parts[0], entryPrefix) && unusedEntry(parts[1]) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if !p.closed {
+			p.stamp(parts[0])
+		}
+		return nil
+	}
+	p.Write(bytes.Join(parts, nil))
+	return nil
+}
+
+// stamp notes the time of an event passed over: a turn lasts from the
+// event before it, whatever that was.
+func (p *Printer) stamp(head []byte) {
+	if ts, err := time.Parse("2006-01-02T15:04:05.000Z", gjson.GetBytes(head, "timestamp").String()); err == nil {
+		p.st.last = ts
+	}
 }
 
 var entryPrefix = []byte(`{"type":"entry"`)
@@ -132,6 +152,17 @@ func unused(line []byte) bool {
 		return false
 	case "message":
 		return gjson.GetBytes(line, "entry.message.role").String() != "assistant"
+	}
+	return true
+}
+
+// unusedEntry is unused for a session line on its own.
+func unusedEntry(line []byte) bool {
+	switch gjson.GetBytes(line, "type").String() {
+	case "compaction":
+		return false
+	case "message":
+		return gjson.GetBytes(line, "message.role").String() != "assistant"
 	}
 	return true
 }

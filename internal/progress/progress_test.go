@@ -279,3 +279,36 @@ func TestLargeUserEntryNotCopied(t *testing.T) {
 		}
 	}
 }
+
+// An entry event in parts (as the emitter writes one): the lines are those
+// of the whole events, and a large user entry is never joined.
+func TestWriteParts(t *testing.T) {
+	split := func(ev string) [][]byte {
+		i := strings.Index(ev, `"entry":`) + len(`"entry":`)
+		return [][]byte{[]byte(ev[:i]), []byte(ev[i : len(ev)-1]), []byte("}\n")}
+	}
+	var out, ref lockedBuffer
+	p, q := New(&out, Options{Steps: true}), New(&ref, Options{Steps: true})
+	for _, ev := range []string{evSession, evUser, evTurn1, evStart1, evEnd1, evTurn2, evResult} {
+		q.Write([]byte(ev + "\n"))
+		if strings.HasPrefix(ev, `{"type":"entry"`) {
+			p.WriteParts(split(ev)...)
+		} else {
+			p.WriteParts([]byte(ev + "\n"))
+		}
+	}
+	big := split(`{"type":"entry","session_id":"s1","timestamp":"2026-12-01T10:00:05.000Z","entry":{"type":"message","message":{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("x", 10<<20) + `"}]}}}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	p.WriteParts(big...)
+	runtime.ReadMemStats(&after)
+	q.Write(bytes.Join(big, nil))
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("a 10 MB user entry in parts allocated %d bytes", n)
+	}
+	p.Close(time.Second)
+	q.Close(time.Second)
+	if out.String() != ref.String() || !strings.Contains(out.String(), "turn 2") {
+		t.Errorf("in parts:\n%s\nwhole:\n%s", out.String(), ref.String())
+	}
+}
