@@ -203,9 +203,13 @@ func (s *server) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*
 	}
 	select {
 	case r := <-got:
-		// srv.Close closes the listener; a later authorization (step-up)
-		// serves it again.
-		srv.Close()
+		// The handler sent the result before its page was written:
+		// Shutdown lets it finish (srv.Close cut the connection, and the
+		// browser saw an empty reply). It closes the listener; a later
+		// authorization (step-up) serves it again.
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		srv.Shutdown(sctx)
+		cancel()
 		s.reopenRedirect()
 		return r.res, r.err
 	case <-ctx.Done():
