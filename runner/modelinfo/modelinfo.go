@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -225,9 +224,26 @@ func Family(provider string) string {
 
 func key(family, name string) string { return family + "\x00" + strings.ToLower(name) }
 
-// dated matches a snapshot date at the end of a model name:
-// claude-sonnet-4-5-20250929, gpt-5-2025-08-07.
-var dated = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2})$`)
+// undated is model without a snapshot date at its end
+// (claude-sonnet-4-5-20250929, gpt-5-2025-08-07): "-" and eight digits, or
+// "-" and YYYY-MM-DD. A function, not a regexp compiled at every start.
+func undated(model string) string {
+	digits := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	if n := len(model); n > 9 && model[n-9] == '-' && digits(model[n-8:]) {
+		return model[:n-9]
+	}
+	if n := len(model); n > 11 && model[n-11] == '-' && digits(model[n-10:n-6]) && model[n-6] == '-' && digits(model[n-5:n-3]) && model[n-3] == '-' && digits(model[n-2:]) {
+		return model[:n-11]
+	}
+	return model
+}
 
 // Lookup returns the entry for model as served by provider: by name or
 // alias, else by the name without a snapshot date. ok is false when the
@@ -240,7 +256,7 @@ func (t *Table) Lookup(provider, model string) (Model, bool) {
 	if i, ok := t.byName[key(f, model)]; ok {
 		return t.models[i], true
 	}
-	if base := dated.ReplaceAllString(model, ""); base != model {
+	if base := undated(model); base != model {
 		if i, ok := t.byName[key(f, base)]; ok {
 			return t.models[i], true
 		}
