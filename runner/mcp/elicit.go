@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Elicitation is a server's request for input from the user, and how awl
@@ -52,26 +50,39 @@ func WithCall(ctx context.Context, callID string, report func(Elicitation)) cont
 	return context.WithValue(ctx, callKey{}, &callInfo{id: callID, report: report})
 }
 
+// elicitResult is awl's answer to elicitation/create.
+type elicitResult struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
 // elicit answers a server's elicitation request without asking anyone.
-func (s *server) elicit(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-	p := req.Params
+func (s *server) elicit(_ context.Context, params json.RawMessage) (*elicitResult, error) {
+	var p struct {
+		Mode            string          `json:"mode"`
+		Message         string          `json:"message"`
+		RequestedSchema json.RawMessage `json:"requestedSchema"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, &rpcError{Code: -32602, Message: "elicitation/create: " + err.Error()}
+	}
 	e := Elicitation{Server: s.cfg.Name, Message: cutRunes(s.redact(p.Message), maxElicitMessage)}
-	var res *sdk.ElicitResult
+	var res *elicitResult
 	if p.Mode == "url" {
 		e.Action, e.Reason = "decline", "awl runs unattended and cannot open a URL for the user"
-		res = &sdk.ElicitResult{Action: "decline"}
+		res = &elicitResult{Action: "decline"}
 	} else {
 		content, fields, missing := schemaDefaults(p.RequestedSchema)
 		e.Fields = fields
 		if len(missing) > 0 {
 			e.Action = "decline"
 			e.Reason = "awl runs unattended, and required field(s) " + strings.Join(missing, ", ") + " have no default"
-			res = &sdk.ElicitResult{Action: "decline"}
+			res = &elicitResult{Action: "decline"}
 		} else {
 			e.Action = "accept"
 			b, _ := json.Marshal(content)
 			e.Reason = "awl runs unattended and accepted with the schema's defaults: " + string(b)
-			res = &sdk.ElicitResult{Action: "accept", Content: content}
+			res = &elicitResult{Action: "accept", Content: content}
 		}
 	}
 	s.calls.each(func(c *callInfo, toolName string) {

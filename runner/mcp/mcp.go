@@ -9,6 +9,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +23,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/awlrun/awl/runner/tool"
 )
@@ -209,7 +209,7 @@ type server struct {
 
 // conn is one running instance of a server.
 type conn struct {
-	cs   *sdk.ClientSession
+	cl   *client
 	proc *proc         // stdio only
 	done chan struct{} // closed when the session ends
 }
@@ -246,11 +246,11 @@ func (s *server) start(ctx context.Context) {
 
 // connect launches or reaches the server, initializes the session and lists
 // the tools, all within Options.Timeout.
-func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*sdk.Tool, error) {
+func (s *server) connect(ctx context.Context) (*conn, *initializeResult, []remoteTool, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.m.opts.Timeout, fmt.Errorf("no tool list within %s (--mcp-timeout)", s.m.opts.Timeout))
 	defer cancel()
 	c := &conn{done: make(chan struct{})}
-	var transport sdk.Transport
+	var t transport
 	if s.cfg.URL != "" {
 		if !s.oauthDone {
 			s.oauthDone = true
@@ -260,43 +260,21 @@ func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*
 			}
 			s.oauth = h
 		}
-		transport = &sdk.StreamableClientTransport{
-			OAuthHandler: s.oauth,
-			Endpoint:     s.cfg.URL,
-			HTTPClient:   s.httpClient(),
-			// The standalone GET stream carries what a server sends on its
-			// own, elicitation requests included; a server without one
-			// answers 405 and the client goes on without it.
-			// A server may end a response stream before the result
-			// (protocol 2025-11-25): the client reconnects with GET and
-			// Last-Event-ID after the stream's retry delay. A server that
-			// is gone is given up on after httpRetries attempts, so that a
-			// dead server costs a call a few seconds, not a minute.
-			MaxRetries: httpRetries,
-		}
+		// A server may end a response stream before the result
+		// (protocol 2025-11-25): the client resumes it with GET and
+		// Last-Event-ID after the stream's retry delay. A server that is
+		// gone is given up on after httpRetries attempts, so that a dead
+		// server costs a call a few seconds, not a minute.
+		t = newHTTPTransport(s.cfg.URL, s.httpClient(), s.oauth, httpRetries)
 	} else {
 		p, err := s.startProc()
 		if err != nil {
 			return nil, nil, nil, errors.New(s.redact(err.Error()))
 		}
 		c.proc = p
-		// p.stdout passes on no line over maxMessage: the SDK's limit is
-		// set above it, so that it never sees one that long.
-		transport = &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: maxMessage + 64<<10}
+		t = &stdioTransport{r: p.stdout, w: p.stdin}
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "awl", Version: s.m.opts.Version}, &sdk.ClientOptions{
-		Capabilities: s.capabilities(),
-		// Elicitation is answered at once, never by waiting for a person.
-		ElicitationHandler: s.elicit,
-	})
-	for _, dir := range s.cfg.Roots {
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(s.m.opts.Dir, dir)
-		}
-		//lint:ignore SA1019 roots are deprecated only from protocol 2026-07-28; servers of 2025-11-25 ask for them
-		client.AddRoots(&sdk.Root{URI: fileURI(filepath.Clean(dir)), Name: filepath.Base(dir)})
-	}
-	fail := func(err error) (*conn, *sdk.InitializeResult, []*sdk.Tool, error) {
+	fail := func(err error) (*conn, *initializeResult, []remoteTool, error) {
 		if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil {
 			err = cause
 		}
@@ -307,23 +285,53 @@ func (s *server) connect(ctx context.Context) (*conn, *sdk.InitializeResult, []*
 		}
 		return nil, nil, nil, errors.New(msg)
 	}
-	cs, err := client.Connect(ctx, transport, nil)
-	if err != nil {
-		return fail(err)
-	}
-	c.cs = cs
+	c.cl = newClient(t, s.serve)
 	go func() {
-		cs.Wait()
+		c.cl.wait()
 		close(c.done)
 	}()
-	var list []*sdk.Tool
-	for t, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return fail(fmt.Errorf("list tools: %w", err))
-		}
-		list = append(list, t)
+	if err := c.cl.initialize(ctx, s.m.opts.Version, s.capabilities()); err != nil {
+		return fail(err)
 	}
-	return c, cs.InitializeResult(), list, nil
+	list, err := c.cl.tools(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("list tools: %w", err))
+	}
+	return c, &c.cl.init, list, nil
+}
+
+// serve answers a request of the server's: ping, roots/list (when the
+// config declares roots), elicitation/create; anything else is a method
+// awl does not offer.
+func (s *server) serve(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case "ping":
+		return struct{}{}, nil
+	case "roots/list":
+		if len(s.cfg.Roots) > 0 {
+			return map[string]any{"roots": s.roots()}, nil
+		}
+	case "elicitation/create":
+		return s.elicit(ctx, params)
+	}
+	return nil, &rpcError{Code: codeMethodNotFound, Message: "awl does not offer " + method}
+}
+
+type root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name"`
+}
+
+// roots are the directories the config declares, as file:// URIs.
+func (s *server) roots() []root {
+	out := []root{}
+	for _, dir := range s.cfg.Roots {
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(s.m.opts.Dir, dir)
+		}
+		out = append(out, root{URI: fileURI(filepath.Clean(dir)), Name: filepath.Base(dir)})
+	}
+	return out
 }
 
 // authHint says what to do about an HTTP server that refused awl's
@@ -350,13 +358,10 @@ func (s *server) authHint(err error) string {
 // directories its configuration names with the client's roots, so
 // declaring the workspace to every server silently moved one pointed at
 // another directory onto the workspace (TestFilesystemServer).
-func (s *server) capabilities() *sdk.ClientCapabilities {
-	caps := &sdk.ClientCapabilities{
-		Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}},
-	}
+func (s *server) capabilities() map[string]any {
+	caps := map[string]any{"elicitation": map[string]any{"form": struct{}{}}}
 	if len(s.cfg.Roots) > 0 {
-		//lint:ignore SA1019 RootsV2 is how this SDK declares roots
-		caps.RootsV2 = &sdk.RootCapabilities{}
+		caps["roots"] = struct{}{}
 	}
 	return caps
 }
@@ -371,8 +376,8 @@ func (c *conn) close() {
 	if c == nil {
 		return
 	}
-	if c.cs != nil {
-		c.cs.Close()
+	if c.cl != nil {
+		c.cl.close()
 	}
 	if c.proc != nil {
 		c.proc.stop()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,9 +14,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/runner/tool"
@@ -73,7 +71,7 @@ type Tool struct {
 
 var _ tool.Tool = (*Tool)(nil)
 
-func newTool(s *server, name string, t *mcpsdk.Tool) *Tool {
+func newTool(s *server, name string, t remoteTool) *Tool {
 	desc := t.Description
 	if desc == "" {
 		desc = t.Title
@@ -82,8 +80,11 @@ func newTool(s *server, name string, t *mcpsdk.Tool) *Tool {
 		desc = t.Annotations.Title
 	}
 	schema := []byte(`{"type":"object","properties":{}}`)
-	if t.InputSchema != nil {
-		if b, err := json.Marshal(t.InputSchema); err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+	// Decoded and encoded again: compact, with the keys of each object
+	// sorted, so a request's bytes do not follow the server's layout.
+	var v any
+	if json.Unmarshal(t.InputSchema, &v) == nil && v != nil {
+		if b, err := json.Marshal(v); err == nil && bytes.HasPrefix(b, []byte("{")) {
 			schema = b
 		}
 	}
@@ -147,7 +148,7 @@ func (t *Tool) Run(ctx context.Context, input json.RawMessage) tool.Result {
 	}
 	s.calls.add(ci, t.name)
 	failSeq := s.httpFailureSeq()
-	res, err := c.cs.CallTool(cctx, &mcpsdk.CallToolParams{Name: t.remote, Arguments: json.RawMessage(input)})
+	res, err := c.cl.callTool(cctx, t.remote, input)
 	s.calls.remove(ci)
 	switch {
 	case err == nil:
@@ -169,7 +170,7 @@ func (t *Tool) Run(ctx context.Context, input json.RawMessage) tool.Result {
 	if f := s.httpFailureSince(failSeq); f != "" {
 		return errorf("%s: MCP server %s answered %s", t.name, s.cfg.Name, f)
 	}
-	var rpcErr *sdk.Error
+	var rpcErr *rpcError
 	if errors.As(err, &rpcErr) {
 		return errorf("%s: MCP server %s answered with an error: %s", t.name, s.cfg.Name, s.redact(rpcErr.Message))
 	}
@@ -195,7 +196,7 @@ func lockCtx(ctx context.Context, mu *sync.Mutex) bool {
 // dead reports whether err means c's server is gone: the connection closed,
 // or the session ended within a moment of the error.
 func dead(c *conn, err error) bool {
-	if errors.Is(err, mcpsdk.ErrConnectionClosed) {
+	if errors.Is(err, errConnClosed) {
 		return true
 	}
 	select {
@@ -222,37 +223,71 @@ func errorf(format string, args ...any) tool.Result {
 // around a note of what was cut, like bash output.
 const maxText = tool.OutputHeadBytes + tool.OutputTailBytes
 
+// contentItem is one item of a result's content, of any type: text,
+// image and audio (base64 data), resource_link, resource (embedded).
+type contentItem struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	Data        string `json:"data"`
+	MIMEType    string `json:"mimeType"`
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Resource    *struct {
+		URI      string  `json:"uri"`
+		MIMEType string  `json:"mimeType"`
+		Text     string  `json:"text"`
+		Blob     *string `json:"blob"`
+	} `json:"resource"`
+}
+
 // convertResult turns an MCP result into a tool result: text as it is,
 // images as attachments, structured content as JSON text (unless a text
 // block already holds the same JSON), resource links by URI, embedded text
 // resources with their URI, and a note for what cannot be shown.
-func convertResult(res *mcpsdk.CallToolResult) tool.Result {
+func convertResult(res *callResult) tool.Result {
 	var parts []string
 	var atts []conv.Attachment
 	var texts []string
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcpsdk.TextContent:
+	for _, raw := range res.Content {
+		var c contentItem
+		if json.Unmarshal(raw, &c) != nil {
+			parts = append(parts, "[a content item that does not decode left out]")
+			continue
+		}
+		switch c.Type {
+		case "text":
 			parts = append(parts, c.Text)
 			texts = append(texts, c.Text)
-		case *mcpsdk.ImageContent:
-			att, err := tool.ImageAttachment(c.Data)
+		case "image":
+			data, err := base64.StdEncoding.DecodeString(c.Data)
+			if err != nil {
+				parts = append(parts, fmt.Sprintf("[image (%s) left out: its data is not base64]", c.MIMEType))
+				continue
+			}
+			att, err := tool.ImageAttachment(data)
 			if err != nil {
 				parts = append(parts, fmt.Sprintf("[image (%s) left out: %v]", c.MIMEType, err))
 				continue
 			}
 			atts = append(atts, att)
-			parts = append(parts, fmt.Sprintf("[image %d: %s, %d bytes, attached]", len(atts), att.MimeType, len(c.Data)))
-		case *mcpsdk.AudioContent:
-			parts = append(parts, fmt.Sprintf("[audio (%s, %d bytes) left out: awl does not pass audio to the model]", c.MIMEType, len(c.Data)))
-		case *mcpsdk.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[image %d: %s, %d bytes, attached]", len(atts), att.MimeType, len(data)))
+		case "audio":
+			parts = append(parts, fmt.Sprintf("[audio (%s, %d bytes) left out: awl does not pass audio to the model]", c.MIMEType, base64.StdEncoding.DecodedLen(len(c.Data))-padding(c.Data)))
+		case "resource_link":
 			parts = append(parts, resourceLink(c))
-		case *mcpsdk.EmbeddedResource:
-			parts = append(parts, embedded(c.Resource))
+		case "resource":
+			parts = append(parts, embedded(c))
+		default:
+			parts = append(parts, fmt.Sprintf("[a content item of type %q left out]", sanitize(c.Type)))
 		}
 	}
-	if res.StructuredContent != nil && !sameJSON(res.StructuredContent, texts) {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
+	var structured any
+	if len(res.StructuredContent) > 0 {
+		json.Unmarshal(res.StructuredContent, &structured)
+	}
+	if structured != nil && !sameJSON(structured, texts) {
+		if b, err := json.Marshal(structured); err == nil {
 			parts = append(parts, string(b))
 		}
 	}
@@ -267,7 +302,12 @@ func convertResult(res *mcpsdk.CallToolResult) tool.Result {
 	return tool.Result{Content: cut(text), IsError: res.IsError, Attachments: atts}
 }
 
-func resourceLink(l *mcpsdk.ResourceLink) string {
+// padding is how many "=" end base64 data.
+func padding(data string) int {
+	return len(data) - len(strings.TrimRight(data, "="))
+}
+
+func resourceLink(l contentItem) string {
 	s := "Resource: " + l.URI
 	var extra []string
 	if l.Name != "" {
@@ -285,12 +325,17 @@ func resourceLink(l *mcpsdk.ResourceLink) string {
 	return s
 }
 
-func embedded(r *mcpsdk.ResourceContents) string {
+func embedded(c contentItem) string {
+	r := c.Resource
 	if r == nil {
 		return "[empty embedded resource]"
 	}
 	if r.Blob != nil || r.Text == "" {
-		return fmt.Sprintf("[embedded resource %s (%s, %d bytes) left out: binary]", r.URI, r.MIMEType, len(r.Blob))
+		n := 0
+		if r.Blob != nil {
+			n = base64.StdEncoding.DecodedLen(len(*r.Blob)) - padding(*r.Blob)
+		}
+		return fmt.Sprintf("[embedded resource %s (%s, %d bytes) left out: binary]", r.URI, r.MIMEType, n)
 	}
 	return "Resource " + r.URI + ":\n" + r.Text
 }
