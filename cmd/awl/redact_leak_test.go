@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -79,5 +81,53 @@ func checkRedacted(t *testing.T, out, want, what string) {
 	}
 	if !strings.Contains(out, want) || !strings.Contains(out, "[redacted:MY_TOKEN]") {
 		t.Errorf("%s: want %q with [redacted:MY_TOKEN]:\n%s", what, want, out)
+	}
+}
+
+// TestEscapedSecretInToolInput: a model that writes a --redact-env value
+// with JSON escapes in a tool input ("\u0073k-…" decodes to the secret)
+// gets it redacted as decoded: the command runs with the redacted text,
+// and neither the session, the events, stderr nor the next request holds
+// the secret, decoded or escaped.
+func TestEscapedSecretInToolInput(t *testing.T) {
+	srv := redactRig(t)
+	escaped := `\u0073` + redactLeakSecret[1:9] + `\u002d` + redactLeakSecret[10:]
+	input := `{"command":"echo ` + escaped + ` > out.txt; echo \"` + escaped + `\""}`
+	srv.Enqueue(providertest.ToolCall("anthropic", "c1", "bash", input), providertest.Text("anthropic", "done"))
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"run", "--no-stdin", "-o", "ndjson", "--redact-env", "MY_TOKEN", "go"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	leaked := func(what, out string) {
+		t.Helper()
+		if strings.Contains(out, redactLeakSecret) || strings.Contains(out, redactLeakSecret[10:]) {
+			t.Errorf("%s holds the secret:\n%s", what, out)
+		}
+	}
+	checkRedacted(t, stdout.String(), `"type":"tool_start"`, "stdout")
+	leaked("stdout", stdout.String())
+	leaked("stderr", stderr.String())
+	sessions, _ := filepath.Glob(filepath.Join(os.Getenv("AWL_SESSION_DIR"), "*", "*.jsonl"))
+	if len(sessions) != 1 {
+		t.Fatalf("sessions: %q", sessions)
+	}
+	b, err := os.ReadFile(sessions[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRedacted(t, string(b), `"toolUse"`, "the session")
+	leaked("the session", string(b))
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	checkRedacted(t, string(reqs[1].Body), `"tool_use"`, "the second request")
+	leaked("the second request", string(reqs[1].Body))
+	out, err := os.ReadFile("out.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != "[redacted:MY_TOKEN]\n" {
+		t.Errorf("the command wrote %q, want the redacted text it was run with", out)
 	}
 }

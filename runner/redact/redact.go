@@ -4,6 +4,7 @@
 package redact
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"slices"
@@ -177,13 +178,70 @@ func (r *Redactor) String(s string) string {
 }
 
 // JSON is String for JSON text, where a secret may also occur escaped
-// inside a string. The replacement needs no escaping, so the result stays
-// valid JSON.
+// inside a string: as json.Marshal escapes it, or written with any other
+// escapes ("\u0073k-…"), which decode to the secret. The replacement
+// needs no escaping, so the result stays valid JSON.
 func (r *Redactor) JSON(s string) string {
 	if r == nil {
 		return s
 	}
+	if len(r.plain.pats) > 0 && strings.IndexByte(s, '\\') >= 0 {
+		s = r.escapedStrings(s)
+	}
 	return r.json.replace(s)
+}
+
+// escapedStrings redacts the decoded value of each string literal of the
+// JSON text s that holds an escape: a model may write a secret as
+// "\u0073k-ant-…", which no scan of the bytes finds and a tool would run
+// decoded. A literal whose value holds a secret is written anew with the
+// secret replaced; every other byte is left as it was. Text that is not
+// JSON is left to the byte scan.
+func (r *Redactor) escapedStrings(s string) string {
+	var b strings.Builder
+	at := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '"' {
+			continue
+		}
+		end, escaped := i+1, false
+		for end < len(s) && s[end] != '"' {
+			if s[end] == '\\' {
+				escaped = true
+				end++
+			}
+			end++
+		}
+		if end >= len(s) {
+			break // unterminated
+		}
+		if escaped {
+			var v string
+			if json.Unmarshal([]byte(s[i:end+1]), &v) == nil {
+				if red := r.plain.replace(v); red != v {
+					b.WriteString(s[at:i])
+					writeJSONString(&b, red)
+					at = end + 1
+				}
+			}
+		}
+		i = end
+	}
+	if at == 0 {
+		return s
+	}
+	b.WriteString(s[at:])
+	return b.String()
+}
+
+// writeJSONString writes v as a JSON string, escaping only what JSON
+// requires (no HTML escapes).
+func writeJSONString(b *strings.Builder, v string) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) // Encode ends it with a newline
 }
 
 // Entry returns e with secrets replaced in everything that is text: text,

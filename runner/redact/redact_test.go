@@ -44,6 +44,36 @@ func TestRedactorReplacesExactValues(t *testing.T) {
 	}
 }
 
+// A secret written with JSON escapes in a tool input decodes to the
+// secret: the decoded value is redacted, and a literal without a secret
+// keeps its bytes.
+func TestRedactorJSONEscapedSecret(t *testing.T) {
+	r := NewRedactor([]Secret{{"ANTHROPIC_API_KEY", "sk-ant-0123456789"}})
+	const red = "[redacted:ANTHROPIC_API_KEY]"
+	cases := []struct{ in, want string }{
+		{`{"command":"echo \u0073k-ant-0123456789"}`, `{"command":"echo ` + red + `"}`},
+		{`{"command":"\u0073\u006B\u002d\u0061nt-0123456789"}`, `{"command":"` + red + `"}`},
+		{`{"command":"echo sk\u002dant\/0123456789 sk-ant\u002d0123456789"}`, `{"command":"echo sk-ant/0123456789 ` + red + `"}`},
+		{`{"c":"say \"hi\" <b>&\u0073k-ant-0123456789\n"}`, `{"c":"say \"hi\" <b>&` + red + `\n"}`},
+		{`{"a":"x\u0041y","b":"sk-ant-0123456789","\u0073k-ant-0123456789":1}`, `{"a":"x\u0041y","b":"` + red + `","` + red + `":1}`},
+		{`{"a":["\t", "\u0073k-ant-0123456789"]}`, `{"a":["\t", "` + red + `"]}`},
+		// Not JSON: the byte scan alone.
+		{`{"c":"\u0073k-ant-0123456789`, `{"c":"\u0073k-ant-0123456789`},
+		{`echo \u0073k-ant-0123456789 sk-ant-0123456789`, `echo \u0073k-ant-0123456789 ` + red},
+	}
+	for _, c := range cases {
+		if got := r.JSON(c.in); got != c.want {
+			t.Errorf("JSON(%s)\n = %s\nwant %s", c.in, got, c.want)
+		}
+	}
+	e := r.Entry(session.Entry{Type: "message", Message: &conv.Message{Role: conv.RoleAssistant, Content: []conv.Block{
+		{Type: conv.BlockToolUse, ID: "c1", Name: "bash", Input: `{"command":"echo \u0073k-ant-0123456789"}`},
+	}}})
+	if got := e.Message.Content[0].Input; got != `{"command":"echo `+red+`"}` {
+		t.Errorf("Entry's tool input = %s", got)
+	}
+}
+
 func TestRedactorEntryCoversEveryTextField(t *testing.T) {
 	const key = "sk-SENTINEL-abcdefgh"
 	r := New([]Secret{{"OPENAI_API_KEY", key}})
