@@ -159,7 +159,8 @@ func validateEvents(ndjson string) error {
 	return sc.Err()
 }
 
-// cmdWaitfile: `waitfile path` waits (up to 30s) until path exists, so a
+// cmdWaitfile: `waitfile path` waits (up to 2 minutes: a loaded machine
+// running -race can take long to start awl) until path exists, so a
 // script can act once a background awl has reached a point (its request
 // arrived at the fake provider).
 func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
@@ -167,7 +168,7 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: waitfile path")
 	}
 	p := ts.MkAbs(args[0])
-	for i := 0; i < 3000; i++ {
+	for i := 0; i < 12000; i++ {
 		if _, err := os.Stat(p); err == nil {
 			return
 		}

@@ -250,6 +250,21 @@ func alive(tag string) []string {
 	return out
 }
 
+// waitAlive waits (at most 30 s) until n processes with tag run. The
+// command that started them returns before they have all exec'd under
+// their name, more so on a loaded machine: counting at once could count
+// too few.
+func waitAlive(t *testing.T, tag string, n int) {
+	t.Helper()
+	for range 3000 {
+		if len(alive(tag)) >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%d marked processes running, want %d: %q", len(alive(tag)), n, alive(tag))
+}
+
 // waitGone waits (at most 10 s) until no process with tag is left.
 func waitGone(t *testing.T, tag, after string) {
 	t.Helper()
@@ -282,15 +297,15 @@ func TestNoProcessOutlivesTheRun(t *testing.T) {
 	f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
 	requireNamespaces(t, f.sb.Status())
 	mustOK(t, f.bash(t, marked(tag+"-a")))
-	if n := len(alive(tag + "-a")); n != 3 {
-		t.Fatalf("%d marked processes running, want 3: %q", n, alive(tag+"-a"))
-	}
+	waitAlive(t, tag+"-a", 3)
 	// A timed-out call: its group is killed; what left it is killed with
 	// the run.
 	res := f.call(t, "bash", map[string]any{"command": marked(tag+"-t") + "; sleep 100", "timeout": 1})
 	if !strings.Contains(res.Content, "timed out") {
 		t.Fatalf("want a timeout:\n%s", res.Content)
 	}
+	// The group's kill spared the setsid'd and the double-forked one.
+	waitAlive(t, tag+"-t", 2)
 	f.sb.Close()
 	waitGone(t, tag+"-a", "the end of the run")
 	waitGone(t, tag+"-t", "the end of a run whose call timed out")
@@ -311,9 +326,7 @@ func TestNoProcessOutlivesTheRun(t *testing.T) {
 			tmp = d
 		}
 	}
-	if n := len(alive(tag + "-k")); n != 3 {
-		t.Fatalf("%d marked processes running, want 3: %q", n, alive(tag+"-k"))
-	}
+	waitAlive(t, tag+"-k", 3)
 	cmd.Process.Kill()
 	cmd.Wait()
 	waitGone(t, tag+"-k", "a SIGKILLed awl")

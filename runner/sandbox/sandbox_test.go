@@ -498,7 +498,7 @@ func TestConfinedTimeout(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Content, "timed out after 2s") {
 		t.Fatalf("want a timeout:\n%s", res.Content)
 	}
-	for range 200 {
+	for range 1000 {
 		if len(alive(tag)) == 0 {
 			return
 		}
