@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,30 +12,39 @@ import (
 )
 
 // gitWatch is what the sandbox cannot protect but watches: in
-// workspace-write, the working directory's .git is writable, and a hook or
-// a config setting (core.fsmonitor, core.hooksPath, a filter driver)
+// workspace-write, the working directory's git directories are writable
+// where awl cannot make them read-only (or the user opted in), and a hook
+// or a config setting (core.fsmonitor, core.hooksPath, a filter driver)
 // planted there runs in the next git command outside the sandbox, such as
 // a later step of a CI job.
 type gitWatch struct {
-	dir    string            // the .git directory
-	before map[string]string // file, relative to dir's parent -> digest
+	base   string            // the working directory, links resolved
+	dirs   []string          // the git directories
+	before map[string]string // file -> digest
 }
 
-// watchGit records .git/config and .git/hooks/* under cwd, when cwd holds
-// a .git directory and it is writable.
+// watchGit records the config and hooks of the working directory's git
+// directories (its .git, or the gitdir and common directory a .git file
+// names) and of every submodule's repository in their modules.
 func (s *Sandbox) watchGit() {
 	if s.Mode != WorkspaceWrite {
 		return
 	}
-	dir := filepath.Join(s.Cwd, ".git")
-	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+	dirs := allGitDirs(s.Cwd)
+	if len(dirs) == 0 {
 		return
 	}
-	s.git = &gitWatch{dir: dir, before: gitFiles(dir)}
+	base := s.Cwd
+	if r, err := filepath.EvalSymlinks(base); err == nil {
+		base = r
+	}
+	s.git = &gitWatch{base: base, dirs: dirs, before: gitFiles(base, dirs)}
 }
 
-// gitFiles digests config and every file in hooks: its mode and contents.
-func gitFiles(dir string) map[string]string {
+// gitFiles digests, in each of dirs and the submodule repositories under
+// its modules (nested ones included), config and every file in hooks:
+// its mode and contents. Files are named relative to cwd.
+func gitFiles(cwd string, dirs []string) map[string]string {
 	out := map[string]string{}
 	add := func(path string) {
 		st, err := os.Lstat(path)
@@ -51,27 +61,56 @@ func gitFiles(dir string) map[string]string {
 		} else if target, err := os.Readlink(path); err == nil {
 			io.WriteString(h, target)
 		}
-		rel, _ := filepath.Rel(filepath.Dir(dir), path)
+		rel, err := filepath.Rel(cwd, path)
+		if err != nil {
+			rel = path
+		}
 		out[rel] = fmt.Sprintf("%x", h.Sum(nil))
 	}
-	add(filepath.Join(dir, "config"))
-	hooks, _ := os.ReadDir(filepath.Join(dir, "hooks"))
-	for _, e := range hooks {
-		add(filepath.Join(dir, "hooks", e.Name()))
+	var repo func(dir string, depth int)
+	repo = func(dir string, depth int) {
+		add(filepath.Join(dir, "config"))
+		hooks, _ := os.ReadDir(filepath.Join(dir, "hooks"))
+		for _, e := range hooks {
+			add(filepath.Join(dir, "hooks", e.Name()))
+		}
+		if depth >= 8 {
+			return
+		}
+		// A submodule named a/b has its repository in modules/a/b: any
+		// directory under modules holding a config or hooks is one.
+		filepath.WalkDir(filepath.Join(dir, "modules"), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() || p == filepath.Join(dir, "modules") {
+				return nil
+			}
+			if _, err := os.Lstat(filepath.Join(p, "HEAD")); err == nil {
+				repo(p, depth+1)
+				return fs.SkipDir
+			}
+			return nil
+		})
+	}
+	for _, d := range dirs {
+		repo(d, 0)
 	}
 	return out
 }
 
-// GitChanges lists what changed since the sandbox was made in the
-// working directory's .git/config and .git/hooks, which confined commands
-// could write (workspace-write) and git outside the sandbox would act on:
-// ".git/hooks/post-checkout (added)", ".git/config (changed)". Empty when
-// nothing changed or the sandbox watches no .git.
+// GitChanges lists what changed since the sandbox was made in the config
+// and hooks of the working directory's git directories and submodule
+// repositories, which confined commands could write (workspace-write) and
+// git outside the sandbox would act on: ".git/hooks/post-checkout
+// (added)", ".git/modules/sub/config (changed)". Empty when nothing
+// changed or the sandbox watches no .git. It is the end of the run for
+// the tools: first it ends every process a tool left (sweep), so that
+// nothing writes there after the look.
 func (s *Sandbox) GitChanges() []string {
 	if s == nil || s.git == nil {
 		return nil
 	}
-	after := gitFiles(s.git.dir)
+	// Only once no tool process is left to write after the look.
+	s.sweep()
+	after := gitFiles(s.git.base, s.git.dirs)
 	var out []string
 	for f, d := range after {
 		switch b, ok := s.git.before[f]; {
@@ -101,7 +140,26 @@ func gitDirs(p Policy) []string {
 	if p.Mode != WorkspaceWrite {
 		return nil
 	}
-	dot := filepath.Join(p.Cwd, ".git")
+	var out []string
+	for _, r := range allGitDirs(p.Cwd) {
+		optIn := false
+		for _, w := range p.Writable {
+			if rw, err := filepath.EvalSymlinks(w); err == nil && within(rw, r) {
+				optIn = true
+			}
+		}
+		if !optIn {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// allGitDirs are the git directories of cwd, symbolic links resolved: its
+// .git directory, or the directory its .git file names and that
+// directory's common directory.
+func allGitDirs(cwd string) []string {
+	dot := filepath.Join(cwd, ".git")
 	st, err := os.Lstat(dot)
 	if err != nil {
 		return nil
@@ -121,7 +179,7 @@ func gitDirs(p Policy) []string {
 		}
 		gd = strings.TrimSpace(gd)
 		if !filepath.IsAbs(gd) {
-			gd = filepath.Join(p.Cwd, gd)
+			gd = filepath.Join(cwd, gd)
 		}
 		dirs = append(dirs, gd)
 		if c, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
@@ -134,17 +192,7 @@ func gitDirs(p Policy) []string {
 	}
 	var out []string
 	for _, d := range dirs {
-		r, err := filepath.EvalSymlinks(d)
-		if err != nil {
-			continue
-		}
-		optIn := false
-		for _, w := range p.Writable {
-			if rw, err := filepath.EvalSymlinks(w); err == nil && within(rw, r) {
-				optIn = true
-			}
-		}
-		if !optIn && !slices.Contains(out, r) {
+		if r, err := filepath.EvalSymlinks(d); err == nil && !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}

@@ -29,3 +29,9 @@ type nsInit struct{ readOnly []string }
 func namespacesAvailable() bool { return false }
 
 func (*nsInit) close() {}
+
+// becomeSubreaper: only Linux has child subreapers.
+func becomeSubreaper() bool { return false }
+
+// sweep has nothing to sweep: commands are not confined here.
+func (s *Sandbox) sweep() {}

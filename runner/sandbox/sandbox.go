@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Mode is how much the tools may change.
@@ -241,6 +242,25 @@ type Sandbox struct {
 	// ns is the init of the PID and mount namespaces commands run in;
 	// nil where awl cannot make them. Shared with withNet.
 	ns *nsInit
+	// reap says awl is the child subreaper, where there is no ns: sweep
+	// ends what the commands left at the end of the run.
+	reap bool
+	// procs are the processes Start started, which sweep leaves to
+	// whoever waits for them. Shared with withNet.
+	procs *startedSet
+}
+
+// startedSet is the set of the pids Start started.
+type startedSet struct {
+	mu   sync.Mutex
+	pids map[int]bool
+}
+
+// started reports whether Start started pid.
+func (s *Sandbox) started(pid int) bool {
+	s.procs.mu.Lock()
+	defer s.procs.mu.Unlock()
+	return s.procs.pids[pid]
 }
 
 // Options configure New.
@@ -300,7 +320,7 @@ func New(o Options) (*Sandbox, Status, error) {
 		return nil, st, fmt.Errorf("sandbox: create the private temporary directory: %w", err)
 	}
 	p.TmpDir = tmp
-	s := &Sandbox{Policy: p, status: st, ownTmp: true}
+	s := &Sandbox{Policy: p, status: st, ownTmp: true, procs: &startedSet{pids: map[int]bool{}}}
 	for _, d := range p.WritableDirs() {
 		r, err := filepath.EvalSymlinks(d)
 		if err != nil {
@@ -314,10 +334,12 @@ func New(o Options) (*Sandbox, Status, error) {
 			s.Close()
 			return nil, st, fmt.Errorf("sandbox: %w", err)
 		}
-		if namespacesAvailable() {
+		if namespacesAvailable() && !noNamespaces {
 			s.ns = &nsInit{readOnly: gitDirs(p)}
 			s.status.Enforced.Processes, s.status.Enforced.Proc = true, true
 			s.status.GitReadOnly = len(s.ns.readOnly) > 0
+		} else {
+			s.reap = becomeSubreaper()
 		}
 	}
 	st = s.status
@@ -335,7 +357,7 @@ func (s *Sandbox) WithNetwork() (*Sandbox, error) {
 	if s.withNet != nil {
 		return s.withNet, nil
 	}
-	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs, ns: s.ns}
+	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs, ns: s.ns, reap: s.reap, procs: s.procs}
 	n.Network = true
 	n.status.Network = true
 	if s.rules != nil {
@@ -382,6 +404,7 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.ownTmp = false
+	s.sweep()
 	if s.ns != nil {
 		s.ns.close()
 	}
@@ -410,8 +433,18 @@ func (s *Sandbox) Start(cmd *exec.Cmd) error {
 	if s.rules == nil {
 		return cmd.Start()
 	}
-	return s.rules.start(cmd, s.ns)
+	if err := s.rules.start(cmd, s.ns); err != nil {
+		return err
+	}
+	s.procs.mu.Lock()
+	s.procs.pids[cmd.Process.Pid] = true
+	s.procs.mu.Unlock()
+	return nil
 }
+
+// noNamespaces makes New leave out the PID and mount namespaces even
+// where awl could make them, as for a user who is not root (tests).
+var noNamespaces bool
 
 // WriteRoots are the writable directories, symbolic links resolved: the
 // write and edit tools open a file's directory beneath one of them and
