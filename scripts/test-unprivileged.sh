@@ -13,12 +13,12 @@
 # root's (GOPROXY=file://, no network), and the run has GOPROXY=off.
 #
 # PKGS are the packages (default ./...). TESTFLAGS are passed to go test
-# (default -count=1: the results root's
+# (default -count=1 -timeout 30m: the results root's
 # run cached must not stand in for this run's).
 set -eu
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
-TESTFLAGS=${TESTFLAGS:--count=1}
+TESTFLAGS=${TESTFLAGS:--count=1 -timeout 30m}
 PKGS=${PKGS:-./...}
 
 if [ "$(id -u)" != 0 ]; then

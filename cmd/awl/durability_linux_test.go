@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,14 +46,20 @@ func TestSessionLineSyncedBeforeEcho(t *testing.T) {
 	if n := strings.Count(string(out), `{"type":"entry"`); n < 5 {
 		t.Fatalf("%d entry events on stdout, want the run's five or more:\n%s", n, out)
 	}
-	f, err := os.Open(trace)
+	b, err := os.ReadFile(trace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	if os.Geteuid() != 0 && !regexp.MustCompile(`(?m)^\d+\s+write\(\d+<[^>]*\.jsonl>, "`).Match(b) {
+		// awl makes itself non-dumpable at start (internal/procenv), and
+		// a tracer without CAP_SYS_PTRACE may then read neither its
+		// memory (the data written) nor its descriptors' links (-y).
+		// Only root sees the order; CI runs this test as root too.
+		t.Skip("strace shows neither the data nor the files of a non-dumpable awl to a user without CAP_SYS_PTRACE; this test needs root")
+	}
 	dirty := map[string]bool{} // session files written since their last sync
 	var lines, syncs, echoes int
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		m := traceLine.FindStringSubmatch(sc.Text())
@@ -80,6 +87,7 @@ func TestSessionLineSyncedBeforeEcho(t *testing.T) {
 		t.Fatal(err)
 	}
 	if lines < 5 || syncs < lines || echoes < 5 {
-		t.Fatalf("traced %d session writes, %d syncs, %d entry events; want ≥ 5 writes, a sync each and ≥ 5 events", lines, syncs, echoes)
+		t.Fatalf("traced %d session writes, %d syncs, %d entry events; want ≥ 5 writes, a sync each and ≥ 5 events; the trace begins:\n%s",
+			lines, syncs, echoes, b[:min(len(b), 4000)])
 	}
 }
