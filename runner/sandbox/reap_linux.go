@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 
@@ -39,15 +40,22 @@ func becomeSubreaper() bool {
 			return
 		}
 		reaper.ok = true
-		reaper.nnp, reaper.filters = confinement(os.Getpid())
+		// This thread's marks, not the main thread's that /proc/PID
+		// shows: Go may have run a confined command's starter on the
+		// main thread, which then stays confined (a locked goroutine
+		// that ends leaves the main thread wedged, not ended). A thread
+		// that runs ordinary goroutines never is.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		reaper.nnp, reaper.filters = confinement("thread-self")
 	})
 	return reaper.ok
 }
 
-// confinement reads a process's no_new_privs and seccomp filter count
-// from /proc/PID/status.
-func confinement(pid int) (nnp bool, filters int) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+// confinement reads the no_new_privs and seccomp filter count of a
+// process (/proc/PID/status, its main thread's) or of "thread-self".
+func confinement(pid string) (nnp bool, filters int) {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return false, 0
 	}
@@ -104,7 +112,7 @@ func (s *Sandbox) sweep() {
 			if s.started(pid) {
 				continue
 			}
-			nnp, filters := confinement(pid)
+			nnp, filters := confinement(strconv.Itoa(pid))
 			if nnp && !reaper.nnp || filters > reaper.filters {
 				found = append(found, pid)
 			}
