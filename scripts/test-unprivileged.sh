@@ -14,16 +14,33 @@
 #
 # PKGS are the packages (default ./...). TESTFLAGS are passed to go test
 # (default -count=1 -timeout 30m: the results root's
-# run cached must not stand in for this run's).
+# run cached must not stand in for this run's). RUNS adds runs of chosen
+# tests, one a line: a -run pattern, then the packages (as CI does for
+# the tests of cmd/awl whose behaviour depends on the uid); PKGS=none
+# leaves the whole-package run out.
 set -eu
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 TESTFLAGS=${TESTFLAGS:--count=1 -timeout 30m}
 PKGS=${PKGS:-./...}
 
+# each CMD...: run go test with TESTFLAGS for PKGS, then for each line of
+# RUNS, through CMD (the go command, or setpriv and env then it).
+each() {
+  if [ "$PKGS" != none ]; then
+    # shellcheck disable=SC2086 # TESTFLAGS and PKGS are lists
+    "$@" test $TESTFLAGS $PKGS
+  fi
+  printf '%s\n' "${RUNS:-}" | while read -r pattern pkgs; do
+    [ -n "$pattern" ] || continue
+    # shellcheck disable=SC2086 # TESTFLAGS and pkgs are lists
+    "$@" test $TESTFLAGS -run "$pattern" $pkgs
+  done
+}
+
 if [ "$(id -u)" != 0 ]; then
-  # shellcheck disable=SC2086 # TESTFLAGS is a list of flags
-  exec "$GO" test $TESTFLAGS $PKGS
+  each "$GO"
+  exit
 fi
 
 uid=${AWL_TEST_UID:-65534}
@@ -48,9 +65,8 @@ chown -R "$uid:$uid" "$tmp"
 printf '[safe]\n\tdirectory = *\n' > "$tmp/home/.gitconfig"
 chown "$uid:$uid" "$tmp/home/.gitconfig"
 
-echo "test-unprivileged: go test $TESTFLAGS $PKGS as uid $uid" >&2
-# shellcheck disable=SC2086 # TESTFLAGS is a list of flags
-setpriv --reuid="$uid" --regid="$uid" --clear-groups \
+echo "test-unprivileged: go test $TESTFLAGS $PKGS${RUNS:+ and RUNS} as uid $uid" >&2
+each setpriv --reuid="$uid" --regid="$uid" --clear-groups \
   env HOME="$tmp/home" TMPDIR="$tmp/tmp" GOCACHE="$tmp/cache" GOMODCACHE="$tmp/mod" \
   GOPROXY=off GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-}" PATH="$PATH" \
-  "$gobin" test $TESTFLAGS $PKGS
+  "$gobin"
