@@ -48,7 +48,7 @@ func TestRedactorReplacesExactValues(t *testing.T) {
 // secret: the decoded value is redacted, and a literal without a secret
 // keeps its bytes.
 func TestRedactorJSONEscapedSecret(t *testing.T) {
-	r := NewRedactor([]Secret{{"ANTHROPIC_API_KEY", "sk-ant-0123456789"}})
+	r := New([]Secret{{"ANTHROPIC_API_KEY", "sk-ant-0123456789"}})
 	const red = "[redacted:ANTHROPIC_API_KEY]"
 	cases := []struct{ in, want string }{
 		{`{"command":"echo \u0073k-ant-0123456789"}`, `{"command":"echo ` + red + `"}`},
