@@ -225,238 +225,303 @@ var (
 // header: in.Cwd says which directory it belongs to ("" when the header
 // cannot be read), and List drops it.
 func (sc *infoScanner) scan(path, scope string) Info {
-	in := Info{Path: path, ID: SessionIDFromPath(path)}
+	fl := fileScan{sc: sc, path: path, scope: scope}
+	fl.in = Info{Path: path, ID: SessionIDFromPath(path)}
 	f, err := os.Open(path)
 	if err != nil {
-		in.Err = openError(path, err) // as Verify says it
-		return in
+		fl.in.Err = openError(path, err) // as Verify says it
+		return fl.in
 	}
 	defer f.Close()
+	fl.f = f
 	fi, err := f.Stat()
 	if err != nil {
-		in.Err = openError(path, err)
-		return in
+		fl.in.Err = openError(path, err)
+		return fl.in
 	}
-	in.Modified = fi.ModTime()
-	if in.Created, err = timeFromName(path); err != nil {
-		in.Created = in.Modified
+	fl.in.Modified = fi.ModTime()
+	if fl.in.Created, err = timeFromName(path); err != nil {
+		fl.in.Created = fl.in.Modified
 	}
 	sc.head = sc.head[:0]
 	sc.tailN = 0
-	var (
-		off       int64 // file offset of chunk[0]
-		lineStart int64
-		lineNo    int
-		pre       [prefixSize]byte
-		preN      int
-		prevLast  byte // the last byte of the previous chunk
-		header    Header
-		headerOK  bool
-		// bad is the first line that is not an entry; an error unless it
-		// turns out to be a torn last line.
-		bad     *Error
-		badLine linePos
-		// Run entries, whether a message follows the last one, and the
-		// sum of the messages' costs.
-		runs        []linePos
-		msgAfterRun bool
-		costSum     float64
-		costSeen    bool
-	)
-	var text utf8Run // the UTF-8 check of the line being read
-	handle := func(start, end int64, prefix []byte, last byte, suffix []byte, utf8OK bool) error {
-		lineNo++
-		if lineNo == 1 {
-			line, err := sc.readLine(f, start, end)
-			if err != nil {
-				return err
-			}
-			err = parseHeader(path, line, &header, true)
-			headerOK = err == nil
-			in.IsSession = headerOK || isKind(err, KindNewer)
-			switch {
-			case headerOK:
-				in.Cwd = header.Cwd
-				in.ForkedFrom, in.ForkedAt = header.ForkedFrom, header.ForkedAt
-			case in.IsSession:
-				in.Cwd = gjson.GetBytes(line, "cwd").String()
-			}
-			if scope != "" && in.Cwd != "" && filepath.Clean(in.Cwd) != scope {
-				return errOtherDir
-			}
-			return err
-		}
-		if bad != nil {
-			return bad // a line follows it: it is not a torn last line
-		}
-		if !utf8OK {
-			// As entryLine says it, for Verify and resume.
-			bad, badLine = corruptError(path, lineNo, "invalid UTF-8"), linePos{start, end - start}
-			return nil
-		}
-		isCosted := false // the line's cost, if any, is counted
-		isMsg := bytes.HasPrefix(prefix, messagePrefix)
-		isRun := bytes.HasPrefix(prefix, runPrefix)
-		isCompaction := bytes.HasPrefix(prefix, compactionPrefix)
-		if last != '}' || !bytes.HasPrefix(prefix, entryPrefix) || bytes.HasPrefix(prefix, headerPrefix) {
-			// Not the shape awl's encoder writes: look properly.
-			line, err := sc.readLine(f, start, end)
-			if err != nil {
-				return err
-			}
-			var e Entry
-			if err := entryLine(line, &e); err != nil {
-				bad, badLine = corruptError(path, lineNo, err.Error()), linePos{start, end - start}
-				return nil
-			}
-			isMsg = e.Type == TypeMessage
-			isRun = e.Type == TypeRun
-			isCompaction = e.Type == TypeCompaction
-			// Decoded already: its cost is read from the entry, wherever
-			// in the line it stands (a session re-serialised with sorted
-			// keys has it anywhere).
-			if c, ok := entryCost(&e); ok {
-				costSum += c
-				costSeen = true
-			}
-			isCosted = true
-		}
-		if isRun {
-			runs = append(runs, linePos{start, end - start})
-			msgAfterRun = false
-		}
-		msgAfterRun = msgAfterRun || isMsg
-		switch {
-		case isCosted:
-		case isMsg:
-			if suffix == nil {
-				var err error
-				if suffix, err = sc.readLine(f, max(start, end-suffixSize), end); err != nil {
-					return err
-				}
-			}
-			if c, ok := costOf(suffix); ok {
-				costSum += c
-				costSeen = true
-			}
-		case isCompaction:
-			// Rare, and its costUsd is not last (contextMessages follows
-			// it): read the line.
-			line, err := sc.readLine(f, start, end)
-			if err != nil {
-				return err
-			}
-			if c := gjson.GetBytes(line, "costUsd"); c.Type == gjson.Number && c.Float() >= 0 {
-				costSum += c.Float()
-				costSeen = true
-			}
-		}
-		if isMsg {
-			in.Messages++
-			p := linePos{start, end - start}
-			if len(sc.head) < keepLines {
-				sc.head = append(sc.head, p)
-			}
-			sc.tail[sc.tailN%keepLines] = p
-			sc.tailN++
-		}
-		return nil
+	if err := fl.lines(); err != nil {
+		return fl.fail(err)
 	}
-	fail := func(err error) Info {
-		in.Err = err
-		if headerOK {
-			in.ID, in.Cwd, in.Created = header.ID, header.Cwd, header.Timestamp
-			in.Provider, in.Model = header.Provider, header.Model
-		}
-		in.Messages = 0
-		return in
-	}
+	return fl.finish()
+}
+
+// fileScan is the state of one file's scan.
+type fileScan struct {
+	sc    *infoScanner
+	f     *os.File
+	path  string
+	scope string
+	in    Info
+
+	off       int64 // file offset of the chunk read last
+	lineStart int64
+	lineNo    int
+	pre       [prefixSize]byte
+	preN      int
+	prevLast  byte    // the last byte of the previous chunk
+	text      utf8Run // the UTF-8 check of the line being read
+	header    Header
+	headerOK  bool
+	// bad is the first line that is not an entry; an error unless it
+	// turns out to be a torn last line.
+	bad     *Error
+	badLine linePos
+	// Run entries, whether a message follows the last one, and the sum of
+	// the messages' costs.
+	runs        []linePos
+	msgAfterRun bool
+	costSum     float64
+	costSeen    bool
+}
+
+// lines reads the file chunk by chunk and hands each complete line to
+// line, with its first bytes, its last byte and, when they are in the
+// chunk, its last suffixSize bytes.
+func (fl *fileScan) lines() error {
+	sc := fl.sc
 	for {
-		n, rerr := f.Read(sc.chunk)
+		n, rerr := fl.f.Read(sc.chunk)
 		chunk := sc.chunk[:n]
 		for i := 0; i < n; {
 			j := bytes.IndexByte(chunk[i:], '\n')
 			if j < 0 {
-				preN += copy(pre[preN:], chunk[i:])
-				text.feed(chunk[i:], false)
+				fl.preN += copy(fl.pre[fl.preN:], chunk[i:])
+				fl.text.feed(chunk[i:], false)
 				break
 			}
-			text.feed(chunk[i:i+j], true)
-			utf8OK := !text.bad
-			text = utf8Run{}
+			fl.text.feed(chunk[i:i+j], true)
+			utf8OK := !fl.text.bad
+			fl.text = utf8Run{}
 			var prefix []byte
-			if lineStart >= off && preN == 0 {
+			if fl.lineStart >= fl.off && fl.preN == 0 {
 				prefix = chunk[i : i+min(j, prefixSize)]
 			} else {
-				preN += copy(pre[preN:], chunk[i:i+j])
-				prefix = pre[:preN]
+				fl.preN += copy(fl.pre[fl.preN:], chunk[i:i+j])
+				prefix = fl.pre[:fl.preN]
 			}
 			var last byte // 0 for an empty line
 			if j > 0 {
 				last = chunk[i+j-1]
-			} else if lineStart < off+int64(i) {
-				last = prevLast
+			} else if fl.lineStart < fl.off+int64(i) {
+				last = fl.prevLast
 			}
-			end := off + int64(i+j)
+			end := fl.off + int64(i+j)
 			var suffix []byte // the line's last bytes, when in this chunk
-			if from := max(lineStart, end-suffixSize); from >= off {
-				suffix = chunk[from-off : i+j]
+			if from := max(fl.lineStart, end-suffixSize); from >= fl.off {
+				suffix = chunk[from-fl.off : i+j]
 			}
-			if err := handle(lineStart, end, prefix, last, suffix, utf8OK); err != nil {
-				return fail(err)
+			if err := fl.line(fl.lineStart, end, prefix, last, suffix, utf8OK); err != nil {
+				return err
 			}
-			lineStart = off + int64(i+j+1)
-			preN = 0
+			fl.lineStart = fl.off + int64(i+j+1)
+			fl.preN = 0
 			i += j + 1
 		}
 		if n > 0 {
-			prevLast = chunk[n-1]
+			fl.prevLast = chunk[n-1]
 		}
-		off += int64(n)
+		fl.off += int64(n)
 		if rerr == io.EOF || n == 0 && rerr == nil {
-			break
+			return nil
 		}
 		if rerr != nil {
-			return fail(openError(path, rerr))
+			return openError(fl.path, rerr)
 		}
 	}
-	if lineNo == 0 {
-		if off == 0 {
-			in.Err = corruptError(path, 1, "empty file: no session header")
+}
+
+// line takes one line: the header, or an entry.
+func (fl *fileScan) line(start, end int64, prefix []byte, last byte, suffix []byte, utf8OK bool) error {
+	fl.lineNo++
+	if fl.lineNo == 1 {
+		return fl.headerLine(start, end)
+	}
+	if fl.bad != nil {
+		return fl.bad // a line follows it: it is not a torn last line
+	}
+	if !utf8OK {
+		// As entryLine says it, for Verify and resume.
+		fl.bad, fl.badLine = corruptError(fl.path, fl.lineNo, "invalid UTF-8"), linePos{start, end - start}
+		return nil
+	}
+	isMsg := bytes.HasPrefix(prefix, messagePrefix)
+	isRun := bytes.HasPrefix(prefix, runPrefix)
+	isCompaction := bytes.HasPrefix(prefix, compactionPrefix)
+	costed := false // the line's cost, if any, is counted
+	if last != '}' || !bytes.HasPrefix(prefix, entryPrefix) || bytes.HasPrefix(prefix, headerPrefix) {
+		// Not the shape awl's encoder writes: look properly.
+		typ, ok, err := fl.decodeLine(start, end)
+		if err != nil || !ok {
+			return err
+		}
+		isMsg, isRun, isCompaction = typ == TypeMessage, typ == TypeRun, typ == TypeCompaction
+		costed = true
+	}
+	if isRun {
+		fl.runs = append(fl.runs, linePos{start, end - start})
+		fl.msgAfterRun = false
+	}
+	fl.msgAfterRun = fl.msgAfterRun || isMsg
+	if !costed {
+		if err := fl.fastCost(start, end, suffix, isMsg, isCompaction); err != nil {
+			return err
+		}
+	}
+	if isMsg {
+		fl.message(start, end)
+	}
+	return nil
+}
+
+// headerLine reads the first line, and stops the scan (errOtherDir) of a
+// file that belongs to another directory than scope.
+func (fl *fileScan) headerLine(start, end int64) error {
+	line, err := fl.sc.readLine(fl.f, start, end)
+	if err != nil {
+		return err
+	}
+	err = parseHeader(fl.path, line, &fl.header, true)
+	fl.headerOK = err == nil
+	fl.in.IsSession = fl.headerOK || isKind(err, KindNewer)
+	switch {
+	case fl.headerOK:
+		fl.in.Cwd = fl.header.Cwd
+		fl.in.ForkedFrom, fl.in.ForkedAt = fl.header.ForkedFrom, fl.header.ForkedAt
+	case fl.in.IsSession:
+		fl.in.Cwd = gjson.GetBytes(line, "cwd").String()
+	}
+	if fl.scope != "" && fl.in.Cwd != "" && filepath.Clean(fl.in.Cwd) != fl.scope {
+		return errOtherDir
+	}
+	return err
+}
+
+// decodeLine decodes a line in a shape other than awl's encoder writes,
+// and counts its cost, wherever in the line it stands (a session
+// re-serialised with sorted keys has it anywhere). A line that is not an
+// entry is remembered as bad (ok false).
+func (fl *fileScan) decodeLine(start, end int64) (typ string, ok bool, err error) {
+	line, err := fl.sc.readLine(fl.f, start, end)
+	if err != nil {
+		return "", false, err
+	}
+	var e Entry
+	if err := entryLine(line, &e); err != nil {
+		fl.bad, fl.badLine = corruptError(fl.path, fl.lineNo, err.Error()), linePos{start, end - start}
+		return "", false, nil
+	}
+	if c, ok := entryCost(&e); ok {
+		fl.addCost(c)
+	}
+	return e.Type, true, nil
+}
+
+// fastCost counts the cost of a line in the shape awl writes: an
+// assistant message's costUsd is in its last bytes; a compaction's is not
+// last (contextMessages follows it), and compactions are rare, so its line
+// is read.
+func (fl *fileScan) fastCost(start, end int64, suffix []byte, isMsg, isCompaction bool) error {
+	switch {
+	case isMsg:
+		if suffix == nil {
+			var err error
+			if suffix, err = fl.sc.readLine(fl.f, max(start, end-suffixSize), end); err != nil {
+				return err
+			}
+		}
+		if c, ok := costOf(suffix); ok {
+			fl.addCost(c)
+		}
+	case isCompaction:
+		line, err := fl.sc.readLine(fl.f, start, end)
+		if err != nil {
+			return err
+		}
+		if c := gjson.GetBytes(line, "costUsd"); c.Type == gjson.Number && c.Float() >= 0 {
+			fl.addCost(c.Float())
+		}
+	}
+	return nil
+}
+
+func (fl *fileScan) addCost(c float64) {
+	fl.costSum += c
+	fl.costSeen = true
+}
+
+// message counts a message line and remembers where it is when it is
+// among the first or last keepLines.
+func (fl *fileScan) message(start, end int64) {
+	sc := fl.sc
+	fl.in.Messages++
+	p := linePos{start, end - start}
+	if len(sc.head) < keepLines {
+		sc.head = append(sc.head, p)
+	}
+	sc.tail[sc.tailN%keepLines] = p
+	sc.tailN++
+}
+
+// fail is the Info of a file whose scan failed: what the header says, no
+// messages, and err.
+func (fl *fileScan) fail(err error) Info {
+	in := fl.in
+	in.Err = err
+	if fl.headerOK {
+		in.ID, in.Cwd, in.Created = fl.header.ID, fl.header.Cwd, fl.header.Timestamp
+		in.Provider, in.Model = fl.header.Provider, fl.header.Model
+	}
+	in.Messages = 0
+	return in
+}
+
+// finish checks the end of a file whose lines were all read, then reads
+// the first prompt, the last state and the runs.
+func (fl *fileScan) finish() Info {
+	sc, in := fl.sc, fl.in
+	if fl.lineNo == 0 {
+		if fl.off == 0 {
+			in.Err = corruptError(fl.path, 1, "empty file: no session header")
 		} else {
-			in.Err = corruptError(path, 1, "incomplete session header (no newline)")
+			in.Err = corruptError(fl.path, 1, "incomplete session header (no newline)")
 		}
 		return in
 	}
-	if bad != nil {
+	if fl.bad != nil {
 		// The last complete line: Open trims it when it is not a whole JSON
 		// object (a torn write), and fails on it otherwise, as it does on
 		// any line that a torn line follows.
-		line, err := sc.readLine(f, badLine.off, badLine.off+badLine.n)
+		line, err := sc.readLine(fl.f, fl.badLine.off, fl.badLine.off+fl.badLine.n)
 		if err != nil {
-			return fail(err)
+			return fl.fail(err)
 		}
-		if lineStart < off || validObject(line) {
-			return fail(bad)
+		if fl.lineStart < fl.off || validObject(line) {
+			return fl.fail(fl.bad)
 		}
 	}
-	in.ID, in.Cwd, in.Created = header.ID, header.Cwd, header.Timestamp
-	in.Provider, in.Model = header.Provider, header.Model
-	if err := sc.firstPrompt(f, &in); err != nil {
+	in.ID, in.Cwd, in.Created = fl.header.ID, fl.header.Cwd, fl.header.Timestamp
+	in.Provider, in.Model = fl.header.Provider, fl.header.Model
+	if err := sc.firstPrompt(fl.f, &in); err != nil {
 		in.Err = err
 		return in
 	}
-	if err := sc.lastState(f, &in); err != nil {
+	if err := sc.lastState(fl.f, &in); err != nil {
 		in.Err = err
 		return in
 	}
-	unknown, err := sc.runState(f, &in, runs, msgAfterRun)
+	unknown, err := sc.runState(fl.f, &in, fl.runs, fl.msgAfterRun)
 	if err != nil {
 		in.Err = err
 		return in
 	}
-	if costSeen && !unknown {
-		total := math.Round(costSum*1e9) / 1e9
+	if fl.costSeen && !unknown {
+		total := math.Round(fl.costSum*1e9) / 1e9
 		in.TotalCostUSD = &total
 	}
 	return in
