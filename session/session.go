@@ -585,30 +585,10 @@ func (s *Session) AppendAll(es []Entry) ([]Entry, error) {
 		}
 	}
 	for i, e := range es {
-		if e.Type == "" && e.Message != nil {
-			e.Type = TypeMessage
-		}
-		switch e.Type {
-		case "":
+		e, err := ownEntry(e)
+		if err != nil {
 			takeBack()
-			return nil, errors.New("append to session: entry has no type")
-		case TypeSession:
-			takeBack()
-			return nil, errors.New("append to session: a session header is not an entry")
-		case TypeMessage:
-			if e.Message == nil {
-				takeBack()
-				return nil, fmt.Errorf("append to session: %w", errNoMessage)
-			}
-			m := *e.Message
-			m.Content = append([]conv.Block(nil), m.Content...)
-			if m.Usage != nil {
-				u := *m.Usage
-				m.Usage = &u
-			}
-			e.Message = &m
-		default:
-			e.Message = nil
+			return nil, err
 		}
 		id, err := s.newID()
 		if err != nil {
@@ -622,11 +602,7 @@ func (s *Session) AppendAll(es []Entry) ([]Entry, error) {
 		e.ParentID = parent
 		parent = id
 		if e.Timestamp.IsZero() {
-			if s.Now != nil {
-				e.Timestamp = s.Now()
-			} else {
-				e.Timestamp = time.Now()
-			}
+			e.Timestamp = s.now()
 		}
 		e.Timestamp = e.Timestamp.UTC().Truncate(time.Millisecond)
 		start := len(buf)
@@ -642,20 +618,9 @@ func (s *Session) AppendAll(es []Entry) ([]Entry, error) {
 		ends[i] = len(buf)
 		out[i] = e
 	}
-	if _, err := s.f.Write(buf); err != nil {
+	if err := s.writeDurable(buf); err != nil {
 		takeBack()
-		// Take back a partial line so the next append cannot fuse onto it.
-		if terr := s.f.Truncate(s.size); terr != nil {
-			s.broken = err
-		}
-		return nil, fmt.Errorf("append to session %s: %w", s.Path, err)
-	}
-	if err := s.f.Sync(); err != nil {
-		takeBack()
-		// After a failed fsync the page cache cannot be trusted (the
-		// kernel may have dropped the dirty pages): stop writing.
-		s.broken = err
-		return nil, fmt.Errorf("append to session %s: %w", s.Path, err)
+		return nil, err
 	}
 	s.size += int64(len(buf))
 	start := 0
@@ -673,6 +638,63 @@ func (s *Session) AppendAll(es []Entry) ([]Entry, error) {
 		}
 	}
 	return out, nil
+}
+
+// ownEntry checks an entry's type and gives it a message of its own (the
+// caller's content and usage are copied), or none when it is not a
+// message.
+func ownEntry(e Entry) (Entry, error) {
+	if e.Type == "" && e.Message != nil {
+		e.Type = TypeMessage
+	}
+	switch e.Type {
+	case "":
+		return e, errors.New("append to session: entry has no type")
+	case TypeSession:
+		return e, errors.New("append to session: a session header is not an entry")
+	case TypeMessage:
+		if e.Message == nil {
+			return e, fmt.Errorf("append to session: %w", errNoMessage)
+		}
+		m := *e.Message
+		m.Content = append([]conv.Block(nil), m.Content...)
+		if m.Usage != nil {
+			u := *m.Usage
+			m.Usage = &u
+		}
+		e.Message = &m
+	default:
+		e.Message = nil
+	}
+	return e, nil
+}
+
+// now is the time of an entry that has none.
+func (s *Session) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// writeDurable writes buf, whole lines, at the end of the file and syncs
+// it. A failed write is taken back (truncated) so the next append cannot
+// fuse onto a partial line; after a failed fsync, or a failed truncate,
+// the session stops writing.
+func (s *Session) writeDurable(buf []byte) error {
+	if _, err := s.f.Write(buf); err != nil {
+		if terr := s.f.Truncate(s.size); terr != nil {
+			s.broken = err
+		}
+		return fmt.Errorf("append to session %s: %w", s.Path, err)
+	}
+	if err := s.f.Sync(); err != nil {
+		// After a failed fsync the page cache cannot be trusted (the
+		// kernel may have dropped the dirty pages): stop writing.
+		s.broken = err
+		return fmt.Errorf("append to session %s: %w", s.Path, err)
+	}
+	return nil
 }
 
 // fieldsOf returns Fields as a reader would see it, from a written line.
