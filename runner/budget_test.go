@@ -56,7 +56,7 @@ func (g *budgetRig) toolTurns(n int, model string) {
 func (g *budgetRig) run(ctx context.Context, model string, set func(*runner.Config)) runner.Result {
 	g.events.Reset()
 	cfg := runner.Config{
-		Store: g.store, Cwd: g.work, ResumePath: g.path, Prompt: "go",
+		Store: g.store, Cwd: g.work, Resume: openResumed(g.t, g.path), Prompt: "go",
 		Provider: g.prov, Model: model,
 		Tools:  tool.Builtins(tool.Env{Dir: g.work}),
 		Prices: modelinfo.Default(), Version: "test",

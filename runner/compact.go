@@ -616,8 +616,8 @@ func overflowed(err error) bool {
 
 // Compact compacts a session on demand (`awl sessions compact`): one
 // summary request to cfg.Provider and cfg.Model, with the reason "manual".
-// The session is cfg.Resume, opened and locked by the caller, or else
-// cfg.ResumePath; Compact closes it. Like a resume, it first closes tool
+// The session is cfg.Resume, opened and locked by the caller; Compact
+// closes it. Like a resume, it first closes tool
 // calls a killed run left without results. It then appends the compaction
 // entry, the model-visible context rebuilt in full from cfg (Cwd, System,
 // AppendSystem, Tools, NoEnv, NoAgentsMD; the output schema the session
@@ -637,10 +637,7 @@ func (r *run) compactSession(ctx context.Context) error {
 	cfg := r.cfg
 	sess := cfg.Resume
 	if sess == nil {
-		var err error
-		if sess, err = session.Open(cfg.ResumePath); err != nil {
-			return err
-		}
+		return errors.New("compact: no session given")
 	}
 	r.res.SessionID, r.res.SessionPath = sess.Header.ID, sess.Path
 	cfg.Tools, _ = offerable(cfg.Tools) // a run that offered them warned

@@ -431,7 +431,7 @@ func TestResumeAfterCompaction(t *testing.T) {
 			}
 			before := lastRequestMessages(t, g.srv, api)
 			cfg = g.config("now stop and say done", w)
-			cfg.ResumePath = res.SessionPath
+			cfg.Resume = openResumed(t, res.SessionPath)
 			cfg.MaxTurns = 1
 			g.model.mu.Lock()
 			g.model.turns = 0 // answer at once
@@ -737,7 +737,7 @@ func TestResumeOverThresholdCompactsFirst(t *testing.T) {
 	}
 
 	cfg := g.config("and now stop", runner.Window{Tokens: window})
-	cfg.ResumePath = res.SessionPath
+	cfg.Resume = openResumed(t, res.SessionPath)
 	g.model.mu.Lock()
 	g.model.turns = 0 // answer at once
 	g.model.mu.Unlock()
@@ -872,7 +872,7 @@ func TestKilledMidCompaction(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := g.config("now stop and say done", runner.Window{Tokens: window})
-			cfg.ResumePath = path
+			cfg.Resume = openResumed(t, path)
 			g.model.turns = 0 // answer at once
 			res := runner.Run(context.Background(), cfg)
 			if res.Err != nil {
@@ -966,7 +966,7 @@ func TestLearnedLimitSurvivesResume(t *testing.T) {
 	g.model.normal, g.model.overflows = 0, 0
 	g.model.mu.Unlock()
 	cfg := g.config("and again", runner.Window{Tokens: 200000})
-	cfg.ResumePath = res.SessionPath
+	cfg.Resume = openResumed(t, res.SessionPath)
 	res = runner.Run(context.Background(), cfg)
 	if res.Err != nil {
 		t.Fatalf("resume: %v", res.Err)

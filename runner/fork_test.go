@@ -156,7 +156,7 @@ func TestForkExtendsItsSourceByteForByte(t *testing.T) {
 			// The source continues as if there had been no fork.
 			e.srv.Enqueue(providertest.Stream(api, providertest.Turn{Text: "resumed", InputTokens: 10, OutputTokens: 5}))
 			cfg = e.config("go on")
-			cfg.ResumePath = src.SessionPath
+			cfg.Resume = openResumed(t, src.SessionPath)
 			e.run(cfg)
 			again := messagesOf(api, e.srv.Requests()[3].Body)
 			for i := range last {

@@ -296,7 +296,7 @@ func TestSchemaResume(t *testing.T) {
 		}
 		// Resumed without the flag: the recorded schema still applies.
 		g.answer("plain words", `{"verdict":"reject","reasons":["late"]}`)
-		second := g.run(func(c *runner.Config) { c.ResumePath = first.SessionPath; c.Prompt = "and now?" })
+		second := g.run(func(c *runner.Config) { c.Resume = openResumed(t, first.SessionPath); c.Prompt = "and now?" })
 		if second.Err != nil || string(second.Structured) != `{"verdict":"reject","reasons":["late"]}` {
 			t.Fatalf("resume without the flag: %v %s", second.Err, second.Structured)
 		}
@@ -311,7 +311,7 @@ func TestSchemaResume(t *testing.T) {
 		// --output-schema none drops it: plain text passes, the model is told.
 		g.answer("plain text is fine now")
 		third := g.run(func(c *runner.Config) {
-			c.ResumePath = first.SessionPath
+			c.Resume = openResumed(t, first.SessionPath)
 			c.Prompt = "summarise"
 			c.DropOutputSchema = true
 		})
@@ -327,7 +327,7 @@ func TestSchemaResume(t *testing.T) {
 		}
 		// And it stays dropped on the next resume.
 		g.answer("still plain")
-		fourth := g.run(func(c *runner.Config) { c.ResumePath = first.SessionPath; c.Prompt = "more" })
+		fourth := g.run(func(c *runner.Config) { c.Resume = openResumed(t, first.SessionPath); c.Prompt = "more" })
 		if fourth.Err != nil || fourth.Structured != nil {
 			t.Fatalf("after none: %v %s", fourth.Err, fourth.Structured)
 		}
@@ -470,7 +470,7 @@ func TestSchemaResumeSameSchemaWithAwkwardText(t *testing.T) {
 		t.Fatal(first.Err)
 	}
 	second := g.run(func(c *runner.Config) {
-		c.ResumePath = first.SessionPath
+		c.Resume = openResumed(t, first.SessionPath)
 		c.Prompt = "again"
 		c.OutputSchema = mustSchema(t, raw)
 	})

@@ -114,18 +114,18 @@ func testPrefix(t *testing.T, api string) {
 		srv.Enqueue(providertest.Stream(api, providertest.Turn{Text: fmt.Sprintf("done %d", i+1), InputTokens: 10, OutputTokens: 5}))
 		now := r.now
 		res := runner.Run(context.Background(), runner.Config{
-			Store:      store,
-			Cwd:        work,
-			ResumePath: path,
-			Prompt:     r.prompt,
-			Images:     r.images,
-			Provider:   prov,
-			Model:      "m-1",
-			Tools:      tool.Builtins(tool.Env{Dir: work}),
-			Known:      []string{"bash", "read", "write", "edit", "ls", "glob", "grep", "view_image"},
-			Events:     event.NewEmitter(nil, nil),
-			Now:        func() time.Time { return now },
-			Getenv:     func(k string) string { return env[k] },
+			Store:    store,
+			Cwd:      work,
+			Resume:   openResumed(t, path),
+			Prompt:   r.prompt,
+			Images:   r.images,
+			Provider: prov,
+			Model:    "m-1",
+			Tools:    tool.Builtins(tool.Env{Dir: work}),
+			Known:    []string{"bash", "read", "write", "edit", "ls", "glob", "grep", "view_image"},
+			Events:   event.NewEmitter(nil, nil),
+			Now:      func() time.Time { return now },
+			Getenv:   func(k string) string { return env[k] },
 		})
 		if res.Err != nil {
 			t.Fatalf("run %d: %v", i+1, res.Err)

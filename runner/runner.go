@@ -30,11 +30,10 @@ import (
 type Config struct {
 	Store *session.Store
 	Cwd   string
-	// ResumePath is the session file to continue; "" starts a new session.
-	// Resume, when set, is that session already opened (and locked) by the
-	// caller; Run takes it over and closes it.
-	ResumePath string
-	Resume     *session.Session
+	// Resume is the session to continue, opened (and locked) by the
+	// caller; Run takes it over and closes it. Nil starts a new session in
+	// Store, created once the prompt is known to be there.
+	Resume *session.Session
 	// Fork, when set, is a session read with session.OpenShared (--fork):
 	// the run starts a new session with a copy of its active path. Run
 	// closes it once the copy is made, and never writes it.
@@ -292,12 +291,10 @@ func (r *run) do(ctx context.Context) error {
 		return err
 	}
 	var err error
-	resumed := cfg.Resume != nil || cfg.ResumePath != ""
+	resumed := cfg.Resume != nil
 	switch {
-	case cfg.Resume != nil:
-		r.sess = cfg.Resume
 	case resumed:
-		r.sess, err = session.Open(cfg.ResumePath)
+		r.sess = cfg.Resume
 	case cfg.Fork != nil:
 		// The fork starts as its source's initial provider and model; its
 		// copied user messages say which are active.

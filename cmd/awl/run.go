@@ -262,245 +262,360 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// prepare turns flags, environment and stdin into a run configuration.
+// prepare turns flags, environment and stdin into a run configuration,
+// in named steps. Everything that can be checked is checked before stdin
+// is read: a job piping a long build into a misconfigured awl learns so at
+// once, not when the build ends. MCP servers start last, right before the
+// first request.
 func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *event.Emitter) (runner.Result, runner.Config, error) {
-	var res runner.Result
 	if c.Replay == "" && recorded(cmp.Or(c.Provider, a.getenv("AWL_PROVIDER"))) {
 		c.Replay = a.getenv("AWL_REPLAY")
 	}
-	if c.Dir != "" {
-		// Paths given on the command line are the caller's: resolve them
-		// before moving to DIR.
-		files := append([]*string{&c.PromptFile, &c.OutputLastMessage, &c.Pricing}, pathPtrs(c.Image)...)
-		if c.OutputSchema.Ref != "none" {
-			files = append(files, &c.OutputSchema.Ref)
-		}
-		files = append(files, pathPtrs(c.SandboxWritable)...)
-		files = append(files, pathPtrs(c.MCPConfig)...)
-		for _, ref := range []*string{&c.Resume, &c.Replay, &c.Fork} {
-			if looksLikePath(*ref) {
-				files = append(files, ref)
-			}
-		}
-		for _, p := range files {
-			if *p != "" && *p != "-" {
-				*p, _ = filepath.Abs(*p)
-			}
-		}
-		if err := os.Chdir(c.Dir); err != nil {
-			return res, runner.Config{}, runner.Usagef(fmt.Sprintf("--cd: %v", err))
+	st := &runSetup{}
+	err := c.enterDir()
+	if err == nil {
+		st.cwd, err = os.Getwd()
+		if err != nil {
+			err = fmt.Errorf("working directory: %w", err)
 		}
 	}
-	cwd, err := os.Getwd()
+	for _, step := range []func() error{
+		func() error { return c.checkFlags(a, st) },
+		func() error { return c.keepSecrets(a, st) },
+		func() error { return c.loadInputs(a, st) },
+		func() error { return c.openSessions(store, st) },
+		func() error { return c.resolveModel(a, store, st) },
+		func() error { return c.buildTools(a, st) },
+		func() error { return c.priceModel(a, st) },
+		func() error { return c.readPromptInput(ctx, a, st) },
+		func() error { return c.startMCPTools(ctx, a, st) },
+	} {
+		if err != nil {
+			break
+		}
+		err = step()
+	}
 	if err != nil {
-		return res, runner.Config{}, fmt.Errorf("working directory: %w", err)
+		st.release()
+		return st.res, runner.Config{}, err
 	}
+	return st.res, c.config(a, store, em, st), nil
+}
+
+// runSetup is what prepare's steps build, in their order.
+type runSetup struct {
+	res    runner.Result // the session's id and path, once known
+	cwd    string
+	replay bool // --provider replay
+	// secrets are the variables kept from tools and MCP servers.
+	secrets    []string
+	mcpServers []mcp.Server
+	images     []conv.Attachment
+	// resumed is the session continued (--resume, -c), forked the one
+	// --fork copies; fresh says -c found none to continue.
+	resumed, forked *session.Session
+	fresh           bool
+	prov            provider.Provider
+	model           string
+	script          []conv.Message // replay's prompts
+	prices          *modelinfo.Table
+	window          runner.Window
+	sb              *sandbox.Sandbox
+	sbStatus        sandbox.Status
+	toolEnv         tool.Env
+	schema          *runner.OutputSchema
+	text            string
+	stdinState      string
+	tools           []tool.Tool
+	known           []string
+	mcpStatus       []mcp.Status
+}
+
+// release closes what a failed setup opened: the sessions and the
+// sandbox (Run closes the MCP servers).
+func (st *runSetup) release() {
+	if st.resumed != nil {
+		st.resumed.Close()
+	}
+	if st.forked != nil {
+		st.forked.Close()
+	}
+	st.sb.Close()
+}
+
+// enterDir applies --cd. Paths given on the command line are the
+// caller's: they are resolved before moving to DIR.
+func (c *runCmd) enterDir() error {
+	if c.Dir == "" {
+		return nil
+	}
+	files := append([]*string{&c.PromptFile, &c.OutputLastMessage, &c.Pricing}, pathPtrs(c.Image)...)
+	if c.OutputSchema.Ref != "none" {
+		files = append(files, &c.OutputSchema.Ref)
+	}
+	files = append(files, pathPtrs(c.SandboxWritable)...)
+	files = append(files, pathPtrs(c.MCPConfig)...)
+	for _, ref := range []*string{&c.Resume, &c.Replay, &c.Fork} {
+		if looksLikePath(*ref) {
+			files = append(files, ref)
+		}
+	}
+	for _, p := range files {
+		if *p != "" && *p != "-" {
+			*p, _ = filepath.Abs(*p)
+		}
+	}
+	if err := os.Chdir(c.Dir); err != nil {
+		return runner.Usagef(fmt.Sprintf("--cd: %v", err))
+	}
+	return nil
+}
+
+// checkFlags checks the flags against each other.
+func (c *runCmd) checkFlags(a *app, st *runSetup) error {
 	if c.Stdin && c.NoStdin {
-		return res, runner.Config{}, runner.Usagef("--stdin and --no-stdin exclude each other")
+		return runner.Usagef("--stdin and --no-stdin exclude each other")
 	}
-	replaying := recorded(cmp.Or(c.Provider, a.getenv("AWL_PROVIDER")))
+	st.replay = recorded(cmp.Or(c.Provider, a.getenv("AWL_PROVIDER")))
 	if err := c.checkForkFlags(); err != nil {
-		return res, runner.Config{}, err
+		return err
 	}
 	if err := c.validate(); err != nil {
-		return res, runner.Config{}, err
+		return err
 	}
-	if replaying && (c.ContextWindow != nil || c.PruneAt != nil || c.CompactAt != nil) {
+	if st.replay && (c.ContextWindow != nil || c.PruneAt != nil || c.CompactAt != nil) {
 		// A summary request would be served a recorded answer, and a
 		// pruned tool result would diverge from the recording.
-		return res, runner.Config{}, runner.Usagef("--context-window, --prune-at and --compact-at have no place in a replay: it sends what the recording holds, never prunes, and never compacts")
+		return runner.Usagef("--context-window, --prune-at and --compact-at have no place in a replay: it sends what the recording holds, never prunes, and never compacts")
 	}
-	if err := c.checkLastMessage(); err != nil {
-		return res, runner.Config{}, err
-	}
-	secretNames, err := c.secretNames(a)
+	return c.checkLastMessage()
+}
+
+// keepSecrets names the secret variables and hides them from every
+// process but awl.
+func (c *runCmd) keepSecrets(a *app, st *runSetup) error {
+	names, err := secretNames(a, c.RedactEnv)
 	if err != nil {
-		return res, runner.Config{}, err
+		return err
 	}
-	hideSecrets(a, secretNames)
-	c.secretVars = secretNames
-	// Everything that can be checked is checked before stdin is read: a
-	// job piping a long build into a misconfigured awl learns so at once,
-	// not when the build ends.
-	mcpServers, err := c.loadMCP(a)
-	if err != nil {
-		return res, runner.Config{}, err
+	hideSecrets(a, names)
+	st.secrets, c.secretVars = names, names
+	return nil
+}
+
+// loadInputs reads the --mcp-config files and the --image files.
+func (c *runCmd) loadInputs(a *app, st *runSetup) error {
+	var err error
+	if st.mcpServers, err = c.loadMCP(a); err != nil {
+		return err
 	}
-	images := make([]conv.Attachment, 0, len(c.Image))
+	st.images = make([]conv.Attachment, 0, len(c.Image))
 	for _, p := range c.Image {
 		img, err := tool.LoadImage(p)
 		if err != nil {
-			return res, runner.Config{}, runner.Usagef("--image " + err.Error())
+			return runner.Usagef("--image " + err.Error())
 		}
-		images = append(images, img)
+		st.images = append(st.images, img)
 	}
+	return nil
+}
 
-	resumePath, fresh := "", false
-	switch {
-	case c.Resume != "" && c.Continue:
-		return res, runner.Config{}, runner.Usagef("--resume REF and --continue exclude each other")
-	case c.Resume != "":
-		resumePath, err = store.Resolve(c.Resume, cwd)
-		if se := (*session.Error)(nil); errors.As(err, &se) && se.Kind == session.KindNotFound {
-			err = &session.Error{Kind: se.Kind, Path: se.Path, Err: se.Err,
-				Msg: fmt.Sprintf("--resume %s: %s; to continue the latest session, use -c", c.Resume, se.Msg)}
-		}
-	case c.Continue:
-		resumePath, err = store.Latest(cwd)
-		if se := (*session.Error)(nil); errors.As(err, &se) && se.Kind == session.KindNotFound {
-			// Nothing to continue here yet: start the conversation.
-			resumePath, fresh, err = "", true, nil
-		}
-	}
+// openSessions resolves --resume, -c and --fork and opens (locks) their
+// sessions, once, here: a busy or corrupt session fails before anything
+// else is set up, and the runner takes it over without reading it again.
+// A new session (--session-id, or none given) is created by the runner
+// once the run starts; a taken id is exit 3 before anything is written.
+func (c *runCmd) openSessions(store *session.Store, st *runSetup) error {
+	resumePath, err := c.resumePath(store, st)
 	if err != nil {
-		return res, runner.Config{}, err
+		return err
 	}
 	if c.SessionID != "" {
-		// Taken is exit 3 before anything is written; the session is
-		// created only once the run starts.
 		if err := store.CheckNewID(c.SessionID); err != nil {
-			return res, runner.Config{}, err
+			return err
 		}
 	}
-	// The session is opened (and locked) once, here: a busy or corrupt
-	// session fails before anything else is set up, and the runner takes
-	// it over without reading it again.
-	var active struct{ provider, model string }
-	var resumed, forked *session.Session
 	if c.Fork != "" {
 		// REF is read under a shared lock, held until the run has copied
 		// it into the fork: many forks at once, no writer meanwhile.
-		forkPath, err := store.Resolve(c.Fork, cwd)
+		forkPath, err := store.Resolve(c.Fork, st.cwd)
 		if se := (*session.Error)(nil); errors.As(err, &se) && (se.Kind == session.KindNotFound || se.Kind == session.KindAmbiguous) {
 			err = &session.Error{Kind: se.Kind, Path: se.Path, Err: se.Err, Candidates: se.Candidates,
 				Msg: fmt.Sprintf("--fork %s: %s", c.Fork, se.Msg)}
 		}
 		if err != nil {
-			return res, runner.Config{}, err
+			return err
 		}
-		forked, err = session.OpenShared(forkPath)
-		if err != nil {
-			return res, runner.Config{}, err
+		if st.forked, err = session.OpenShared(forkPath); err != nil {
+			return err
 		}
-		active.provider, active.model = forked.ActiveModel()
 	}
 	if resumePath != "" {
-		res.SessionPath = resumePath
-		res.SessionID = session.SessionIDFromPath(resumePath)
-		resumed, err = session.Open(resumePath)
-		if err != nil {
-			return res, runner.Config{}, err
-		}
-		res.SessionID, res.SessionPath = resumed.Header.ID, resumed.Path
-		active.provider, active.model = resumed.ActiveModel()
+		st.resumed, err = openSession(&st.res, resumePath)
 	}
-	var sb *sandbox.Sandbox
-	fail := func(err error) (runner.Result, runner.Config, error) {
-		if resumed != nil {
-			resumed.Close()
-		}
-		if forked != nil {
-			forked.Close()
-		}
-		sb.Close()
-		return res, runner.Config{}, err
-	}
+	return err
+}
 
-	prov, model, err := c.buildProvider(a, store, cwd, active.provider, active.model)
-	if err != nil {
-		return fail(err)
+// resumePath is the session file --resume or -c names; "" for a new
+// session.
+func (c *runCmd) resumePath(store *session.Store, st *runSetup) (string, error) {
+	switch {
+	case c.Resume != "" && c.Continue:
+		return "", runner.Usagef("--resume REF and --continue exclude each other")
+	case c.Resume != "":
+		p, err := store.Resolve(c.Resume, st.cwd)
+		if se := (*session.Error)(nil); errors.As(err, &se) && se.Kind == session.KindNotFound {
+			err = &session.Error{Kind: se.Kind, Path: se.Path, Err: se.Err,
+				Msg: fmt.Sprintf("--resume %s: %s; to continue the latest session, use -c", c.Resume, se.Msg)}
+		}
+		return p, err
+	case c.Continue:
+		p, err := store.Latest(st.cwd)
+		if se := (*session.Error)(nil); errors.As(err, &se) && se.Kind == session.KindNotFound {
+			// Nothing to continue here yet: start the conversation.
+			st.fresh = true
+			return "", nil
+		}
+		return p, err
 	}
-	rp, _ := prov.(*replay.Provider)
-	if rp != nil {
+	return "", nil
+}
+
+// openSession opens (locks) the session file at path for a run to
+// continue, the one way awl run and awl sessions compact open one: res
+// says which session it is even when opening fails.
+func openSession(res *runner.Result, path string) (*session.Session, error) {
+	res.SessionID, res.SessionPath = session.SessionIDFromPath(path), path
+	s, err := session.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	res.SessionID, res.SessionPath = s.Header.ID, s.Path
+	return s, nil
+}
+
+// resolveModel chooses the provider and model: the flags, else the
+// session's active ones, else the provider whose key is set.
+func (c *runCmd) resolveModel(a *app, store *session.Store, st *runSetup) error {
+	var activeProvider, activeModel string
+	switch {
+	case st.resumed != nil:
+		activeProvider, activeModel = st.resumed.ActiveModel()
+	case st.forked != nil:
+		activeProvider, activeModel = st.forked.ActiveModel()
+	}
+	var err error
+	if st.prov, st.model, err = c.buildProvider(a, store, st.cwd, activeProvider, activeModel); err != nil {
+		return err
+	}
+	if rp, _ := st.prov.(*replay.Provider); rp != nil {
 		// The schema of the recording's next step is known before the
 		// prompt is read (--output-schema - reads stdin); a run that has
-		// no next step fails below, with its prompt in the diff.
-		if st, err := rp.Next(continued(resumed, forked), ""); err == nil {
-			c.recordedSchema = st.Schema
+		// no next step fails in readPromptInput, with its prompt in the
+		// diff.
+		if step, err := rp.Next(continued(st.resumed, st.forked), ""); err == nil {
+			c.recordedSchema = step.Schema
 		}
 	}
-	sb, sbStatus, err := c.sandbox(a, cwd)
-	if err != nil {
-		return fail(err)
-	}
-	toolEnv := tool.Env{Dir: cwd, Getenv: a.getenv, Environ: toolEnviron(secretNames), Confine: confiner(sb)}
-	if _, _, err := c.selectTools(toolEnv, nil); err != nil {
-		return fail(err)
-	}
-	prices, err := c.loadPrices(a.getenv)
-	if err != nil {
-		return fail(err)
-	}
-	if err := runner.CheckPriced(prices, prov.Name(), model, c.MaxCostUSD); err != nil {
-		return fail(err)
-	}
-	window := c.window(a, prices, prov.Name(), model)
+	return nil
+}
 
-	// A schema file is checked here too; `--output-schema -` reads stdin,
-	// so it comes after every other check.
-	schema, err := c.loadSchema(ctx, a)
-	if err != nil {
-		return fail(err)
+// buildTools sets up the sandbox and checks the tool flags against the
+// built-in tools (the MCP servers' are added once they start).
+func (c *runCmd) buildTools(a *app, st *runSetup) error {
+	var err error
+	if st.sb, st.sbStatus, err = c.sandbox(a, st.cwd); err != nil {
+		return err
 	}
+	st.toolEnv = tool.Env{Dir: st.cwd, Getenv: a.getenv, Environ: toolEnviron(st.secrets), Confine: confiner(st.sb)}
+	_, _, err = c.selectTools(st.toolEnv, nil)
+	return err
+}
 
-	text, stdinState, err := c.readPrompt(ctx, a, replaying)
-	if err != nil {
-		return fail(err)
+// priceModel loads the price table, refuses --max-cost-usd on a model it
+// has no price for, and sets the context window.
+func (c *runCmd) priceModel(a *app, st *runSetup) error {
+	var err error
+	if st.prices, err = loadPrices(a.getenv, c.Pricing); err != nil {
+		return err
 	}
-	limitMemory(len(text), a.getenv)
-	var script []conv.Message
-	if rp != nil {
+	if err := runner.CheckPriced(st.prices, st.prov.Name(), st.model, c.MaxCostUSD); err != nil {
+		return err
+	}
+	st.window = c.window(a, st.prices, st.prov.Name(), st.model)
+	return nil
+}
+
+// readPromptInput reads the schema file and the prompt. A schema file is
+// checked here too; `--output-schema -` reads stdin, so it comes after
+// every other check.
+func (c *runCmd) readPromptInput(ctx context.Context, a *app, st *runSetup) error {
+	var err error
+	if st.schema, err = c.loadSchema(ctx, a); err != nil {
+		return err
+	}
+	if st.text, st.stdinState, err = c.readPrompt(ctx, a, st.replay); err != nil {
+		return err
+	}
+	limitMemory(len(st.text), a.getenv)
+	if rp, _ := st.prov.(*replay.Provider); rp != nil {
 		// The step is the recording's next one, or the prompt given if it
 		// is the recording's prompt at this point.
-		st, err := rp.Next(continued(resumed, forked), text)
+		step, err := rp.Next(continued(st.resumed, st.forked), st.text)
 		if err != nil {
-			return fail(err)
+			return err
 		}
-		script, text, images = st.Prompts, "", nil
+		st.script, st.text, st.images = step.Prompts, "", nil
 	}
-	if stdinState == "timeout" {
+	if st.stdinState == "timeout" {
 		fmt.Fprintf(a.stderr, "awl: nothing arrived on stdin within %s; going on without it (--stdin waits, --no-stdin skips)\n", c.StdinTimeout)
 	}
-	if fresh {
-		fmt.Fprintf(a.stderr, "awl: no session of %s to continue; starting a new one\n", cwd)
+	if st.fresh {
+		fmt.Fprintf(a.stderr, "awl: no session of %s to continue; starting a new one\n", st.cwd)
 	}
-	// MCP servers start last, right before the first request.
-	c.mcp, err = c.startMCP(ctx, a, cwd, mcpServers, sb)
-	if err != nil {
-		return fail(err)
+	return nil
+}
+
+// startMCPTools starts the MCP servers and chooses the tools to offer,
+// theirs included.
+func (c *runCmd) startMCPTools(ctx context.Context, a *app, st *runSetup) error {
+	var err error
+	if c.mcp, err = c.startMCP(ctx, a, st.cwd, st.mcpServers, st.sb); err != nil {
+		return err
 	}
 	var mcpTools []tool.Tool
-	var mcpStatus []mcp.Status
 	if c.mcp != nil {
-		mcpTools, mcpStatus = c.mcp.Tools(), c.mcp.Status()
+		mcpTools, st.mcpStatus = c.mcp.Tools(), c.mcp.Status()
 	}
-	tools, known, err := c.selectTools(toolEnv, mcpTools)
-	if err != nil {
-		return fail(err)
-	}
-	return res, runner.Config{
+	st.tools, st.known, err = c.selectTools(st.toolEnv, mcpTools)
+	return err
+}
+
+// config is the run's configuration, from the flags and what setup built.
+func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *runSetup) runner.Config {
+	return runner.Config{
 		Store:            store,
-		Cwd:              cwd,
-		Resume:           resumed,
-		Fork:             forked,
+		Cwd:              st.cwd,
+		Resume:           st.resumed,
+		Fork:             st.forked,
 		SessionID:        c.SessionID,
-		Prompt:           text,
-		Images:           images,
-		Script:           script,
-		Provider:         prov,
-		Model:            model,
-		Tools:            tools,
-		Known:            known,
-		Denies:           c.policyDenies(mcpServers),
-		Sandbox:          sb,
-		SandboxStatus:    sbStatus,
-		MCP:              mcpStatus,
-		Window:           window,
+		Prompt:           st.text,
+		Images:           st.images,
+		Script:           st.script,
+		Provider:         st.prov,
+		Model:            st.model,
+		Tools:            st.tools,
+		Known:            st.known,
+		Denies:           c.policyDenies(st.mcpServers),
+		Sandbox:          st.sb,
+		SandboxStatus:    st.sbStatus,
+		MCP:              st.mcpStatus,
+		Window:           st.window,
 		MaxTurns:         c.MaxTurns,
 		MaxOutputTokens:  c.MaxOutputTokens,
 		MaxCostUSD:       c.MaxCostUSD,
 		MaxTotalTokens:   c.MaxTotalTokens,
-		Prices:           prices,
+		Prices:           st.prices,
 		Timeout:          c.Timeout,
 		Version:          version,
 		Reasoning:        c.Reasoning,
@@ -509,18 +624,18 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		AppendSystem:     c.AppendSystem,
 		NoEnv:            c.NoEnvContext,
 		NoAgentsMD:       c.NoAgentsMD,
-		OutputSchema:     schema,
+		OutputSchema:     st.schema,
 		DropOutputSchema: c.OutputSchema.Ref == "none",
 		SchemaRetries:    c.SchemaRetries,
 		Checks:           c.Check,
 		CheckRetries:     c.CheckRetries,
-		StdinState:       stdinState,
+		StdinState:       st.stdinState,
 		Start:            a.start,
-		Redact:           redactor(a, secretNames),
+		Redact:           redactor(a, st.secrets),
 		Events:           em,
 		Notes:            a.stderr,
 		Getenv:           a.getenv,
-	}, nil
+	}
 }
 
 // checkForkFlags checks --fork and --session-id against each other and the
@@ -590,9 +705,9 @@ func (c *runCmd) validate() error {
 }
 
 // loadPrices returns the price table: awl's, overridden and extended by
-// --pricing FILE or else AWL_PRICING.
-func (c *runCmd) loadPrices(getenv func(string) string) (*modelinfo.Table, error) {
-	path, from := c.Pricing, "--pricing"
+// --pricing FILE (pricing) or else AWL_PRICING.
+func loadPrices(getenv func(string) string, pricing string) (*modelinfo.Table, error) {
+	path, from := pricing, "--pricing"
 	if path == "" {
 		path, from = getenv("AWL_PRICING"), "AWL_PRICING"
 	}
@@ -770,30 +885,62 @@ func cleanList(in []string) []string {
 	return out
 }
 
-// buildProvider chooses the provider and model. Explicit settings (flags,
-// then AWL_PROVIDER/AWL_MODEL) win; a resumed session otherwise continues
-// with its active provider and model; a new one picks the provider whose API
-// key is set.
+// modelOptions are the flags that choose and reach the model, which awl
+// run and awl sessions compact share: each command's flags fill one.
+type modelOptions struct {
+	Provider, Model, BaseURL string
+	MaxRetries               int
+	StallTimeout             time.Duration
+}
+
+func (c *runCmd) modelOptions() modelOptions {
+	return modelOptions{Provider: c.Provider, Model: c.Model, BaseURL: c.BaseURL, MaxRetries: c.MaxRetries, StallTimeout: c.StallTimeout}
+}
+
+// buildProvider chooses the provider and model (choose), and sets up
+// --provider replay, which only awl run has.
 func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider, activeModel string) (provider.Provider, string, error) {
-	name := cmp.Or(c.Provider, a.getenv("AWL_PROVIDER"))
-	// from says where the name came from, for the error about an unknown one.
-	from := "--provider"
-	if c.Provider == "" {
-		from = "AWL_PROVIDER"
-	}
-	model := cmp.Or(c.Model, a.getenv("AWL_MODEL"))
-	if name == "" && activeProvider != "" && !recorded(activeProvider) {
-		name, from = activeProvider, "the resumed session's provider"
-		if model == "" {
-			model = activeModel
-		}
-	}
+	o := c.modelOptions()
+	name, from, model := o.choose(a, activeProvider, activeModel)
 	if recorded(name) {
 		return c.buildReplay(a, store, cwd, name, model)
 	}
 	if c.Replay != "" {
 		return nil, "", runner.Usagef("--replay needs --provider replay")
 	}
+	return o.newProvider(a, name, from, model)
+}
+
+// choose chooses the provider and model. Explicit settings (flags, then
+// AWL_PROVIDER/AWL_MODEL) win; a resumed session otherwise continues with
+// its active provider and model. from says where the name came from, for
+// the error about an unknown one; name is "" when nothing chose one.
+func (o modelOptions) choose(a *app, activeProvider, activeModel string) (name, from, model string) {
+	name = cmp.Or(o.Provider, a.getenv("AWL_PROVIDER"))
+	from = "--provider"
+	if o.Provider == "" {
+		from = "AWL_PROVIDER"
+	}
+	model = cmp.Or(o.Model, a.getenv("AWL_MODEL"))
+	if name == "" && activeProvider != "" && !recorded(activeProvider) {
+		name, from = activeProvider, "the resumed session's provider"
+		if model == "" {
+			model = activeModel
+		}
+	}
+	return name, from, model
+}
+
+// resolve chooses the provider and model and makes the provider (no
+// replay).
+func (o modelOptions) resolve(a *app, activeProvider, activeModel string) (provider.Provider, string, error) {
+	name, from, model := o.choose(a, activeProvider, activeModel)
+	return o.newProvider(a, name, from, model)
+}
+
+// newProvider makes the provider name (from choose); with no name, the
+// first automatic provider whose API key is set.
+func (o modelOptions) newProvider(a *app, name, from, model string) (provider.Provider, string, error) {
 	if name == "" {
 		for _, s := range provider.Specs() {
 			if !s.Auto {
@@ -816,7 +963,7 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 	if !ok {
 		return nil, "", runner.Usagef(fmt.Sprintf("%s: unknown provider %q (%s)", from, name, providerNames()))
 	}
-	baseURL := cmp.Or(c.BaseURL, a.getenv(spec.BaseURLVar))
+	baseURL := cmp.Or(o.BaseURL, a.getenv(spec.BaseURLVar))
 	key, err := providerKey(a, spec)
 	if err != nil {
 		return nil, "", err
@@ -831,7 +978,7 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 	if model == "" {
 		model = spec.DefaultModel
 	}
-	p, err := provider.New(name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: c.MaxRetries, StallBudget: c.StallTimeout})
+	p, err := provider.New(name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: o.MaxRetries, StallBudget: o.StallTimeout})
 	if err != nil {
 		return nil, "", err
 	}

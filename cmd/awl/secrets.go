@@ -56,9 +56,10 @@ func providerKey(a *app, spec provider.Spec) (string, error) {
 }
 
 // secretNames lists the variables whose values this run keeps secret: every
-// provider's credential variables, --redact-env and AWL_REDACT_ENV, and
-// under GitHub Actions its tokens. An invalid name is a usage error.
-func (c *runCmd) secretNames(a *app) ([]string, error) {
+// provider's credential variables, --redact-env (redactEnv) and
+// AWL_REDACT_ENV, and under GitHub Actions its tokens. An invalid name is a
+// usage error.
+func secretNames(a *app, redactEnv []string) ([]string, error) {
 	names := provider.SecretVars()
 	// A collector's credentials stay awl's: kept from tools and redacted.
 	names = append(names, otel.SecretVars...)
@@ -73,7 +74,7 @@ func (c *runCmd) secretNames(a *app) ([]string, error) {
 		}
 		return nil
 	}
-	for _, f := range c.RedactEnv {
+	for _, f := range redactEnv {
 		if err := add("--redact-env", f); err != nil {
 			return nil, err
 		}

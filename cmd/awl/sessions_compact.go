@@ -75,13 +75,12 @@ func (c *sessionsCompactCmd) prepare(a *app, store *session.Store, em *event.Emi
 	if err := checkContextWindow(c.ContextWindow); err != nil {
 		return res, runner.Config{}, err
 	}
-	// The provider flags and secrets of awl run, so the key and the
-	// redaction are resolved the same way.
-	rc := &runCmd{Provider: c.Provider, Model: c.Model, BaseURL: c.BaseURL, MaxRetries: c.MaxRetries, Pricing: c.Pricing, RedactEnv: c.RedactEnv}
+	// The model and secrets are resolved as awl run resolves them.
+	o := modelOptions{Provider: c.Provider, Model: c.Model, BaseURL: c.BaseURL, MaxRetries: c.MaxRetries}
 	if recorded(cmp.Or(c.Provider, a.getenv("AWL_PROVIDER"))) {
 		return res, runner.Config{}, runner.Usagef("--provider replay cannot compact a session: the summary needs a model")
 	}
-	secretNames, err := rc.secretNames(a)
+	secretNames, err := secretNames(a, c.RedactEnv)
 	if err != nil {
 		return res, runner.Config{}, err
 	}
@@ -98,22 +97,20 @@ func (c *sessionsCompactCmd) prepare(a *app, store *session.Store, em *event.Emi
 	if err != nil {
 		return res, runner.Config{}, err
 	}
-	res.SessionID, res.SessionPath = session.SessionIDFromPath(p), p
-	sess, err := session.Open(p)
+	sess, err := openSession(&res, p)
 	if err != nil {
 		return res, runner.Config{}, err
 	}
-	res.SessionID, res.SessionPath = sess.Header.ID, sess.Path
 	fail := func(err error) (runner.Result, runner.Config, error) {
 		sess.Close()
 		return res, runner.Config{}, err
 	}
 	activeProvider, activeModel := sess.ActiveModel()
-	prov, model, err := rc.buildProvider(a, store, cwd, activeProvider, activeModel)
+	prov, model, err := o.resolve(a, activeProvider, activeModel)
 	if err != nil {
 		return fail(err)
 	}
-	prices, err := rc.loadPrices(a.getenv)
+	prices, err := loadPrices(a.getenv, c.Pricing)
 	if err != nil {
 		return fail(err)
 	}
