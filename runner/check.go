@@ -47,7 +47,7 @@ func (g *checkGate) Check(ctx context.Context, _ conv.Message) Verdict {
 		res.Attempts++
 		em.Emit(event.CheckStart{Base: em.Stamp("check_start", id), Cmd: c, Attempt: res.Attempts})
 		start := time.Now()
-		out := tool.RunCommand(ctx, g.r.cfg.Cwd, c, tool.DefaultBashTimeout, g.r.confine())
+		out := tool.RunCommand(ctx, g.r.cfg.Cwd, g.r.cfg.Environ, c, tool.DefaultBashTimeout, g.r.confine())
 		res.ExitCode = -1
 		if out.ExitCode != nil {
 			res.ExitCode = *out.ExitCode

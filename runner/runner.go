@@ -125,6 +125,10 @@ type Config struct {
 	Notes  io.Writer
 	Now    func() time.Time
 	Getenv func(string) string
+	// Environ is the environment --check commands run with, the tools'
+	// own: awl's without its secret variables. Nil means the process's
+	// own.
+	Environ []string
 }
 
 // Result is what a run produced, whether it succeeded or not.

@@ -635,6 +635,7 @@ func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *run
 		Events:           em,
 		Notes:            a.stderr,
 		Getenv:           a.getenv,
+		Environ:          st.toolEnv.Environ,
 	}
 }
 

@@ -62,7 +62,7 @@ func (t bashTool) run(ctx context.Context, in bashArgs) Result {
 	}
 	environ := t.env.Environ
 	if environ == nil {
-		environ = ScrubEnviron(os.Environ())
+		environ = os.Environ()
 	}
 	res := runBash(ctx, t.env.resolve("."), environ, in.Command, timeout, note, t.env.Confine)
 	return confinedResult(res, t.env.Confine)
@@ -70,12 +70,16 @@ func (t bashTool) run(ctx context.Context, in bashArgs) Result {
 
 // RunCommand runs command with `bash -c` in dir as the bash tool runs the
 // model's commands (its own process group killed after timeout, stdin
-// /dev/null, output cut like bash output, the environment without
-// secrets). It is for commands the user gave (--check). confine, when not
-// nil, confines it as it confines the model's commands: the user wrote the
-// command, but what it runs (a test suite) the model may have written.
-func RunCommand(ctx context.Context, dir, command string, timeout time.Duration, confine Confiner) Result {
-	return confinedResult(runBash(ctx, dir, ScrubEnviron(os.Environ()), command, timeout, "", confine), confine)
+// /dev/null, output cut like bash output), with environ (nil: the
+// process's own), which should be the tools' own, without secrets. It is
+// for commands the user gave (--check). confine, when not nil, confines it
+// as it confines the model's commands: the user wrote the command, but
+// what it runs (a test suite) the model may have written.
+func RunCommand(ctx context.Context, dir string, environ []string, command string, timeout time.Duration, confine Confiner) Result {
+	if environ == nil {
+		environ = os.Environ()
+	}
+	return confinedResult(runBash(ctx, dir, environ, command, timeout, "", confine), confine)
 }
 
 // runBash runs command in dir in its own process group, killing the group

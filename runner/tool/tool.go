@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/conv"
-	"github.com/awlrun/awl/provider"
 )
 
 // Tool is one tool the model can call. Run may be called concurrently from
@@ -64,7 +63,8 @@ type Env struct {
 	// DefaultMaxBashTimeout.
 	MaxBashTimeout time.Duration
 	// Environ is the environment bash runs with; nil means the process's
-	// own, minus SecretVars.
+	// own, as it is. The caller keeps secrets out of it (ScrubEnviron):
+	// cmd/awl passes awl's environment without its secret variables.
 	Environ []string
 	// Confine, when set, confines what tools change: the processes they
 	// start and the files they write (the sandbox).
@@ -121,18 +121,14 @@ func (e Env) checkWrite(name, path string) (Result, bool) {
 	return Result{}, false
 }
 
-// SecretVars are the variables that hold provider credentials, from the
-// provider registry. They are never passed to bash: a model that ran `env`
-// would otherwise copy an API key into the session log.
-var SecretVars = provider.SecretVars()
-
-// ScrubEnviron returns environ without SecretVars and without the
-// variables named in more.
-func ScrubEnviron(environ []string, more ...string) []string {
+// ScrubEnviron returns environ without the variables named in secrets: a
+// model that ran `env` would otherwise copy an API key into the session
+// log.
+func ScrubEnviron(environ []string, secrets ...string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(SecretVars, name) || slices.Contains(more, name) {
+		if slices.Contains(secrets, name) {
 			continue
 		}
 		out = append(out, kv)
