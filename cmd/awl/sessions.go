@@ -233,33 +233,7 @@ func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
 		keep = keep[len(keep)-c.Limit:]
 	}
 	if c.JSON {
-		out := make([]sessionJSON, 0, len(keep))
-		for _, i := range keep {
-			in := &infos[i]
-			j := sessionJSON{
-				ID: in.ID, Path: in.Path, Cwd: in.Cwd,
-				Created: jsonTime(in.Created), Modified: jsonTime(in.Modified),
-				Messages: in.Messages, Provider: in.Provider, Model: in.Model,
-				FirstPrompt: in.FirstPrompt, LastStopReason: in.LastStopReason,
-				Status: in.Status, TotalCostUSD: in.TotalCostUSD,
-			}
-			if in.ForkedFrom != "" {
-				j.ForkedFrom = &forkJSON{ID: in.ForkedFrom, EntryID: in.ForkedAt}
-			}
-			if r := in.LastRun; r != nil {
-				j.LastRun = &lastRunJSON{ExitCode: r.ExitCode, Reason: r.Reason, CostUSD: r.CostUSD, Ended: jsonTime(r.Ended)}
-			}
-			if in.Err != nil {
-				j.Error = in.Err.Error()
-			}
-			out = append(out, j)
-		}
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = a.stdout.Write(append(b, '\n'))
-		return quietPipe(err)
+		return writeListJSON(a, infos, keep)
 	}
 	if len(keep) == 0 {
 		if scope != "" {
@@ -303,6 +277,37 @@ func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
 		fmt.Fprintln(tw, strings.TrimRight(strings.Join(row, "\t"), "\t "))
 	}
 	return quietPipe(tw.Flush())
+}
+
+// writeListJSON writes the rows keep of infos as a JSON array.
+func writeListJSON(a *app, infos []session.Info, keep []int) error {
+	out := make([]sessionJSON, 0, len(keep))
+	for _, i := range keep {
+		in := &infos[i]
+		j := sessionJSON{
+			ID: in.ID, Path: in.Path, Cwd: in.Cwd,
+			Created: jsonTime(in.Created), Modified: jsonTime(in.Modified),
+			Messages: in.Messages, Provider: in.Provider, Model: in.Model,
+			FirstPrompt: in.FirstPrompt, LastStopReason: in.LastStopReason,
+			Status: in.Status, TotalCostUSD: in.TotalCostUSD,
+		}
+		if in.ForkedFrom != "" {
+			j.ForkedFrom = &forkJSON{ID: in.ForkedFrom, EntryID: in.ForkedAt}
+		}
+		if r := in.LastRun; r != nil {
+			j.LastRun = &lastRunJSON{ExitCode: r.ExitCode, Reason: r.Reason, CostUSD: r.CostUSD, Ended: jsonTime(r.Ended)}
+		}
+		if in.Err != nil {
+			j.Error = in.Err.Error()
+		}
+		out = append(out, j)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = a.stdout.Write(append(b, '\n'))
+	return quietPipe(err)
 }
 
 // quietPipe returns nil for a broken pipe on stdout: the reader has seen
