@@ -41,17 +41,28 @@ type app struct {
 
 // cli is the kong grammar.
 type cli struct {
-	ShowVersion kong.VersionFlag `name:"version" help:"Print awl's version and exit."`
-	SessionDir  string           `name:"session-dir" help:"Sessions directory (default $AWL_SESSION_DIR, else $XDG_DATA_HOME/awl/sessions)." placeholder:"DIR"`
+	ShowVersion versionFlag `name:"version"`
+	SessionDir  string      `name:"session-dir" placeholder:"DIR"`
 
-	Run      runCmd      `cmd:"" help:"Run a prompt to completion: model turns and tool calls, every entry appended to the session."`
-	Sessions sessionsCmd `cmd:"" help:"List, show, locate, verify, compact and prune sessions."`
-	Schema   schemaCmd   `cmd:"" help:"Print JSON Schemas (awl schema events)."`
-	MCP      mcpCmd      `cmd:"" name:"mcp" help:"Log in to and out of MCP servers that want OAuth."`
-	Version  versionCmd  `cmd:"" help:"Print awl's version."`
+	Run      runCmd      `cmd:""`
+	Sessions sessionsCmd `cmd:""`
+	Schema   schemaCmd   `cmd:""`
+	MCP      mcpCmd      `cmd:"" name:"mcp"`
+	Version  versionCmd  `cmd:""`
 }
 
 type versionCmd struct{}
+
+// versionFlag is --version: it prints the build stamp, read only then, and
+// exits.
+type versionFlag bool
+
+// BeforeReset is kong's hook, run before the other flags are applied.
+func (versionFlag) BeforeReset(app *kong.Kong) error {
+	fmt.Fprintln(app.Stdout, currentStamp())
+	app.Exit(0)
+	return nil
+}
 
 func (versionCmd) Run(a *app) error {
 	fmt.Fprintln(a.stdout, currentStamp())
@@ -59,7 +70,7 @@ func (versionCmd) Run(a *app) error {
 }
 
 type schemaCmd struct {
-	Which string `arg:"" enum:"events" help:"Which schema: events."`
+	Which string `arg:"" enum:"events"`
 }
 
 func (schemaCmd) Run(a *app) error {
@@ -151,12 +162,11 @@ func newParser(grammar *cli, stdout, stderr io.Writer) (*kong.Kong, error) {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(exitPanic{c}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		providerHelpVars(),
-		kong.Vars{"version": currentStamp().String()},
 	)
 	if err != nil {
 		return nil, err
 	}
+	fillHelp(parser.Model.Node, "", providerHelp())
 	refuseEmptyValues(parser.Model.Node)
 	return parser, nil
 }

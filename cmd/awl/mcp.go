@@ -160,13 +160,13 @@ func mcpTokenDir(getenv func(string) string) string {
 }
 
 type mcpCmd struct {
-	Login  mcpLoginCmd  `cmd:"" help:"Authorize awl with an HTTP MCP server (OAuth authorization code): prints the URL, opens $BROWSER when set, stores the tokens."`
-	Logout mcpLogoutCmd `cmd:"" help:"Remove the stored OAuth tokens of an MCP server."`
+	Login  mcpLoginCmd  `cmd:""`
+	Logout mcpLogoutCmd `cmd:""`
 }
 
 type mcpServerArgs struct {
-	Server    string   `arg:"" help:"The server's name in the mcp-config."`
-	MCPConfig []string `name:"mcp-config" sep:"none" required:"" help:"The mcp-config file(s) that define the server." placeholder:"FILE"`
+	Server    string   `arg:""`
+	MCPConfig []string `name:"mcp-config" sep:"none" required:"" placeholder:"FILE"`
 }
 
 // find loads the config and returns the named HTTP server.
@@ -192,7 +192,7 @@ func (c *mcpServerArgs) find(a *app) (mcp.Server, error) {
 
 type mcpLoginCmd struct {
 	mcpServerArgs
-	Timeout time.Duration `name:"timeout" default:"5m" help:"How long to wait for the authorization."`
+	Timeout time.Duration `name:"timeout" default:"5m"`
 }
 
 func (c *mcpLoginCmd) Run(a *app) error {

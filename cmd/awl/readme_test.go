@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -77,7 +78,7 @@ func readmeFlags(rows []string) (flags map[string]bool, words string) {
 // in step, both ways.
 func TestReadmeFlagTable(t *testing.T) {
 	var grammar cli
-	parser, err := kong.New(&grammar, kong.Name("awl"), providerHelpVars())
+	parser, err := newParser(&grammar, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ var placeholder = regexp.MustCompile(`^(\[?[A-Z][A-Z0-9,._…]*\]?|.*\|.*)$`)
 // without a default is shown with a placeholder (`--timeout DURATION`).
 func TestReadmeFlagDefaults(t *testing.T) {
 	var grammar cli
-	parser, err := kong.New(&grammar, kong.Name("awl"), providerHelpVars())
+	parser, err := newParser(&grammar, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestReadmeSessionsFlags(t *testing.T) {
 		section = section[:j+3]
 	}
 	var grammar cli
-	parser, err := kong.New(&grammar, kong.Name("awl"), providerHelpVars())
+	parser, err := newParser(&grammar, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

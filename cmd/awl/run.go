@@ -17,7 +17,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/alecthomas/kong"
 	"github.com/google/uuid"
 	"github.com/mattn/go-isatty"
 
@@ -34,83 +33,83 @@ import (
 )
 
 type runCmd struct {
-	Args         []string      `arg:"" optional:"" name:"prompt" help:"The prompt (arguments are joined by spaces)."`
-	Dir          string        `name:"cd" short:"C" help:"Run in DIR instead of the current directory." placeholder:"DIR"`
-	Prompt       string        `short:"p" name:"prompt" help:"The prompt." placeholder:"TEXT"`
-	PromptFile   string        `short:"f" name:"prompt-file" help:"Read the prompt from FILE." placeholder:"FILE"`
-	Stdin        bool          `name:"stdin" help:"Wait for standard input however long it takes."`
-	NoStdin      bool          `name:"no-stdin" help:"Never read standard input."`
-	StdinTimeout time.Duration `name:"stdin-timeout" default:"3s" help:"With a prompt from arguments or flags, how long to wait for stdin's first byte."`
+	Args         []string      `arg:"" optional:"" name:"prompt"`
+	Dir          string        `name:"cd" short:"C" placeholder:"DIR"`
+	Prompt       string        `short:"p" name:"prompt" placeholder:"TEXT"`
+	PromptFile   string        `short:"f" name:"prompt-file" placeholder:"FILE"`
+	Stdin        bool          `name:"stdin"`
+	NoStdin      bool          `name:"no-stdin"`
+	StdinTimeout time.Duration `name:"stdin-timeout" default:"3s"`
 
-	System       string `name:"system" help:"Replace the default system prompt." placeholder:"TEXT"`
-	AppendSystem string `name:"append-system" help:"Add to the system prompt." placeholder:"TEXT"`
+	System       string `name:"system" placeholder:"TEXT"`
+	AppendSystem string `name:"append-system" placeholder:"TEXT"`
 
-	Provider   string `name:"provider" help:"${provider_names} (env AWL_PROVIDER; default: a resumed session's, else the first of ${auto_key_vars} that is set)." placeholder:"NAME"`
-	Model      string `name:"model" help:"Model name (env AWL_MODEL; default per provider: ${default_models})." placeholder:"NAME"`
-	BaseURL    string `name:"base-url" help:"API base URL (default from ${base_url_vars}, per provider)." placeholder:"URL"`
-	MaxRetries int    `name:"max-retries" default:"4" help:"Retries of a failed model request."`
+	Provider   string `name:"provider" placeholder:"NAME"`
+	Model      string `name:"model" placeholder:"NAME"`
+	BaseURL    string `name:"base-url" placeholder:"URL"`
+	MaxRetries int    `name:"max-retries" default:"4"`
 	// StallTimeout bounds what a silent server costs one model request.
-	StallTimeout time.Duration `name:"stall-timeout" default:"3m" help:"Give up on a model request once a silent server has cost it this long in all: its stalled attempts (90 s without a byte each, less when less is left) and the waits after them (exit 5)." placeholder:"DURATION"`
-	Reasoning    string        `name:"reasoning" placeholder:"EFFORT" help:"Thinking/reasoning effort: low, medium or high."`
+	StallTimeout time.Duration `name:"stall-timeout" default:"3m" placeholder:"DURATION"`
+	Reasoning    string        `name:"reasoning" placeholder:"EFFORT"`
 
-	Tools     []string `name:"tools" sep:"," help:"Allow only these tools (comma-separated)." placeholder:"A,B"`
-	DenyTools []string `name:"deny-tools" sep:"," help:"Deny these tools." placeholder:"A,B"`
-	NoTools   bool     `name:"no-tools" help:"Offer no tools."`
+	Tools     []string `name:"tools" sep:"," placeholder:"A,B"`
+	DenyTools []string `name:"deny-tools" sep:"," placeholder:"A,B"`
+	NoTools   bool     `name:"no-tools"`
 
-	Sandbox           string        `name:"sandbox" placeholder:"MODE" help:"Confine what tools write and reach: off, read-only or workspace-write (env AWL_SANDBOX; default off)."`
-	SandboxWritable   []string      `name:"sandbox-writable" sep:"none" placeholder:"DIR" help:"With --sandbox, tools may also write under DIR (repeatable)."`
-	SandboxNetwork    bool          `name:"sandbox-network" help:"With --sandbox, let tools use the network."`
-	SandboxBestEffort bool          `name:"sandbox-best-effort" help:"Where the kernel cannot enforce the sandbox in full, warn and go on instead of failing (exit 4)."`
-	MCPConfig         []string      `name:"mcp-config" sep:"none" help:"Start the MCP servers of FILE (.mcp.json shape; repeatable) and offer their tools as mcp__<server>__<tool>." placeholder:"FILE"`
-	MCPTimeout        time.Duration `name:"mcp-timeout" default:"30s" help:"How long each MCP server may take to start and list its tools."`
-	MCPCallTimeout    time.Duration `name:"mcp-call-timeout" default:"2m" help:"Cancel an MCP tool call that runs longer than this."`
-	MCPStrict         bool          `name:"mcp-strict" help:"Exit 4 when an MCP server fails to start (default: warn and go on without it)."`
+	Sandbox           string        `name:"sandbox" placeholder:"MODE"`
+	SandboxWritable   []string      `name:"sandbox-writable" sep:"none" placeholder:"DIR"`
+	SandboxNetwork    bool          `name:"sandbox-network"`
+	SandboxBestEffort bool          `name:"sandbox-best-effort"`
+	MCPConfig         []string      `name:"mcp-config" sep:"none" placeholder:"FILE"`
+	MCPTimeout        time.Duration `name:"mcp-timeout" default:"30s"`
+	MCPCallTimeout    time.Duration `name:"mcp-call-timeout" default:"2m"`
+	MCPStrict         bool          `name:"mcp-strict"`
 	mcp               *mcp.Manager
 	// secretVars are the variables kept from tools and MCP servers
 	// (secretNames), set by prepare.
 	secretVars []string
 
-	MaxTurns        int           `name:"max-turns" help:"Stop after N model requests (exit 6)." placeholder:"N"`
-	Timeout         time.Duration `name:"timeout" help:"Stop the whole run after this long (exit 124)." placeholder:"DURATION"`
-	MaxOutputTokens int           `name:"max-output-tokens" help:"Output token cap per model request." placeholder:"N"`
-	MaxCostUSD      float64       `name:"max-cost-usd" help:"Stop before a model request once this run has cost X US dollars (exit 6)." placeholder:"X"`
-	MaxTotalTokens  int64         `name:"max-total-tokens" help:"Stop before a model request once this run has used N tokens, cache included (exit 6)." placeholder:"N"`
-	Pricing         string        `name:"pricing" help:"A JSON price table that overrides or extends awl's (env AWL_PRICING)." placeholder:"FILE"`
+	MaxTurns        int           `name:"max-turns" placeholder:"N"`
+	Timeout         time.Duration `name:"timeout" placeholder:"DURATION"`
+	MaxOutputTokens int           `name:"max-output-tokens" placeholder:"N"`
+	MaxCostUSD      float64       `name:"max-cost-usd" placeholder:"X"`
+	MaxTotalTokens  int64         `name:"max-total-tokens" placeholder:"N"`
+	Pricing         string        `name:"pricing" placeholder:"FILE"`
 
 	// The context window: nil means the flag was not given (pointers, so
 	// that an explicit 0 is refused rather than taken for the default).
-	ContextWindow *int64 `name:"context-window" help:"The model's context window in tokens (default: awl's model table; for a model it does not know, pruning and compaction wait for the API to say the prompt is too long)." placeholder:"N"`
-	PruneAt       *int   `name:"prune-at" help:"Show old tool results as short stubs once a request reaches PCT% of the context window (1-100; default 60, or --compact-at when lower)." placeholder:"PCT"`
-	CompactAt     *int   `name:"compact-at" help:"Have the model summarise the conversation once a request reaches PCT% of the context window (1-100; default 80)." placeholder:"PCT"`
-	NoCompact     bool   `name:"no-compact" help:"Never compact, not even when the API says the prompt is too long (then exit 5)."`
+	ContextWindow *int64 `name:"context-window" placeholder:"N"`
+	PruneAt       *int   `name:"prune-at" placeholder:"PCT"`
+	CompactAt     *int   `name:"compact-at" placeholder:"PCT"`
+	NoCompact     bool   `name:"no-compact"`
 
-	Output   string `name:"output" short:"o" enum:"text,json,ndjson" default:"text" help:"text (final answer), json (one result object) or ndjson (events as they happen)."`
-	Stream   bool   `name:"stream" help:"With ndjson, also emit text and thinking deltas."`
-	Quiet    bool   `name:"quiet" short:"q" help:"No progress lines on stderr (text output)."`
-	Progress bool   `name:"progress" help:"Progress lines on stderr with --output json or ndjson too."`
+	Output   string `name:"output" short:"o" enum:"text,json,ndjson" default:"text"`
+	Stream   bool   `name:"stream"`
+	Quiet    bool   `name:"quiet" short:"q"`
+	Progress bool   `name:"progress"`
 
-	OutputSchema      schemaRef `name:"output-schema" help:"The final answer must be JSON valid against this JSON Schema file (exit 7 when it never is); - reads it from stdin; none drops a resumed session's schema." placeholder:"FILE"`
-	SchemaRetries     int       `name:"schema-retries" default:"2" help:"Turns the model gets to fix an answer that fails --output-schema." placeholder:"N"`
-	Check             []string  `name:"check" sep:"none" help:"After the model ends its turn, run CMD with bash -c; a failure is fed back to the model (repeatable; exit 8 when checks still fail)." placeholder:"CMD"`
-	CheckRetries      int       `name:"check-retries" default:"2" help:"Turns the model gets to fix what --check reports." placeholder:"N"`
+	OutputSchema      schemaRef `name:"output-schema" placeholder:"FILE"`
+	SchemaRetries     int       `name:"schema-retries" default:"2" placeholder:"N"`
+	Check             []string  `name:"check" sep:"none" placeholder:"CMD"`
+	CheckRetries      int       `name:"check-retries" default:"2" placeholder:"N"`
 	recordedSchema    []byte    // the --output-schema of a --replay recording
-	OutputLastMessage string    `name:"output-last-message" help:"Also write the final answer (text, or the JSON value) to FILE." placeholder:"FILE"`
+	OutputLastMessage string    `name:"output-last-message" placeholder:"FILE"`
 
-	Resume   string `name:"resume" short:"r" help:"Continue a session: an id, a unique prefix or a path to a session file; the next word is always taken. Bare --resume (last, or before a flag) means the session of this directory used last, as -c." placeholder:"REF"`
-	Continue bool   `name:"continue" short:"c" help:"Continue the session of this directory used last (latest modification); start one if there is none."`
-	Fork     string `name:"fork" help:"Start a new session whose history is REF's (an id, a unique prefix or a path, as --resume); REF itself is only read." placeholder:"REF"`
+	Resume   string `name:"resume" short:"r" placeholder:"REF"`
+	Continue bool   `name:"continue" short:"c"`
+	Fork     string `name:"fork" placeholder:"REF"`
 	// SessionID is validated and lower-cased by prepare.
-	SessionID string `name:"session-id" help:"The new session's id, a UUID (with --fork, the fork's); one that exists fails with exit 3." placeholder:"UUID"`
+	SessionID string `name:"session-id" placeholder:"UUID"`
 
-	Image []string `name:"image" sep:"none" help:"Attach an image (PNG, JPEG, GIF, WebP; repeatable)." placeholder:"FILE"`
+	Image []string `name:"image" sep:"none" placeholder:"FILE"`
 
-	RedactEnv []string `name:"redact-env" sep:"none" help:"Treat this variable's value as a secret: replaced by [redacted:NAME] wherever it would be stored, shown or sent, and kept from tools (repeatable; env AWL_REDACT_ENV, comma-separated)." placeholder:"NAME"`
+	RedactEnv []string `name:"redact-env" sep:"none" placeholder:"NAME"`
 
-	NoAgentsMD   bool `name:"no-agents-md" help:"Don't show the model AGENTS.md files."`
-	NoEnvContext bool `name:"no-env-context" help:"Don't show the model the environment context."`
+	NoAgentsMD   bool `name:"no-agents-md"`
+	NoEnvContext bool `name:"no-env-context"`
 
-	Replay        string `name:"replay" help:"With --provider replay: the recorded session to serve as the model (env AWL_REPLAY)." placeholder:"REF"`
-	ReplayLenient bool   `name:"replay-lenient" help:"With --provider replay: warn on divergence instead of failing."`
+	Replay        string `name:"replay" placeholder:"REF"`
+	ReplayLenient bool   `name:"replay-lenient"`
 }
 
 // Run runs a prompt.
@@ -999,9 +998,9 @@ func orList(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
-// providerHelpVars are the kong variables the run flags' help interpolates,
-// all read from the provider registry.
-func providerHelpVars() kong.Vars {
+// providerHelp is what the run flags' help says of the providers, read
+// from the provider registry: fillHelp puts each value where its @name@ is.
+func providerHelp() map[string]string {
 	var models, urls []string
 	for _, s := range provider.Specs() {
 		if s.Recorded {
@@ -1012,7 +1011,7 @@ func providerHelpVars() kong.Vars {
 			urls = append(urls, s.BaseURLVar)
 		}
 	}
-	return kong.Vars{
+	return map[string]string{
 		"provider_names": orList(provider.Names()),
 		"auto_key_vars":  orList(provider.AutoKeyVars()),
 		"default_models": strings.Join(models, "; "),

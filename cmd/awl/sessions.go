@@ -32,14 +32,14 @@ import (
 
 // sessionsCmd is the sessions command family. Listing is the default.
 type sessionsCmd struct {
-	List    sessionsListCmd    `cmd:"" default:"withargs" help:"List the sessions of this directory, oldest first (the default: awl sessions [--json] [--all] [--limit N] [--since 24h])."`
-	Show    sessionsShowCmd    `cmd:"" help:"Show a session's conversation; --json prints its entries as stored."`
-	Path    sessionsPathCmd    `cmd:"" help:"Print a session file's path."`
-	Rm      sessionsRmCmd      `cmd:"" help:"Remove sessions (never one in use: naming one is exit 3)."`
-	Prune   sessionsPruneCmd   `cmd:"" help:"Remove sessions not modified for a while; one in use is skipped, said on stderr, and is no failure (exit 0)."`
-	Verify  sessionsVerifyCmd  `cmd:"" help:"Check sessions fully, as a resume would: path:line: reason for each problem; exit 3 if any is broken."`
-	Compact sessionsCompactCmd `cmd:"" help:"Have the model summarise a session now, so that its next run starts from the summary; events as NDJSON on stdout."`
-	Report  sessionsReportCmd  `cmd:"" help:"Write a session as one self-contained HTML page (--html FILE) to read offline or keep as a CI artifact."`
+	List    sessionsListCmd    `cmd:"" default:"withargs"`
+	Show    sessionsShowCmd    `cmd:""`
+	Path    sessionsPathCmd    `cmd:""`
+	Rm      sessionsRmCmd      `cmd:""`
+	Prune   sessionsPruneCmd   `cmd:""`
+	Verify  sessionsVerifyCmd  `cmd:""`
+	Compact sessionsCompactCmd `cmd:""`
+	Report  sessionsReportCmd  `cmd:""`
 }
 
 // age is a duration flag that also takes days: 30d, 1d12h, 24h, 90m.
@@ -108,10 +108,10 @@ func parseAge(s string) (time.Duration, error) {
 
 // sessionsListCmd lists sessions.
 type sessionsListCmd struct {
-	JSON  bool `name:"json" help:"Print a JSON array, one object per session."`
-	All   bool `name:"all" short:"a" help:"List the sessions of every directory."`
-	Limit int  `name:"limit" short:"n" help:"Keep only the newest N sessions." placeholder:"N"`
-	Since *age `name:"since" help:"Keep only sessions modified within this long, more than 0 (30d, 24h, 90m)." placeholder:"DURATION"`
+	JSON  bool `name:"json"`
+	All   bool `name:"all" short:"a"`
+	Limit int  `name:"limit" short:"n" placeholder:"N"`
+	Since *age `name:"since" placeholder:"DURATION"`
 }
 
 // sessionJSON is one object of `awl sessions --json`.
@@ -439,7 +439,7 @@ func loadRef(store *session.Store, ref string) (string, *session.Session, error)
 
 // sessionsPathCmd prints a session file's path.
 type sessionsPathCmd struct {
-	Ref string `arg:"" help:"Session id, unique prefix, or path." placeholder:"REF"`
+	Ref string `arg:"" placeholder:"REF"`
 }
 
 func (c *sessionsPathCmd) Run(a *app, store *session.Store) error {
@@ -453,9 +453,9 @@ func (c *sessionsPathCmd) Run(a *app, store *session.Store) error {
 
 // sessionsShowCmd shows one session.
 type sessionsShowCmd struct {
-	Ref  string `arg:"" help:"Session id, unique prefix, or path." placeholder:"REF"`
-	JSON bool   `name:"json" help:"Print the header, then the entries on the active path, as NDJSON exactly as stored (image bytes included)."`
-	Full bool   `name:"full" help:"Don't cut long tool results, thinking and system prompts."`
+	Ref  string `arg:"" placeholder:"REF"`
+	JSON bool   `name:"json"`
+	Full bool   `name:"full"`
 }
 
 func (c *sessionsShowCmd) Run(a *app, store *session.Store) error {
@@ -744,7 +744,7 @@ func imageMeta(kind, mime, data string) string {
 
 // sessionsRmCmd removes sessions.
 type sessionsRmCmd struct {
-	Refs []string `arg:"" help:"Session ids, unique prefixes, or paths." placeholder:"REF"`
+	Refs []string `arg:"" placeholder:"REF"`
 }
 
 func (c *sessionsRmCmd) Run(a *app, store *session.Store) error {
@@ -837,9 +837,9 @@ func isKind(err error, k session.ErrorKind) bool {
 
 // sessionsPruneCmd removes old sessions.
 type sessionsPruneCmd struct {
-	OlderThan age  `name:"older-than" required:"" help:"Remove sessions not modified for this long (30d, 12h)." placeholder:"DURATION"`
-	DryRun    bool `name:"dry-run" help:"Print what would be removed; remove nothing."`
-	All       bool `name:"all" short:"a" help:"Prune the sessions of every directory, not only this one."`
+	OlderThan age  `name:"older-than" required:"" placeholder:"DURATION"`
+	DryRun    bool `name:"dry-run"`
+	All       bool `name:"all" short:"a"`
 }
 
 func (c *sessionsPruneCmd) Run(a *app, store *session.Store) error {

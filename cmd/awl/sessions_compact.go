@@ -16,22 +16,22 @@ import (
 // sessionsCompactCmd compacts a session on demand, for example between
 // two CI steps that continue it.
 type sessionsCompactCmd struct {
-	Ref string `arg:"" help:"Session id, unique prefix, or path (as --resume takes it)." placeholder:"REF"`
+	Ref string `arg:"" placeholder:"REF"`
 
-	Provider   string        `name:"provider" help:"The provider for the summary request (env AWL_PROVIDER; default: the session's)." placeholder:"NAME"`
-	Model      string        `name:"model" help:"The model for the summary request (env AWL_MODEL; default: the session's)." placeholder:"NAME"`
-	BaseURL    string        `name:"base-url" help:"API base URL (default from the provider's base URL variable)." placeholder:"URL"`
-	MaxRetries int           `name:"max-retries" default:"4" help:"Retries of a failed summary request."`
-	Timeout    time.Duration `name:"timeout" help:"Give up after this long (exit 124)." placeholder:"DURATION"`
+	Provider   string        `name:"provider" placeholder:"NAME"`
+	Model      string        `name:"model" placeholder:"NAME"`
+	BaseURL    string        `name:"base-url" placeholder:"URL"`
+	MaxRetries int           `name:"max-retries" default:"4"`
+	Timeout    time.Duration `name:"timeout" placeholder:"DURATION"`
 
-	ContextWindow *int64 `name:"context-window" help:"The model's context window in tokens (default: awl's model table); the latest messages that fit in a fifth of it are kept whole." placeholder:"N"`
-	Pricing       string `name:"pricing" help:"A JSON price table that overrides or extends awl's (env AWL_PRICING)." placeholder:"FILE"`
+	ContextWindow *int64 `name:"context-window" placeholder:"N"`
+	Pricing       string `name:"pricing" placeholder:"FILE"`
 
-	System       string   `name:"system" help:"The system prompt of the rebuilt context, as awl run --system." placeholder:"TEXT"`
-	AppendSystem string   `name:"append-system" help:"Add to the system prompt of the rebuilt context, as awl run --append-system." placeholder:"TEXT"`
-	NoAgentsMD   bool     `name:"no-agents-md" help:"Leave AGENTS.md files out of the rebuilt context."`
-	NoEnvContext bool     `name:"no-env-context" help:"Leave the environment context out of the rebuilt context."`
-	RedactEnv    []string `name:"redact-env" sep:"none" help:"Treat this variable's value as a secret, as awl run --redact-env (repeatable)." placeholder:"NAME"`
+	System       string   `name:"system" placeholder:"TEXT"`
+	AppendSystem string   `name:"append-system" placeholder:"TEXT"`
+	NoAgentsMD   bool     `name:"no-agents-md"`
+	NoEnvContext bool     `name:"no-env-context"`
+	RedactEnv    []string `name:"redact-env" sep:"none" placeholder:"NAME"`
 }
 
 // Run compacts the session. Its events (session, entries, compaction,

@@ -11,8 +11,8 @@ import (
 
 // sessionsReportCmd writes a session as an HTML page (docs/report.md).
 type sessionsReportCmd struct {
-	Ref  string `arg:"" help:"Session id, unique prefix, or path." placeholder:"REF"`
-	HTML string `name:"html" required:"" help:"Write the page to FILE (- for stdout)." placeholder:"FILE"`
+	Ref  string `arg:"" placeholder:"REF"`
+	HTML string `name:"html" required:"" placeholder:"FILE"`
 }
 
 func (c *sessionsReportCmd) Run(a *app, store *session.Store) error {

@@ -17,9 +17,9 @@ import (
 // shape of middle lines, for speed; this is the check a CI job runs on a
 // downloaded session before resuming it.
 type sessionsVerifyCmd struct {
-	Refs []string `arg:"" optional:"" help:"Session ids, unique prefixes, or paths (default: this directory's sessions)." placeholder:"REF"`
-	All  bool     `name:"all" short:"a" help:"Verify the sessions of every directory."`
-	JSON bool     `name:"json" help:"Print a JSON array, one object per session."`
+	Refs []string `arg:"" optional:"" placeholder:"REF"`
+	All  bool     `name:"all" short:"a"`
+	JSON bool     `name:"json"`
 }
 
 // verifyJSON is one object of `awl sessions verify --json`.

@@ -3,9 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"testing"
-
-	"github.com/alecthomas/kong"
 
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/modelinfo"
@@ -31,7 +30,7 @@ func TestRunWindow(t *testing.T) {
 		{[]string{"--prune-at", "90", "--no-compact"}, "claude-sonnet-4-5", runner.Window{Tokens: 200000, PruneAt: 90, NoCompact: true}},
 	} {
 		var grammar cli
-		parser, err := kong.New(&grammar, providerHelpVars())
+		parser, err := newParser(&grammar, io.Discard, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
