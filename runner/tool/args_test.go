@@ -110,3 +110,52 @@ func FuzzDecodeArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestSchemaBytesAreMarshals: each tool's schema is, byte for byte, what
+// json.Marshal makes of it as a map, for every built-in tool and for names
+// and descriptions json.Marshal escapes.
+func TestSchemaBytesAreMarshals(t *testing.T) {
+	marshal := func(ps params) string {
+		props := map[string]any{}
+		required := []string{}
+		for _, p := range ps {
+			props[p.name] = map[string]string{"type": string(p.kind), "description": p.desc}
+			if p.required {
+				required = append(required, p.name)
+			}
+		}
+		b, err := json.Marshal(map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	cases := []params{
+		{},
+		{{name: "z", kind: kindString, required: true, desc: "last <b> & \"quoted\" \u2028 \x01"}, {name: "a", kind: kindInteger, desc: "first"}, {name: "m", kind: kindBoolean, required: true}},
+	}
+	for _, tl := range Builtins(Env{}) {
+		if b, ok := tl.(interface{ paramList() params }); ok {
+			cases = append(cases, b.paramList())
+		}
+	}
+	if len(cases) < 5 {
+		t.Fatalf("only %d cases: the built-in tools' params were not found", len(cases))
+	}
+	for _, ps := range cases {
+		if got, want := string(ps.schema()), marshal(ps); got != want {
+			t.Errorf("schema:\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+func (b *builtin[A]) paramList() params { return b.params }
+
+// BenchmarkBuiltins is building the built-in tools, schemas included, as
+// every run does.
+func BenchmarkBuiltins(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		Builtins(Env{})
+	}
+}
