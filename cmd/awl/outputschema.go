@@ -9,6 +9,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/awlrun/awl/internal/atomicfile"
 	"github.com/awlrun/awl/runner"
 )
 
@@ -100,32 +101,7 @@ func (c *runCmd) writeLastMessage(a *app, res runner.Result) {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	if err := writeFileAtomic(c.OutputLastMessage, []byte(text)); err != nil {
+	if err := atomicfile.Write(c.OutputLastMessage, []byte(text), 0o644); err != nil {
 		fmt.Fprintln(a.stderr, "awl: --output-last-message:", err)
 	}
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }

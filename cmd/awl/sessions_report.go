@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
+	"github.com/awlrun/awl/internal/atomicfile"
 	"github.com/awlrun/awl/internal/report"
 	"github.com/awlrun/awl/session"
 )
@@ -25,25 +25,18 @@ func (c *sessionsReportCmd) Run(a *app, store *session.Store) error {
 	}
 	// Written beside the target and renamed: a reader (a browser, an
 	// artifact upload) never sees half a page.
-	dir := filepath.Dir(c.HTML)
-	f, err := os.CreateTemp(dir, ".awl-report-*.html")
+	err = atomicfile.Replace(c.HTML, 0o644, func(f *os.File) error {
+		err := report.Write(f, s)
+		if err == nil {
+			err = f.Chmod(0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.HTML, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("--html: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if err := report.Write(f, s); err != nil {
-		f.Close()
-		return fmt.Errorf("--html %s: %w", c.HTML, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return fmt.Errorf("--html %s: %w", c.HTML, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--html %s: %w", c.HTML, err)
-	}
-	if err := os.Rename(f.Name(), c.HTML); err != nil {
-		return fmt.Errorf("--html: %w", err)
+		return fmt.Errorf("--html: %w", err) // the path is in the error
 	}
 	return nil
 }

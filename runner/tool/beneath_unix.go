@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/awlrun/awl/internal/atomicfile"
 )
 
 // errOutside is a write whose target, symbolic links followed, is not
@@ -222,53 +224,15 @@ func unixMode(m uint32) fs.FileMode {
 // file's stat (taken through dir) when it exists, gives the new file its
 // permission bits and, where the process may set them, its owner.
 func replaceIn(dir *os.File, name string, data []byte, st *unix.Stat_t) error {
-	f, tmp, err := createTempAt(dir, name)
-	if err != nil {
-		return err
-	}
-	dfd := int(dir.Fd())
-	fail := func(err error) error {
-		f.Close()
-		unix.Unlinkat(dfd, tmp, 0)
-		return err
-	}
-	if st != nil {
-		// Owner first: a chown by a non-root process clears set-id bits.
-		_ = f.Chown(int(st.Uid), int(st.Gid))
-		if err := f.Chmod(unixMode(uint32(st.Mode)) & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
-			return fail(err)
+	return atomicfile.ReplaceAt(dir, name, 0o644, func(f *os.File) error {
+		if st != nil {
+			// Owner first: a chown by a non-root process clears set-id bits.
+			_ = f.Chown(int(st.Uid), int(st.Gid))
+			if err := f.Chmod(unixMode(uint32(st.Mode)) & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
+				return err
+			}
 		}
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		unix.Unlinkat(dfd, tmp, 0)
+		_, err := f.Write(data)
 		return err
-	}
-	if err := unix.Renameat(dfd, tmp, dfd, name); err != nil {
-		unix.Unlinkat(dfd, tmp, 0)
-		return &fs.PathError{Op: "rename", Path: name, Err: err}
-	}
-	dir.Sync()
-	return nil
-}
-
-// createTempAt creates a new hidden file next to name in dir, mode 0644
-// less the umask, following no link.
-func createTempAt(dir *os.File, name string) (*os.File, string, error) {
-	for {
-		tmp := tempName(name)
-		fd, err := unix.Openat(int(dir.Fd()), tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-		if errors.Is(err, unix.EEXIST) {
-			continue
-		}
-		if err != nil {
-			return nil, "", &fs.PathError{Op: "open", Path: filepath.Join(dir.Name(), tmp), Err: err}
-		}
-		return os.NewFile(uintptr(fd), filepath.Join(dir.Name(), tmp)), tmp, nil
-	}
+	})
 }
