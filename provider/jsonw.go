@@ -2,10 +2,10 @@ package provider
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/awlrun/awl/internal/jsonstr"
 )
 
 // jsonWriter appends a request body by hand, byte for byte what
@@ -62,7 +62,7 @@ func (w *jsonWriter) begin() { w.b = append(w.b, '{') }
 
 func (w *jsonWriter) end() { w.b = append(w.b, '}') }
 
-func (w *jsonWriter) str(s string) { w.b = appendJSONString(w.b, s) }
+func (w *jsonWriter) str(s string) { w.b = jsonstr.Append(w.b, s) }
 
 func (w *jsonWriter) strField(k, s string) { w.key(k); w.str(s) }
 
@@ -182,119 +182,3 @@ func optObjField[T any, P interface {
 }
 
 func strElem(s string, w *jsonWriter) { w.str(s) }
-
-// jsonEscape is how encoding/json (HTML escaping off) writes each ASCII
-// byte: "" for as it is.
-var jsonEscape = func() (t [utf8.RuneSelf]string) {
-	const hex = "0123456789abcdef"
-	for c := range 0x20 {
-		t[c] = `\u00` + hex[c>>4:c>>4+1] + hex[c&0xf:c&0xf+1]
-	}
-	t['\b'], t['\f'], t['\n'], t['\r'], t['\t'] = `\b`, `\f`, `\n`, `\r`, `\t`
-	t['"'], t['\\'] = `\"`, `\\`
-	return t
-}()
-
-const (
-	lsb8 = 0x0101010101010101
-	msb8 = 0x8080808080808080
-)
-
-// load8 is the 8 bytes of s from i, little-endian.
-func load8(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// hasEscape reports whether any of the 8 bytes in x is a control byte,
-// '"', '\\' or 0xE2 (which starts U+2028 and U+2029).
-func hasEscape(x uint64) bool {
-	ctl := (x - lsb8*0x20) &^ x
-	q := x ^ (lsb8 * '"')
-	bs := x ^ (lsb8 * '\\')
-	e2 := x ^ (lsb8 * 0xE2)
-	return (ctl|(q-lsb8)&^q|(bs-lsb8)&^bs|(e2-lsb8)&^e2)&msb8 != 0
-}
-
-// appendValidJSONString is appendJSONString for valid UTF-8, where only
-// ASCII bytes and U+2028/U+2029 need escaping. Plain bytes are copied as
-// they are scanned, eight at a time, never by a call per run.
-func appendValidJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) {
-			if x := load8(s, i); !hasEscape(x) {
-				dst = binary.LittleEndian.AppendUint64(dst, x)
-				i += 8
-				continue
-			}
-		}
-		c := s[i]
-		switch {
-		case c < utf8.RuneSelf && jsonEscape[c] != "":
-			dst = append(dst, jsonEscape[c]...)
-		case c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && s[i+2]&^1 == 0xA8:
-			dst = append(dst, '\\', 'u', '2', '0', '2', '8'+s[i+2]-0xA8)
-			i += 3
-			continue
-		default:
-			dst = append(dst, c)
-		}
-		i++
-	}
-	return append(dst, '"')
-}
-
-// hasSpecial reports whether any of the 8 bytes in x is a control byte, '"',
-// '\\' or not ASCII.
-func hasSpecial(x uint64) bool {
-	ctl := (x - lsb8*0x20) &^ x
-	q := x ^ (lsb8 * '"')
-	bs := x ^ (lsb8 * '\\')
-	return (ctl|(q-lsb8)&^q|(bs-lsb8)&^bs|x)&msb8 != 0
-}
-
-// appendJSONString appends s as a JSON string exactly as encoding/json
-// writes it with HTML escaping off: the escapes of jsonEscape, invalid UTF-8
-// as \ufffd, U+2028 and U+2029 as \u2028 and \u2029. Runs of plain ASCII
-// are skipped eight bytes at a time.
-func appendJSONString(dst []byte, s string) []byte {
-	if utf8.ValidString(s) {
-		return appendValidJSONString(dst, s)
-	}
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		for i+8 <= len(s) && !hasSpecial(load8(s, i)) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
-		var esc string
-		size := 1
-		if c := s[i]; c < utf8.RuneSelf {
-			esc = jsonEscape[c]
-		} else {
-			var r rune
-			r, size = utf8.DecodeRuneInString(s[i:])
-			switch {
-			case r == utf8.RuneError && size == 1:
-				esc = `\ufffd`
-			case r == '\u2028':
-				esc = `\u2028`
-			case r == '\u2029':
-				esc = `\u2029`
-			}
-		}
-		if esc != "" {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, esc...)
-			start = i + size
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}

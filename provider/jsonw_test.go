@@ -85,18 +85,3 @@ func mangle(req Request, s string) Request {
 	}
 	return out
 }
-
-func FuzzJSONString(f *testing.F) {
-	for _, s := range awkward {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
-		}
-	})
-}

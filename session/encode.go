@@ -9,72 +9,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/internal/jsonstr"
 )
 
 // This file writes lines. Field order is the seed's: type, id, parentId,
 // timestamp, then provider/model on user messages, then message{role,
 // content, provider, model, stopReason, usage}. Optional additive fields are
 // omitted when empty; fields the seed requires are written even when empty.
-
-const hexDigits = "0123456789abcdef"
-
-// plain[c] is true for ASCII bytes written inside a JSON string as they are.
-var plain = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
-// encoding/json does, so every line is valid JSON for jq.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if plain[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
 
 // appendKey appends `,"key":` (or `"key":` when first).
 func appendKey(dst []byte, key string, first bool) []byte {
@@ -87,7 +30,7 @@ func appendKey(dst []byte, key string, first bool) []byte {
 }
 
 func appendStringField(dst []byte, key, val string) []byte {
-	return appendString(appendKey(dst, key, false), val)
+	return jsonstr.Append(appendKey(dst, key, false), val)
 }
 
 func appendIntField(dst []byte, key string, v int64) []byte {
@@ -144,13 +87,13 @@ var errNoMessage = errors.New("message entry without a message")
 // and Timestamp must be set.
 func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 	dst = append(dst, `{"type":`...)
-	dst = appendString(dst, e.Type)
+	dst = jsonstr.Append(dst, e.Type)
 	dst = appendStringField(dst, "id", e.ID)
 	dst = appendKey(dst, "parentId", false)
 	if e.ParentID == "" {
 		dst = append(dst, "null"...)
 	} else {
-		dst = appendString(dst, e.ParentID)
+		dst = jsonstr.Append(dst, e.ParentID)
 	}
 	dst = appendTime(appendKey(dst, "timestamp", false), e.Timestamp)
 	if e.Type != TypeMessage {
@@ -181,7 +124,7 @@ func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 		dst = appendStringField(dst, "model", e.Model)
 	}
 	dst = append(dst, `,"message":{"role":`...)
-	dst = appendString(dst, string(m.Role))
+	dst = jsonstr.Append(dst, string(m.Role))
 	dst = append(dst, `,"content":[`...)
 	for i := range m.Content {
 		if i > 0 {
@@ -223,7 +166,7 @@ func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 
 func appendBlock(dst []byte, b *conv.Block) ([]byte, error) {
 	dst = append(dst, `{"type":`...)
-	dst = appendString(dst, string(b.Type))
+	dst = jsonstr.Append(dst, string(b.Type))
 	switch b.Type {
 	case conv.BlockText:
 		dst = appendStringField(dst, "text", b.Text)
@@ -255,7 +198,7 @@ func appendBlock(dst []byte, b *conv.Block) ([]byte, error) {
 					dst = append(dst, ',')
 				}
 				dst = append(dst, `{"type":`...)
-				dst = appendString(dst, a.Type)
+				dst = jsonstr.Append(dst, a.Type)
 				dst = appendStringField(dst, "mimeType", a.MimeType)
 				dst = appendStringField(dst, "data", a.Data)
 				dst = append(dst, '}')
