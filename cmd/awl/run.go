@@ -766,6 +766,9 @@ func (c *runCmd) sandbox(a *app, cwd string) (*sandbox.Sandbox, sandbox.Status, 
 	if w := sb.GitWarning(); w != "" {
 		fmt.Fprintf(a.stderr, "awl: warning: %s\n", w)
 	}
+	if w := sb.ProcessWarning(); w != "" {
+		fmt.Fprintf(a.stderr, "awl: warning: %s\n", w)
+	}
 	if sb != nil {
 		for _, d := range sb.WritableDirs() {
 			if d == sb.TmpDir {

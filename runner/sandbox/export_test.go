@@ -1,8 +1,10 @@
 package sandbox
 
 // WithoutNamespaces makes the sandboxes New makes until restore is called
-// do without PID and mount namespaces, as for a user who is not root.
+// do without PID and mount namespaces and without a cgroup of their own,
+// as for a user who is not root and whose cgroup is not delegated. (A
+// user who is not root cannot make the namespaces anyway.)
 func WithoutNamespaces() (restore func()) {
-	noNamespaces = true
-	return func() { noNamespaces = false }
+	noNamespaces, noCgroup = true, true
+	return func() { noNamespaces, noCgroup = false, false }
 }

@@ -102,10 +102,10 @@ func probe(what, arg string) error {
 
 // hold is an awl in miniature, for the tests that kill one: it makes a
 // workspace-write sandbox for cwd, runs command with the bash tool, prints
-// the sandbox's private temporary directory and "ready", and sleeps until
-// it is killed.
+// the sandbox's private temporary directory, whether processes are
+// enforced, and "ready", and sleeps until it is killed.
 func hold(cwd, command string) {
-	sb, _, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
 	if err != nil {
 		fmt.Println("hold:", err)
 		os.Exit(1)
@@ -113,7 +113,7 @@ func hold(cwd, command string) {
 	bash := tool.Builtins(tool.Env{Dir: cwd, Confine: sb})[0]
 	in, _ := json.Marshal(map[string]any{"command": command})
 	res := bash.Run(context.Background(), in)
-	fmt.Printf("%s\ntmp %s\nready\n", res.Content, sb.TmpDir)
+	fmt.Printf("%s\ntmp %s\nprocesses %v\nready\n", res.Content, sb.TmpDir, st.Enforced.Processes)
 	time.Sleep(time.Minute)
 	os.Exit(0)
 }

@@ -15,7 +15,7 @@ import (
 // outlives its parent (`setsid -f`, a double fork) becomes awl's child
 // rather than init's, and sweep ends every such process at the end of the
 // run. It cannot when awl is SIGKILLed: the orphans go to init then, and
-// can outlive awl (docs/security.md).
+// outlive awl unless awl could make them a cgroup (cgroup_linux.go).
 //
 // A tool's process is told from awl's other children by what the sandbox
 // gave it and no process can shed: no_new_privs, and with the network off

@@ -12,18 +12,17 @@ import (
 	"github.com/awlrun/awl/runner/tool"
 )
 
-// withoutNamespaces gives t the sandbox a user who is not root gets: as
-// root, by leaving the namespaces out; as another user, as it is.
+// withoutNamespaces gives t the sandbox a user who is not root and whose
+// cgroup is not delegated gets: as root, by leaving the namespaces and
+// the cgroup out; as another user, by leaving out the cgroup.
 func withoutNamespaces(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Cleanup(sandbox.WithoutNamespaces())
-	}
+	t.Cleanup(sandbox.WithoutNamespaces())
 }
 
 // Without namespaces (not root), awl is the child subreaper: what a tool
 // left running, setsid'd or double-forked, is ended with the run, after a
-// finished call and after a timed-out one. (A SIGKILLed awl's are not:
-// docs/security.md.)
+// finished call and after a timed-out one. (A SIGKILLed awl's are not,
+// unless awl has a cgroup: TestNoProcessOutlivesAKilledAwlInItsCgroup.)
 func TestNoProcessOutlivesTheRunWithoutNamespaces(t *testing.T) {
 	requireABI(t, sandbox.ABINetwork)
 	withoutNamespaces(t)
@@ -31,6 +30,10 @@ func TestNoProcessOutlivesTheRunWithoutNamespaces(t *testing.T) {
 	f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
 	if st := f.sb.Status(); st.Enforced.Processes {
 		t.Fatalf("status %+v: processes enforced without namespaces", st)
+	}
+	// What holds is said: the end of the run, not a SIGKILL.
+	if w := f.sb.ProcessWarning(); !strings.Contains(w, "is ended when the run ends, but outlives awl if awl is SIGKILLed") {
+		t.Errorf("ProcessWarning = %q", w)
 	}
 	mustOK(t, f.bash(t, marked(tag+"-a")))
 	waitAlive(t, tag+"-a", 3)

@@ -245,6 +245,10 @@ type Sandbox struct {
 	// reap says awl is the child subreaper, where there is no ns: sweep
 	// ends what the commands left at the end of the run.
 	reap bool
+	// cg is the cgroup commands start in, where there is no ns and awl
+	// may make one (a delegated cgroup v2): it is killed whole with the
+	// run, or with awl. Shared with withNet.
+	cg *cgroup
 	// procs are the processes Start started, which sweep leaves to
 	// whoever waits for them. Shared with withNet.
 	procs *startedSet
@@ -340,11 +344,29 @@ func New(o Options) (*Sandbox, Status, error) {
 			s.status.GitReadOnly = len(s.ns.readOnly) > 0
 		} else {
 			s.reap = becomeSubreaper()
+			if s.cg = newCgroup(); s.cg != nil {
+				s.status.Enforced.Processes = true
+			}
 		}
 	}
 	st = s.status
 	s.watchGit()
 	return s, st, nil
+}
+
+// ProcessWarning says, when the sandbox cannot end every process a
+// command started should awl be SIGKILLed (not root, and no cgroup v2 awl
+// may write), what does hold: "" when processes are enforced, or commands
+// are not confined at all (Status.Warning says so then).
+func (s *Sandbox) ProcessWarning() string {
+	if s == nil || s.rules == nil || s.status.Enforced.Processes {
+		return ""
+	}
+	if s.reap {
+		return "--sandbox: a process a command detaches (setsid, a double fork) is ended when the run ends, but outlives awl if awl is SIGKILLed: " +
+			"that takes root (a PID namespace) or a cgroup v2 awl may write (a delegated one, as systemd gives a user's session)"
+	}
+	return "--sandbox: a process a command detaches (setsid, a double fork) can outlive awl: awl cannot be a child subreaper here"
 }
 
 // WithNetwork returns a sandbox with the same files policy and the same
@@ -357,7 +379,7 @@ func (s *Sandbox) WithNetwork() (*Sandbox, error) {
 	if s.withNet != nil {
 		return s.withNet, nil
 	}
-	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs, ns: s.ns, reap: s.reap, procs: s.procs}
+	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs, ns: s.ns, reap: s.reap, cg: s.cg, procs: s.procs}
 	n.Network = true
 	n.status.Network = true
 	if s.rules != nil {
@@ -404,6 +426,7 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.ownTmp = false
+	s.cg.close()
 	s.sweep()
 	if s.ns != nil {
 		s.ns.close()
@@ -433,6 +456,7 @@ func (s *Sandbox) Start(cmd *exec.Cmd) error {
 	if s.rules == nil {
 		return cmd.Start()
 	}
+	s.cg.into(cmd)
 	if err := s.rules.start(cmd, s.ns); err != nil {
 		return err
 	}
