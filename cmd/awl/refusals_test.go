@@ -70,3 +70,114 @@ func TestRecordedRefusalRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordedTooLongAndSchemaRuns runs awl against each API's real
+// refusal of a request as too long, and Anthropic's of an output schema
+// keyword: a too-long request is compacted (a summary request, reason
+// overflow) and sent once more, the limit learnt where the refusal states
+// one under the window in force (OpenAI Chat's 4097; Anthropic's 200000
+// is the table's window, and Responses states none); a refused schema
+// turns the native parameter off with a notice, and the same request goes
+// again without it. Each run completes (exit 0) with the answer.
+func TestRecordedTooLongAndSchemaRuns(t *testing.T) {
+	for _, tc := range []struct {
+		file, provider string
+		requests       int
+		limit          string // the contextLimit entry's tokens, "" for none
+		notice         string
+	}{
+		{"anthropic-too-long.json", "anthropic", 3, "", ""},
+		{"openai-chat-too-long.json", "openai-chat", 3, "4097", "states a limit of 4097 tokens, which is the window from now on"},
+		{"openai-responses-too-long.json", "openai", 3, "", ""},
+		{"anthropic-bad-schema.json", "anthropic", 2, "", "the server rejected native structured output (anthropic: Bad Request (400): output_format.schema: For 'integer' type, property 'minimum' is not supported)"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			body, err := os.ReadFile(filepath.Join("..", "..", "provider", "testdata", "wire", "refusals", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := providertest.New()
+			defer srv.Close()
+			keyEnv(t, srv)
+			t.Setenv("ANTHROPIC_API_KEY", "sk-test-key")
+			t.Setenv("OPENAI_API_KEY", "sk-test-key")
+			t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+			answer := `{"ok":true}`
+			srv.Enqueue(providertest.Response{Status: 400, Body: body})
+			if tc.requests == 3 {
+				srv.Enqueue(providertest.Text(tc.provider, "the user said hi"))
+			}
+			srv.Enqueue(providertest.Text(tc.provider, answer))
+			schema := `{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}`
+			if err := os.WriteFile("schema.json", []byte(schema), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			code := Main(context.Background(), []string{"run", "--no-stdin", "--provider", tc.provider, "-o", "ndjson", "--output-schema", "schema.json", "hi"}, nil, &stdout, &stderr)
+			if code != 0 {
+				t.Fatalf("exit %d, want 0\n%s", code, stderr.String())
+			}
+			reqs := srv.Requests()
+			if len(reqs) != tc.requests {
+				t.Fatalf("%d requests, want %d", len(reqs), tc.requests)
+			}
+			var res struct {
+				ExitCode int    `json:"exit_code"`
+				Reason   string `json:"reason"`
+				Text     string `json:"text"`
+			}
+			var compactions []string
+			var limits, notices []string
+			for line := range strings.Lines(stdout.String()) {
+				var ev struct {
+					Type    string `json:"type"`
+					Reason  string `json:"reason"`
+					Message string `json:"message"`
+					Entry   struct {
+						Type   string          `json:"type"`
+						Tokens json.RawMessage `json:"tokens"`
+					} `json:"entry"`
+				}
+				if err := json.Unmarshal([]byte(line), &ev); err != nil {
+					t.Fatalf("event %q: %v", line, err)
+				}
+				switch {
+				case ev.Type == "result":
+					json.Unmarshal([]byte(line), &res)
+				case ev.Type == "compaction":
+					compactions = append(compactions, ev.Reason)
+				case ev.Type == "notice":
+					notices = append(notices, ev.Message)
+				case ev.Type == "entry" && ev.Entry.Type == "contextLimit":
+					limits = append(limits, string(ev.Entry.Tokens))
+				}
+			}
+			if res.ExitCode != 0 || res.Reason != "completed" || res.Text != answer {
+				t.Errorf("result %+v, want exit 0, completed, %s", res, answer)
+			}
+			if tc.limit == "" && len(limits) != 0 || tc.limit != "" && (len(limits) != 1 || limits[0] != tc.limit) {
+				t.Errorf("contextLimit entries %q, want %q", limits, tc.limit)
+			}
+			if tc.notice != "" && (len(notices) != 1 || !strings.Contains(notices[0], tc.notice) || !strings.Contains(stderr.String(), tc.notice)) {
+				t.Errorf("notices %q and stderr %q, want one holding %q", notices, stderr.String(), tc.notice)
+			}
+			if tc.requests == 3 {
+				// Too long: one compaction, then the same turn once more.
+				if len(compactions) != 1 || compactions[0] != "overflow" {
+					t.Errorf("compactions %q, want one, reason overflow", compactions)
+				}
+				if !bytes.Contains(reqs[2].Body, []byte("the user said hi")) {
+					t.Errorf("the request after the compaction does not carry its summary: %.300s", reqs[2].Body)
+				}
+			} else {
+				// The schema refused: the request again without it.
+				if len(compactions) != 0 {
+					t.Errorf("compactions %q, want none", compactions)
+				}
+				if !bytes.Contains(reqs[0].Body, []byte(`"output_config"`)) || bytes.Contains(reqs[1].Body, []byte(`"output_config"`)) {
+					t.Errorf("output_config in the first request and not the second, want: %.200s / %.200s", reqs[0].Body, reqs[1].Body)
+				}
+			}
+		})
+	}
+}
