@@ -46,9 +46,11 @@ test-unprivileged: $(MCP_NPM)/node_modules/.package-lock.json
 
 # mutate breaks, one at a time in a scratch copy, each guarantee listed in
 # scripts/mutations.txt and fails if the tests named there still pass
-# (scripts/mutate.sh). It relinks a test binary per mutation, minutes that
-# CI's budget has no room for: run it nightly, before each release, and
-# with every change to a guarantee it lists or to the tests that guard it.
+# (scripts/mutate.sh). It relinks a test binary per mutation, 10-30
+# minutes on 2 cores that CI's budget has no room for (docs/testing.md):
+# run it nightly, before each release, and with every change to a
+# guarantee it lists or to the tests that guard it, as root (the cgroup
+# mutations' test delegates a cgroup).
 mutate: $(MCP_NPM)/node_modules/.package-lock.json
 	sh scripts/mutate.sh
 
