@@ -49,6 +49,12 @@ auth/client-credentials-*)
   oauth="$(jq '{grant: "client_credentials", client_id}
     + (if .client_secret then {client_secret: "${CONFORMANCE_CLIENT_SECRET}"} else {} end)
     + (if .private_key_pem then {private_key: "${CONFORMANCE_PRIVATE_KEY}", signing_algorithm} else {} end)' <<<"$ctx")" ;;
+auth/cross-app-access-*)
+  # SEP-990: the context holds the IdP's ID token, passed as a secret.
+  export CONFORMANCE_ID_TOKEN
+  CONFORMANCE_ID_TOKEN="$(jq -r '.idp_id_token // ""' <<<"$ctx")"
+  oauth="$(jq '{grant: "id_jag", client_id, client_secret: "${CONFORMANCE_CLIENT_SECRET}",
+    idp: {issuer: .idp_issuer, client_id: .idp_client_id, id_token: "${CONFORMANCE_ID_TOKEN}"}}' <<<"$ctx")" ;;
 auth/pre-registration)
   oauth="$(jq '{client_id, client_secret: "${CONFORMANCE_CLIENT_SECRET}"}' <<<"$ctx")" ;;
 *)
@@ -76,6 +82,10 @@ cat "$work/stdout"
 cat "$work/stderr" >&2
 if grep -rl 'test-token-' "$work/stdout" "$work/stderr" "$AWL_SESSION_DIR" >&2; then
   echo "mcp-conformance-client: an OAuth token reached awl's events, stderr or session (files above)" >&2
+  exit 1
+fi
+if [ -n "${CONFORMANCE_ID_TOKEN:-}" ] && grep -rlF "$CONFORMANCE_ID_TOKEN" "$work/stdout" "$work/stderr" "$AWL_SESSION_DIR" >&2; then
+  echo "mcp-conformance-client: the ID token reached awl's events, stderr or session (files above)" >&2
   exit 1
 fi
 exit "$code"

@@ -110,6 +110,16 @@ type rawOAuth struct {
 	SigningAlgorithm  string   `json:"signing_algorithm"`
 	ClientMetadataURL string   `json:"client_metadata_url"`
 	Scopes            []string `json:"scopes"`
+	IdP               *rawIdP  `json:"idp"`
+}
+
+// rawIdP is an "oauth" object's "idp" as written in the file.
+type rawIdP struct {
+	Issuer        string `json:"issuer"`
+	TokenEndpoint string `json:"token_endpoint"`
+	ClientID      string `json:"client_id"`
+	ClientSecret  string `json:"client_secret"`
+	IDToken       string `json:"id_token"`
 }
 
 // LoadConfig reads --mcp-config files in order and returns their servers,
@@ -204,7 +214,21 @@ func loadFile(path string, getenv func(string) string) ([]Server, error) {
 				ClientMetadataURL: x.expand(ro.ClientMetadataURL, nil),
 				Scopes:            ro.Scopes,
 			}
-			for _, v := range []string{s.OAuth.ClientSecret, s.OAuth.PrivateKey} {
+			secrets := []string{s.OAuth.ClientSecret, s.OAuth.PrivateKey}
+			if ri := ro.IdP; ri != nil {
+				s.OAuth.IdP = &IdP{
+					Issuer:        x.expand(ri.Issuer, nil),
+					TokenEndpoint: x.expand(ri.TokenEndpoint, nil),
+					ClientID:      x.expand(ri.ClientID, nil),
+					ClientSecret:  x.expand(ri.ClientSecret, &s.secrets),
+					IDToken:       x.expand(ri.IDToken, &s.secrets),
+				}
+				if s.OAuth.Grant == "" {
+					s.OAuth.Grant = GrantIDJAG
+				}
+				secrets = append(secrets, s.OAuth.IdP.ClientSecret, s.OAuth.IdP.IDToken)
+			}
+			for _, v := range secrets {
 				if strings.TrimSpace(v) != "" && !slices.Contains(s.secrets, v) {
 					s.secrets = append(s.secrets, v)
 				}
@@ -229,14 +253,26 @@ func loadFile(path string, getenv func(string) string) ([]Server, error) {
 			switch {
 			case rs.URL == "":
 				return nil, at(`"oauth" applies to HTTP servers`)
-			case o.Grant != "" && o.Grant != GrantAuthorizationCode && o.Grant != GrantClientCredentials:
-				return nil, at(`oauth: unknown grant %q (authorization_code or client_credentials)`, o.Grant)
+			case o.Grant != "" && o.Grant != GrantAuthorizationCode && o.Grant != GrantClientCredentials && o.Grant != GrantIDJAG:
+				return nil, at(`oauth: unknown grant %q (authorization_code, client_credentials or id_jag)`, o.Grant)
 			case o.Grant == GrantClientCredentials && o.ClientID == "":
 				return nil, at(`oauth: the client_credentials grant needs a "client_id"`)
 			case o.Grant == GrantClientCredentials && o.ClientSecret == "" && o.PrivateKey == "":
 				return nil, at(`oauth: the client_credentials grant needs a "client_secret" or a "private_key"`)
-			case o.PrivateKey != "" && o.Grant != GrantClientCredentials:
-				return nil, at(`oauth: "private_key" is for the client_credentials grant`)
+			case o.PrivateKey != "" && o.Grant != GrantClientCredentials && o.Grant != GrantIDJAG:
+				return nil, at(`oauth: "private_key" is for the client_credentials and id_jag grants`)
+			case o.IdP != nil && o.Grant != GrantIDJAG:
+				return nil, at(`oauth: "idp" is for the id_jag grant, not %s`, o.Grant)
+			case o.Grant == GrantIDJAG && o.IdP == nil:
+				return nil, at(`oauth: the id_jag grant needs an "idp" object (issuer or token_endpoint, client_id, id_token)`)
+			case o.Grant == GrantIDJAG && o.ClientID == "":
+				return nil, at(`oauth: the id_jag grant needs a "client_id" (the client registered at the MCP server's authorization server)`)
+			case o.Grant == GrantIDJAG && (o.IdP.Issuer == "") == (o.IdP.TokenEndpoint == ""):
+				return nil, at(`oauth: idp needs one of "issuer" and "token_endpoint"`)
+			case o.Grant == GrantIDJAG && o.IdP.ClientID == "":
+				return nil, at(`oauth: idp needs a "client_id" (the client registered at the identity provider)`)
+			case o.Grant == GrantIDJAG && strings.TrimSpace(o.IdP.IDToken) == "":
+				return nil, at(`oauth: idp needs an "id_token" (as "${VAR}", the identity provider's ID token)`)
 			case o.SigningAlgorithm != "" && o.SigningAlgorithm != "ES256" && o.SigningAlgorithm != "RS256":
 				return nil, at(`oauth: signing_algorithm %q: ES256 or RS256`, o.SigningAlgorithm)
 			case o.ClientMetadataURL != "" && !strings.HasPrefix(o.ClientMetadataURL, "https://"):

@@ -75,7 +75,15 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"oauth grant", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"grant": "password"}}}}`, `unknown grant "password"`},
 		{"cc without id", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"grant": "client_credentials", "client_secret": "s"}}}}`, `needs a "client_id"`},
 		{"cc without secret", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"grant": "client_credentials", "client_id": "c"}}}}`, `needs a "client_secret" or a "private_key"`},
-		{"key without cc", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"private_key": "k"}}}}`, `"private_key" is for the client_credentials grant`},
+		{"key without cc", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"private_key": "k"}}}}`, `"private_key" is for the client_credentials and id_jag grants`},
+		{"idp with cc", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"grant": "client_credentials", "client_id": "c", "client_secret": "s", "idp": {}}}}}`, `"idp" is for the id_jag grant, not client_credentials`},
+		{"id_jag without idp", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"grant": "id_jag", "client_id": "c"}}}}`, `the id_jag grant needs an "idp" object`},
+		{"id_jag without id", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"idp": {"issuer": "https://i", "client_id": "i", "id_token": "t"}}}}}`, `the id_jag grant needs a "client_id"`},
+		{"idp without issuer", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"client_id": "c", "idp": {"client_id": "i", "id_token": "t"}}}}}`, `idp needs one of "issuer" and "token_endpoint"`},
+		{"idp with both", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"client_id": "c", "idp": {"issuer": "https://i", "token_endpoint": "https://i/t", "client_id": "i", "id_token": "t"}}}}}`, `idp needs one of "issuer" and "token_endpoint"`},
+		{"idp without client", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"client_id": "c", "idp": {"issuer": "https://i", "id_token": "t"}}}}}`, `idp needs a "client_id"`},
+		{"idp token empty", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"client_id": "c", "idp": {"issuer": "https://i", "client_id": "i", "id_token": "${EMPTY:-}"}}}}}`, `idp needs an "id_token"`},
+		{"idp token unset", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"client_id": "c", "idp": {"issuer": "https://i", "client_id": "i", "id_token": "${NOPE}"}}}}}`, `${NOPE} is not set`},
 		{"bad alg", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"grant": "client_credentials", "client_id": "c", "private_key": "k", "signing_algorithm": "HS256"}}}}`, `signing_algorithm "HS256"`},
 		{"http cimd", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"client_metadata_url": "http://x/c.json"}}}}`, `client_metadata_url must be an https:// URL`},
 		{"oauth secret unset", `{"mcpServers": {"a": {"url": "http://x", "oauth": {"client_id": "c", "client_secret": "${NOPE}"}}}}`, `${NOPE} is not set`},
@@ -109,6 +117,27 @@ func TestLoadConfigOAuth(t *testing.T) {
 	}
 	if !slices.Contains(got[0].secrets, "s3cret-value") {
 		t.Errorf("secrets: %q", got[0].secrets)
+	}
+}
+
+// An "idp" makes the grant id_jag; the ID token and both client secrets
+// are secrets.
+func TestLoadConfigIDJAG(t *testing.T) {
+	p := writeConfig(t, "x.json", `{"mcpServers": {"w": {"url": "https://x/mcp", "oauth": {"client_id": "mcp", "client_secret": "${AS_SECRET}",
+		"idp": {"issuer": "https://idp.example", "client_id": "idp-client", "client_secret": "${IDP_SECRET}", "id_token": "${ID_TOKEN}"}}}}}`)
+	got, err := LoadConfig([]string{p}, env(map[string]string{"AS_SECRET": "as-5ecret", "IDP_SECRET": "idp-5ecret", "ID_TOKEN": "eyJ.id.token"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := got[0].OAuth
+	want := IdP{Issuer: "https://idp.example", ClientID: "idp-client", ClientSecret: "idp-5ecret", IDToken: "eyJ.id.token"}
+	if o == nil || o.Grant != GrantIDJAG || o.ClientID != "mcp" || o.IdP == nil || *o.IdP != want {
+		t.Fatalf("oauth: %+v", o)
+	}
+	for _, s := range []string{"as-5ecret", "idp-5ecret", "eyJ.id.token"} {
+		if !slices.Contains(got[0].secrets, s) {
+			t.Errorf("secrets %q lack %q", got[0].secrets, s)
+		}
 	}
 }
 

@@ -53,12 +53,31 @@ type OAuth struct {
 	ClientMetadataURL string
 	// Scopes, when set, replace the scopes the server asks for.
 	Scopes []string
+	// IdP is the enterprise identity provider of the id_jag grant.
+	IdP *IdP
+}
+
+// IdP is where the id_jag grant (SEP-990, enterprise-managed
+// authorization) exchanges an ID token for an identity assertion
+// authorization grant (ID-JAG, by RFC 8693 token exchange), which the MCP
+// server's authorization server then takes for an access token (RFC 7523
+// JWT bearer).
+type IdP struct {
+	// Issuer is found by metadata discovery; TokenEndpoint names the
+	// token endpoint directly. One of the two.
+	Issuer, TokenEndpoint string
+	// ClientID and ClientSecret (optional) are awl's client at the IdP.
+	ClientID, ClientSecret string
+	// IDToken is the ID token the IdP issued for the person or workload
+	// (a secret: from ${VAR}).
+	IDToken string
 }
 
 // The grants of OAuth.Grant.
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	GrantIDJAG             = "id_jag"
 )
 
 // Login lets the authorization-code flow run: awl prints the URL to Notify,
@@ -88,7 +107,7 @@ func (s *server) oauthHandler() (auth.OAuthHandler, error) {
 	if o == nil {
 		o = &OAuth{}
 	}
-	if o.Grant == GrantClientCredentials {
+	if o.Grant == GrantClientCredentials || o.Grant == GrantIDJAG {
 		return &ccHandler{s: s, o: o}, nil
 	}
 	return s.authCodeHandler(o)
@@ -97,7 +116,8 @@ func (s *server) oauthHandler() (auth.OAuthHandler, error) {
 // authCodeHandler is go-sdk's authorization-code handler (PKCE, the
 // resource parameter, metadata discovery with its fallbacks, CIMD,
 // pre-registration and dynamic registration, step-up), with awl's token
-// store and redirect listener.
+// store and redirect listener, and awl's own flow where go-sdk refuses a
+// 2025-03-26 server (codeHandler).
 func (s *server) authCodeHandler(o *OAuth) (auth.OAuthHandler, error) {
 	redirect := "http://127.0.0.1/callback"
 	login := s.m.opts.Login
@@ -111,20 +131,19 @@ func (s *server) authCodeHandler(o *OAuth) (auth.OAuthHandler, error) {
 		s.redirectMu.Unlock()
 		redirect = "http://" + ln.Addr().String() + "/callback"
 	}
+	dcr := &oauthex.ClientRegistrationMetadata{
+		ClientName:              "awl",
+		RedirectURIs:            []string{redirect},
+		GrantTypes:              []string{"authorization_code", "refresh_token"},
+		ResponseTypes:           []string{"code"},
+		TokenEndpointAuthMethod: "none",
+	}
 	cfg := &auth.AuthorizationCodeHandlerConfig{
-		RedirectURL:              redirect,
-		AuthorizationCodeFetcher: s.fetchCode,
-		RequestRefreshToken:      true,
-		Client:                   s.plainHTTPClient(),
-		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
-			Metadata: &oauthex.ClientRegistrationMetadata{
-				ClientName:              "awl",
-				RedirectURIs:            []string{redirect},
-				GrantTypes:              []string{"authorization_code", "refresh_token"},
-				ResponseTypes:           []string{"code"},
-				TokenEndpointAuthMethod: "none",
-			},
-		},
+		RedirectURL:                     redirect,
+		AuthorizationCodeFetcher:        s.fetchCode,
+		RequestRefreshToken:             true,
+		Client:                          s.plainHTTPClient(),
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: dcr},
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			return s.storingSource(c, c.TokenSource(ctx, tok), tok), nil
 		},
@@ -151,7 +170,11 @@ func (s *server) authCodeHandler(o *OAuth) (auth.OAuthHandler, error) {
 			s.addSecret(st.Token.AccessToken, st.Token.RefreshToken)
 		}
 	}
-	return auth.NewAuthorizationCodeHandler(cfg)
+	sdk, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &codeHandler{sdk: sdk, s: s, o: o, redirect: redirect, dcr: dcr}, nil
 }
 
 // fetchCode gets an authorization code: the URL goes to the person, the
@@ -368,9 +391,10 @@ func (t *storingSource) Token() (*oauth2.Token, error) {
 	return tok, nil
 }
 
-// ccHandler gets tokens with the client-credentials grant: no person, no
-// stored tokens; client_secret (basic or post, as the server supports) or
-// private_key_jwt.
+// ccHandler gets tokens with the client-credentials grant, or with the
+// id_jag grant (an ID-JAG from the IdP as a JWT bearer assertion): no
+// person, no stored tokens; the client authenticates with client_secret
+// (basic or post, as the server supports) or private_key_jwt.
 type ccHandler struct {
 	s  *server
 	o  *OAuth
@@ -408,6 +432,13 @@ func (h *ccHandler) Authorize(ctx context.Context, req *http.Request, resp *http
 		scopes = prm.ScopesSupported
 	}
 	form := url.Values{"grant_type": {"client_credentials"}, "resource": {prm.Resource}}
+	if h.o.Grant == GrantIDJAG {
+		jag, err := h.idJAG(ctx, asm.Issuer, prm.Resource, scopes)
+		if err != nil {
+			return err
+		}
+		form = url.Values{"grant_type": {grantJWTBearer}, "assertion": {jag}}
+	}
 	if len(scopes) > 0 {
 		form.Set("scope", strings.Join(scopes, " "))
 	}
@@ -425,6 +456,9 @@ func (h *ccHandler) Authorize(ctx context.Context, req *http.Request, resp *http
 		form.Set("client_id", h.o.ClientID)
 		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
 		form.Set("client_assertion", jwt)
+	case h.o.ClientSecret == "":
+		// A public client (possible with id_jag): the id alone.
+		form.Set("client_id", h.o.ClientID)
 	case slices.Contains(asm.TokenEndpointAuthMethodsSupported, "client_secret_post") && !slices.Contains(asm.TokenEndpointAuthMethodsSupported, "client_secret_basic"):
 		form.Set("client_id", h.o.ClientID)
 		form.Set("client_secret", h.o.ClientSecret)
@@ -462,6 +496,47 @@ func (h *ccHandler) Authorize(ctx context.Context, req *http.Request, resp *http
 	h.ts = oauth2.StaticTokenSource(t)
 	h.mu.Unlock()
 	return nil
+}
+
+const grantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+// idJAG exchanges the configured ID token at the IdP's token endpoint for
+// an ID-JAG (RFC 8693; SEP-990) whose audience is the MCP server's
+// authorization server (its issuer) and whose resource is the server.
+func (h *ccHandler) idJAG(ctx context.Context, issuer, resource string, scopes []string) (string, error) {
+	idp := h.o.IdP
+	c := h.s.plainHTTPClient()
+	endpoint := idp.TokenEndpoint
+	if endpoint == "" {
+		meta, err := issuerMeta(ctx, c, idp.Issuer)
+		if err != nil {
+			return "", fmt.Errorf("identity provider metadata: %w", err)
+		}
+		if meta == nil || meta.TokenEndpoint == "" {
+			return "", fmt.Errorf("identity provider %s: no metadata names a token endpoint", idp.Issuer)
+		}
+		endpoint = meta.TokenEndpoint
+	}
+	creds := &oauthex.ClientCredentials{ClientID: idp.ClientID}
+	if idp.ClientSecret != "" {
+		creds.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: idp.ClientSecret}
+	}
+	tok, err := oauthex.ExchangeToken(ctx, endpoint, &oauthex.TokenExchangeRequest{
+		RequestedTokenType: oauthex.TokenTypeIDJAG,
+		Audience:           issuer,
+		Resource:           resource,
+		Scope:              scopes,
+		SubjectToken:       idp.IDToken,
+		SubjectTokenType:   oauthex.TokenTypeIDToken,
+	}, creds, c)
+	if err != nil {
+		return "", fmt.Errorf("token exchange at the identity provider: %s", h.s.redact(err.Error()))
+	}
+	if typ, _ := tok.Extra("issued_token_type").(string); typ != oauthex.TokenTypeIDJAG {
+		return "", fmt.Errorf("token exchange at the identity provider: issued %q, not an ID-JAG (%s)", typ, oauthex.TokenTypeIDJAG)
+	}
+	h.s.addSecret(tok.AccessToken)
+	return tok.AccessToken, nil
 }
 
 // discoverPRM finds the protected resource metadata (RFC 9728): the URL
