@@ -81,6 +81,9 @@ func TestNotLinked(t *testing.T) {
 		"encoding/gob",
 		"github.com/google/jsonschema-go",
 		"github.com/go-git/", // gitignore matching is awl's own glob matcher
+		// A test server's library (runner/mcp/testdata/mcpgo, a module
+		// of its own).
+		"github.com/mark3labs/mcp-go",
 	} {
 		for _, pkg := range strings.Fields(string(out)) {
 			if pkg == banned || strings.HasPrefix(pkg, strings.TrimSuffix(banned, "/")+"/") {
