@@ -531,15 +531,15 @@ func (s *server) httpFailureSince(seq int) string {
 
 // redact removes the server's secrets (header values, expanded env
 // values) from text.
+//
+// The longest values go first: a token that holds a secret (or another
+// token) would otherwise lose only that part, and the rest of it show.
 func (s *server) redact(text string) string {
-	for _, v := range s.cfg.secrets {
-		if len(v) >= 4 {
-			text = strings.ReplaceAll(text, v, "[redacted]")
-		}
-	}
 	s.secretMu.Lock()
-	defer s.secretMu.Unlock()
-	for _, v := range s.tokens {
+	vs := slices.Concat(s.cfg.secrets, s.tokens)
+	s.secretMu.Unlock()
+	slices.SortFunc(vs, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range vs {
 		if len(v) >= 4 {
 			text = strings.ReplaceAll(text, v, "[redacted]")
 		}

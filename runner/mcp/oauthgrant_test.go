@@ -2,7 +2,15 @@ package mcp
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
+	mbig "math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -332,6 +340,121 @@ func TestLegacyMetadataRefusals(t *testing.T) {
 				}
 			}
 			t.Log(err)
+		})
+	}
+}
+
+// ccFake is an MCP server whose authorization server takes the
+// client-credentials grant with the authentication methods methods.
+func ccFake(t *testing.T, methods []string, check func(r *http.Request) bool) *httptest.Server {
+	var mu sync.Mutex
+	var access string
+	var as *httptest.Server
+	as = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			jsonReply(w, 200, map[string]any{"issuer": as.URL, "token_endpoint": as.URL + "/token",
+				"grant_types_supported": []string{"client_credentials"}, "code_challenge_methods_supported": []string{"S256"},
+				"token_endpoint_auth_methods_supported": methods})
+		case "/token":
+			r.ParseForm()
+			if r.PostForm.Get("grant_type") != "client_credentials" || !check(r) {
+				jsonReply(w, 401, map[string]any{"error": "invalid_client", "error_description": "no"})
+				return
+			}
+			mu.Lock()
+			access = "at-cc-5ecret"
+			mu.Unlock()
+			jsonReply(w, 200, map[string]any{"access_token": "at-cc-5ecret", "token_type": "Bearer", "expires_in": 3600})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(as.Close)
+	mcp := protectedMCP(t, func() string { mu.Lock(); defer mu.Unlock(); return access }, func(base string) string {
+		return `Bearer resource_metadata="` + base + `/.well-known/oauth-protected-resource"`
+	})
+	inner := mcp.Config.Handler
+	mcp.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/oauth-protected-resource" {
+			jsonReply(w, 200, map[string]any{"resource": mcp.URL + "/mcp", "authorization_servers": []string{as.URL}})
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	return mcp
+}
+
+// The client-credentials grant authenticates as the authorization server
+// supports: client_secret_basic, client_secret_post, or private_key_jwt
+// with an ES256 assertion signed by the configured key, whose iss and sub
+// are the client and aud the issuer; the secret and the token never reach
+// stderr or a result.
+func TestClientCredentialsGrant(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	pemKey := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	var aud string
+	for name, tc := range map[string]struct {
+		methods []string
+		o       OAuth
+		check   func(r *http.Request) bool
+	}{
+		"basic": {[]string{"client_secret_basic", "client_secret_post"}, OAuth{ClientSecret: "cc-5ecret"}, func(r *http.Request) bool {
+			id, secret, ok := r.BasicAuth()
+			return ok && id == "ci-bot" && secret == "cc-5ecret" && r.PostForm.Get("client_secret") == ""
+		}},
+		"post": {[]string{"client_secret_post"}, OAuth{ClientSecret: "cc-5ecret"}, func(r *http.Request) bool {
+			_, _, basic := r.BasicAuth()
+			return !basic && r.PostForm.Get("client_id") == "ci-bot" && r.PostForm.Get("client_secret") == "cc-5ecret"
+		}},
+		"private_key_jwt": {[]string{"private_key_jwt"}, OAuth{PrivateKey: pemKey}, func(r *http.Request) bool {
+			if r.PostForm.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+				return false
+			}
+			parts := strings.Split(r.PostForm.Get("client_assertion"), ".")
+			if len(parts) != 3 {
+				return false
+			}
+			sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+			sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+			if len(sig) != 64 || !ecdsa.Verify(&key.PublicKey, sum[:], new(mbig.Int).SetBytes(sig[:32]), new(mbig.Int).SetBytes(sig[32:])) {
+				return false
+			}
+			claims, _ := base64.RawURLEncoding.DecodeString(parts[1])
+			var c struct{ Iss, Sub, Aud string }
+			json.Unmarshal(claims, &c)
+			return c.Iss == "ci-bot" && c.Sub == "ci-bot" && c.Aud == aud
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := ccFake(t, tc.methods, tc.check)
+			// The issuer is the authorization server the PRM names.
+			resp, err := http.Get(srv.URL + "/.well-known/oauth-protected-resource")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var prm struct {
+				AuthorizationServers []string `json:"authorization_servers"`
+			}
+			json.NewDecoder(resp.Body).Decode(&prm)
+			resp.Body.Close()
+			aud = prm.AuthorizationServers[0]
+			o := tc.o
+			o.Grant, o.ClientID = GrantClientCredentials, "ci-bot"
+			m, stderr := start(t, []Server{{Name: "cc", URL: srv.URL + "/mcp", OAuth: &o, secrets: []string{"cc-5ecret", pemKey}}}, Options{Timeout: 20 * time.Second})
+			if err := m.Status()[0].Err; err != nil {
+				t.Fatalf("start: %v\n%s", err, stderr)
+			}
+			if res := call(t, toolByName(t, m, "mcp__cc__hello"), `{}`); res.IsError || res.Content != "hello, Bearer [redacted]" {
+				t.Fatalf("result: %+v", res)
+			}
+			if strings.Contains(stderr.String(), "5ecret") {
+				t.Errorf("stderr: %s", stderr)
+			}
 		})
 	}
 }
