@@ -15,12 +15,12 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/internal/oneline"
 )
 
 // Info describes one session for listing.
@@ -706,7 +706,7 @@ func (sc *infoScanner) firstPrompt(f *os.File, in *Info) error {
 			if sc.isContext != nil && sc.isContext(b.Text) {
 				continue
 			}
-			in.FirstPrompt = oneLine(b.Text, promptCut)
+			in.FirstPrompt = oneline.Cut(b.Text, promptCut)
 			return nil
 		}
 	}
@@ -743,35 +743,6 @@ func (sc *infoScanner) lastState(f *os.File, in *Info) error {
 		}
 	}
 	return nil
-}
-
-// oneLine collapses runs of white space to one space and cuts s to about n
-// characters.
-func oneLine(s string, n int) string {
-	var b strings.Builder
-	space := false
-	count := 0
-	for _, r := range strings.TrimSpace(s) {
-		if unicode.IsSpace(r) {
-			space = true
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			count++
-			space = false
-		}
-		if count >= n {
-			b.WriteString("…")
-			break
-		}
-		if r == utf8.RuneError {
-			r = '\uFFFD'
-		}
-		b.WriteRune(r)
-		count++
-	}
-	return b.String()
 }
 
 // timeFromName parses the timestamp in "<timestamp>_<id>.jsonl".

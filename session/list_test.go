@@ -330,3 +330,25 @@ func TestListLastStopReasonUnanswered(t *testing.T) {
 	stop("")
 	s.Close()
 }
+
+// TestFirstPromptIsOneSafeLine: the listing's first prompt has no control
+// character (an escape sequence in a prompt would reach the terminal of
+// `awl sessions --json | jq -r`) and no invalid UTF-8, and is cut between
+// characters.
+func TestFirstPromptIsOneSafeLine(t *testing.T) {
+	st := testStore(t)
+	s, err := st.Create("/w", "p", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, Entry{Message: userMsg("\x1b]0;title\x07 \x1b[2Jclear\xff " + strings.Repeat("🙂", 300))})
+	s.Close()
+	infos, err := st.List("/w")
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("List = %+v, %v", infos, err)
+	}
+	want := "]0;title [2Jclear " + strings.Repeat("🙂", promptCut-len("]0;title [2Jclear ")) + "…"
+	if got := infos[0].FirstPrompt; got != want {
+		t.Errorf("FirstPrompt = %q, want %q", got, want)
+	}
+}

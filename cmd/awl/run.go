@@ -14,13 +14,13 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/google/uuid"
 	"github.com/mattn/go-isatty"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/internal/oneline"
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/provider/replay"
 	"github.com/awlrun/awl/runner"
@@ -1239,7 +1239,7 @@ func writeStepSummary(a *app, res runner.Result, code int) {
 	fmt.Fprintf(&b, "| session | turns | input tokens | output tokens | cache read | cache write | tool calls | denied |\n|---|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d | %d |\n\n", id, res.Turns, res.Usage.Input, res.Usage.Output, res.Usage.CacheRead, res.Usage.CacheWrite, res.ToolCalls, len(res.Denied))
 	if res.Err != nil {
-		fmt.Fprintf(&b, "**Error:** %s\n\n", oneLine(res.Err.Error()))
+		fmt.Fprintf(&b, "**Error:** %s\n\n", oneline.Cut(res.Err.Error(), 300))
 	}
 	if res.Text != "" {
 		lines := strings.Split(strings.TrimSpace(res.Text), "\n")
@@ -1249,17 +1249,4 @@ func writeStepSummary(a *app, res runner.Result, code int) {
 		b.WriteString("> " + strings.Join(lines, "\n> ") + "\n\n")
 	}
 	f.WriteString(b.String())
-}
-
-// oneLine is s on one line, cut to at most 300 bytes between characters.
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 300 {
-		cut := 300
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/internal/oneline"
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
@@ -260,19 +261,19 @@ func (c *sessionsListCmd) Run(a *app, store *session.Store) error {
 			if rest, ok := strings.CutPrefix(msg, in.Path+":"); ok {
 				msg = "line " + rest // the row already says which file
 			}
-			row = append(row, "error: "+displayLine(msg, 120))
+			row = append(row, "error: "+oneline.Cut(msg, 120))
 		} else {
 			msgs := strconv.Itoa(in.Messages) + " messages"
 			if in.Messages == 1 {
 				msgs = "1 message"
 			}
-			first := displayLine(in.FirstPrompt, 60)
+			first := oneline.Cut(in.FirstPrompt, 60)
 			if in.ForkedFrom != "" {
 				// A fork starts with its source's history, first prompt
 				// included: say whose.
-				first = "(fork of " + cmp.Or(shortOf[in.ForkedFrom], displayLine(in.ForkedFrom, 36)) + ") " + first
+				first = "(fork of " + cmp.Or(shortOf[in.ForkedFrom], oneline.Cut(in.ForkedFrom, 36)) + ") " + first
 			}
-			row = append(row, cmp.Or(in.Status, "-"), msgs, displayLine(in.Model, 40), first)
+			row = append(row, cmp.Or(in.Status, "-"), msgs, oneline.Cut(in.Model, 40), first)
 		}
 		fmt.Fprintln(tw, strings.TrimRight(strings.Join(row, "\t"), "\t "))
 	}
@@ -371,39 +372,10 @@ func commonPrefix(a, b string) int {
 	return n
 }
 
-// displayLine makes s safe and short for one line of a terminal: control
-// characters dropped, white space collapsed, cut to about n characters.
-func displayLine(s string, n int) string {
-	var b strings.Builder
-	count := 0
-	space := false
-	for _, r := range strings.TrimSpace(s) {
-		if unicode.IsSpace(r) {
-			space = true
-			continue
-		}
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			count++
-			space = false
-		}
-		if count >= n {
-			b.WriteString("…")
-			break
-		}
-		b.WriteRune(r)
-		count++
-	}
-	return b.String()
-}
-
-// displayTail is displayLine keeping the end of s: for paths, whose last
+// displayTail is oneline.Cut keeping the end of s: for paths, whose last
 // elements say the most.
 func displayTail(s string, n int) string {
-	s = displayLine(s, len(s))
+	s = oneline.Cut(s, len(s))
 	r := []rune(s)
 	if len(r) <= n {
 		return s
@@ -522,9 +494,9 @@ func (v *viewer) session(s *session.Session) {
 	prov, model := s.ActiveModel()
 	fmt.Fprintf(v.w, "session  %s\n", h.ID)
 	fmt.Fprintf(v.w, "path     %s\n", s.Path)
-	fmt.Fprintf(v.w, "cwd      %s\n", displayLine(h.Cwd, 400))
+	fmt.Fprintf(v.w, "cwd      %s\n", oneline.Cut(h.Cwd, 400))
 	fmt.Fprintf(v.w, "created  %s\n", h.Timestamp.Local().Format("2006-01-02 15:04:05"))
-	fmt.Fprintf(v.w, "model    %s\n", displayLine(prov+"/"+model, 200))
+	fmt.Fprintf(v.w, "model    %s\n", oneline.Cut(prov+"/"+model, 200))
 	if s.Recovered {
 		fmt.Fprintln(v.w, "note     the last line is incomplete (a writer may be appending it)")
 	}
@@ -545,7 +517,7 @@ func (v *viewer) session(s *session.Session) {
 		case e.Type == session.TypeCompaction && v.compaction(&e):
 			continue
 		case e.Type != session.TypeMessage || e.Message == nil:
-			fmt.Fprintf(v.w, "\n· %s %s\n", displayLine(e.Type, 40), displayLine(string(e.Fields), 200))
+			fmt.Fprintf(v.w, "\n· %s %s\n", oneline.Cut(e.Type, 40), oneline.Cut(string(e.Fields), 200))
 			continue
 		}
 		v.switched(&e)
@@ -564,7 +536,7 @@ func (v *viewer) switched(e *session.Entry) {
 		return
 	}
 	v.provider, v.model = e.Provider, e.Model
-	fmt.Fprintf(v.w, "\n── now %s / %s ──\n", displayLine(e.Provider, 40), displayLine(e.Model, 60))
+	fmt.Fprintf(v.w, "\n── now %s / %s ──\n", oneline.Cut(e.Provider, 40), oneline.Cut(e.Model, 60))
 }
 
 func (v *viewer) section(title string) {
@@ -577,10 +549,10 @@ func (v *viewer) message(e *session.Entry) {
 	case m.Role == conv.RoleAssistant:
 		title := []string{"assistant"}
 		if m.Model != "" {
-			title = append(title, displayLine(m.Model, 60))
+			title = append(title, oneline.Cut(m.Model, 60))
 		}
 		if m.StopReason != "" {
-			title = append(title, displayLine(string(m.StopReason), 20))
+			title = append(title, oneline.Cut(string(m.StopReason), 20))
 		}
 		if u := m.Usage; u != nil {
 			t := fmt.Sprintf("%d in, %d out", u.Input, u.Output)
@@ -601,7 +573,7 @@ func (v *viewer) message(e *session.Entry) {
 	case m.Role == conv.RoleUser && !hasNonResult(m):
 		// Only tool results: each gets its own section below.
 	default:
-		v.section(displayLine(string(m.Role), 20))
+		v.section(oneline.Cut(string(m.Role), 20))
 	}
 	cut := m.Role == conv.RoleSystem
 	for _, b := range m.Content {
@@ -620,21 +592,21 @@ func (v *viewer) message(e *session.Entry) {
 			case v.full:
 				fmt.Fprintf(v.w, "[thinking]\n%s\n", safeText(b.Thinking))
 			default:
-				fmt.Fprintf(v.w, "[thinking] %s\n", displayLine(b.Thinking, cutThinking))
+				fmt.Fprintf(v.w, "[thinking] %s\n", oneline.Cut(b.Thinking, cutThinking))
 			}
 		case conv.BlockToolUse:
 			v.tools[b.ID] = b.Name
-			in := displayLine(b.Input, cutToolInput)
+			in := oneline.Cut(b.Input, cutToolInput)
 			if v.full {
 				in = safeText(b.Input)
 			}
-			fmt.Fprintf(v.w, "→ %s %s  [%s]\n", displayLine(b.Name, 60), in, displayLine(b.ID, 80))
+			fmt.Fprintf(v.w, "→ %s %s  [%s]\n", oneline.Cut(b.Name, 60), in, oneline.Cut(b.ID, 80))
 		case conv.BlockToolResult:
 			title := "tool result"
 			if name := v.tools[b.ToolUseID]; name != "" {
-				title += " · " + displayLine(name, 60)
+				title += " · " + oneline.Cut(name, 60)
 			}
-			title += " · " + displayLine(b.ToolUseID, 80)
+			title += " · " + oneline.Cut(b.ToolUseID, 80)
 			if b.IsError {
 				title += " · error"
 			}
@@ -646,7 +618,7 @@ func (v *viewer) message(e *session.Entry) {
 		case conv.BlockImage:
 			fmt.Fprintln(v.w, imageMeta("image", b.MimeType, b.Data))
 		default:
-			fmt.Fprintf(v.w, "[%s block]\n", displayLine(string(b.Type), 40))
+			fmt.Fprintf(v.w, "[%s block]\n", oneline.Cut(string(b.Type), 40))
 		}
 	}
 }
@@ -736,10 +708,10 @@ func safeText(s string) string {
 func imageMeta(kind, mime, data string) string {
 	raw, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
-		return fmt.Sprintf("[%s %s, %d bytes of invalid base64]", displayLine(kind, 20), displayLine(mime, 60), len(data))
+		return fmt.Sprintf("[%s %s, %d bytes of invalid base64]", oneline.Cut(kind, 20), oneline.Cut(mime, 60), len(data))
 	}
 	sum := sha256.Sum256(raw)
-	return fmt.Sprintf("[%s %s, %d bytes, sha256 %s]", displayLine(kind, 20), displayLine(mime, 60), len(raw), hex.EncodeToString(sum[:]))
+	return fmt.Sprintf("[%s %s, %d bytes, sha256 %s]", oneline.Cut(kind, 20), oneline.Cut(mime, 60), len(raw), hex.EncodeToString(sum[:]))
 }
 
 // sessionsRmCmd removes sessions.

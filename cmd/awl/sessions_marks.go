@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/awlrun/awl/internal/oneline"
 	"github.com/awlrun/awl/session"
 )
 
@@ -20,14 +21,14 @@ func (v *viewer) run(e *session.Entry, n int) bool {
 	if e.Decode(&r) != nil {
 		return false
 	}
-	title := []string{fmt.Sprintf("step %d ended: %s (exit %d)", n, displayLine(r.Reason, 40), r.ExitCode),
+	title := []string{fmt.Sprintf("step %d ended: %s (exit %d)", n, oneline.Cut(r.Reason, 40), r.ExitCode),
 		fmt.Sprintf("%d turns", r.Turns), fmt.Sprintf("%.1f s", float64(r.DurationMS)/1000)}
 	if r.CostUSD != nil {
 		title = append(title, fmt.Sprintf("$%.4f", *r.CostUSD))
 	}
 	fmt.Fprintf(v.w, "\n── %s ──\n", strings.Join(title, " · "))
 	if r.Error != "" {
-		fmt.Fprintf(v.w, "error: %s\n", displayLine(r.Error, 400))
+		fmt.Fprintf(v.w, "error: %s\n", oneline.Cut(r.Error, 400))
 	}
 	v.ended = true
 	return true
@@ -42,7 +43,7 @@ func (v *viewer) prune(e *session.Entry) bool {
 		return false
 	}
 	fmt.Fprintf(v.w, "\n── pruned: requests show tool results up to %s as stubs · tokens %s → %s ──\n",
-		displayLine(p.UpToID, 80), tokenCount(p.TokensBefore), tokenCount(p.TokensAfter))
+		oneline.Cut(p.UpToID, 80), tokenCount(p.TokensBefore), tokenCount(p.TokensAfter))
 	return true
 }
 
@@ -56,10 +57,10 @@ func (v *viewer) compaction(e *session.Entry) bool {
 	}
 	title := []string{"compacted"}
 	if c.Reason != "" {
-		title[0] += " (" + displayLine(c.Reason, 20) + ")"
+		title[0] += " (" + oneline.Cut(c.Reason, 20) + ")"
 	}
 	if c.Provider != "" || c.Model != "" {
-		title = append(title, displayLine(c.Provider, 40)+" / "+displayLine(c.Model, 60))
+		title = append(title, oneline.Cut(c.Provider, 40)+" / "+oneline.Cut(c.Model, 60))
 	}
 	title = append(title, fmt.Sprintf("tokens %s → %s", tokenCount(c.TokensBefore), tokenCount(c.TokensAfter)))
 	if c.CostUSD != nil {
@@ -68,7 +69,7 @@ func (v *viewer) compaction(e *session.Entry) bool {
 	v.section(strings.Join(title, " · "))
 	kept := "nothing kept whole"
 	if c.FirstKeptEntryID != "" {
-		kept = "kept whole from " + displayLine(c.FirstKeptEntryID, 80)
+		kept = "kept whole from " + oneline.Cut(c.FirstKeptEntryID, 80)
 	}
 	fmt.Fprintf(v.w, "requests show this summary in place of the conversation before it (%s):\n", kept)
 	if strings.TrimSpace(c.Summary) == "" {

@@ -13,10 +13,11 @@ import (
 )
 
 // TestStepSummaryCutsBetweenCharacters: the error in GITHUB_STEP_SUMMARY is
-// cut at 300 bytes, never inside a UTF-8 character, wherever the cut falls.
+// one line cut at 300 characters, never inside a UTF-8 character, wherever
+// the cut falls.
 func TestStepSummaryCutsBetweenCharacters(t *testing.T) {
 	for pad := range 4 {
-		msg := strings.Repeat("x", pad) + strings.Repeat("é€😀", 60)
+		msg := strings.Repeat("x", pad) + strings.Repeat("é€😀", 110)
 		path := filepath.Join(t.TempDir(), "summary.md")
 		a := &app{stderr: &bytes.Buffer{}, getenv: func(k string) string {
 			if k == "GITHUB_STEP_SUMMARY" {

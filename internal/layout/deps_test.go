@@ -50,14 +50,15 @@ func TestLeavesImportNoLoopToolOrWire(t *testing.T) {
 
 // TestProjectionImportsOnlyTheLog: of awl's own packages, the projection
 // depends on the session, the context package and conv alone, so that a
-// request is a pure function of the log; and on internal/jsonstr, the
-// session's JSON string escaper, a function of its argument alone.
+// request is a pure function of the log; and on the session's string
+// helpers (internal/jsonstr, internal/oneline), functions of their
+// arguments alone.
 func TestProjectionImportsOnlyTheLog(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", module+"runner/projection").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
-	allowed := map[string]bool{"runner/projection": true, "session": true, "runner/prompt": true, "conv": true, "internal/jsonstr": true}
+	allowed := map[string]bool{"runner/projection": true, "session": true, "runner/prompt": true, "conv": true, "internal/jsonstr": true, "internal/oneline": true}
 	for _, dep := range strings.Fields(string(out)) {
 		if own, ok := strings.CutPrefix(dep, module); ok && !allowed[own] {
 			t.Errorf("runner/projection depends on %s", dep)
