@@ -147,3 +147,8 @@ func (m Message) ToolUses() []Block {
 
 // TextBlock returns a text block.
 func TextBlock(s string) Block { return Block{Type: BlockText, Text: s} }
+
+// Redacted is the text that stands for the value of the secret variable
+// name wherever awl removed one (a tool result, an event, an error a
+// server echoed a key in): [redacted:NAME], one spelling for every layer.
+func Redacted(name string) string { return "[redacted:" + name + "]" }

@@ -68,7 +68,7 @@ func New(name string, opts Options) (Provider, error) {
 	if opts.MaxRetries < 0 {
 		opts.MaxRetries = 0
 	}
-	return &client{name: name, url: base + w.path(), opts: opts, w: w, maxEvent: maxEventBytes}, nil
+	return &client{name: name, keyVar: spec.KeyVar, url: base + w.path(), opts: opts, w: w, maxEvent: maxEventBytes}, nil
 }
 
 // EncodeRequest returns the request body that provider name would send for
@@ -126,9 +126,12 @@ type decoder interface {
 // client implements Provider for any wire API.
 type client struct {
 	name string
-	url  string
-	opts Options
-	w    wire
+	// keyVar is the variable that holds the API key, for the placeholder
+	// that stands for it in an error that echoes it.
+	keyVar string
+	url    string
+	opts   Options
+	w      wire
 	// maxEvent bounds one SSE event's data and a non-streamed body
 	// (maxEventBytes; tests lower it).
 	maxEvent int

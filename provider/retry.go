@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,10 +108,11 @@ func (c *client) retry(ctx context.Context, body []byte, emit func(Event)) (conv
 }
 
 // redact removes the API key from text that may reach a user: some servers
-// echo the key they were given in their error messages.
+// echo the key they were given in their error messages. The placeholder is
+// the one the run's redactor writes, [redacted:ANTHROPIC_API_KEY].
 func (c *client) redact(s string) string {
 	if k := c.opts.APIKey; len(k) >= 4 && strings.Contains(s, k) {
-		s = strings.ReplaceAll(s, k, "[redacted]")
+		s = strings.ReplaceAll(s, k, conv.Redacted(cmp.Or(c.keyVar, "API_KEY")))
 	}
 	return s
 }

@@ -160,7 +160,7 @@ func TestNotRetried(t *testing.T) {
 		{"should-retry false", jsonError(500, "no", "x-should-retry", "false"), KindTransient, 500, "no"},
 		{"quota", providertest.Response{Status: 429, Body: []byte(`{"error":{"message":"You exceeded your quota","type":"insufficient_quota","code":"insufficient_quota"}}`)}, KindRequest, 429, "You exceeded your quota"},
 		{"plain text", providertest.Response{Status: 400, Body: []byte("bad things\n")}, KindRequest, 400, "bad things"},
-		{"key echoed", jsonError(401, "Incorrect API key provided: "+sentinelKey), KindAuth, 401, "Incorrect API key provided: [redacted]"},
+		{"key echoed", jsonError(401, "Incorrect API key provided: "+sentinelKey), KindAuth, 401, "Incorrect API key provided: [redacted:OPENAI_API_KEY]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

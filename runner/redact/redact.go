@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/session"
 )
 
@@ -74,7 +75,7 @@ func New(secrets []Secret) *Redactor {
 			continue
 		}
 		seen[s.Value] = true
-		p := pattern{text: s.Value, repl: "[redacted:" + s.Name + "]"}
+		p := pattern{text: s.Value, repl: conv.Redacted(s.Name)}
 		plain = append(plain, p)
 		withJSON = append(withJSON, p)
 		if q, _ := json.Marshal(s.Value); string(q[1:len(q)-1]) != s.Value {
