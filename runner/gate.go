@@ -8,6 +8,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/session"
 )
 
 // Gate decides whether the answer the model ended its turn with is
@@ -108,4 +109,30 @@ func (r *run) gates(ctx context.Context, msg conv.Message) (again bool, err erro
 		return true, nil
 	}
 	return false, nil
+}
+
+// setupGates decides which schema is in force (the flag's; else, on
+// resume, the one the session recorded, unless --output-schema none) and
+// builds the gates.
+func (r *run) setupGates() error {
+	r.schema = r.cfg.OutputSchema
+	if r.schema == nil && !r.cfg.DropOutputSchema {
+		base, err := prompt.LastBaseline(r.sess.ActivePath())
+		if err == nil && base != nil && len(base.OutputSchema) > 0 {
+			s, err := CompileOutputSchema(base.OutputSchema)
+			if err != nil {
+				return &session.Error{Path: r.sess.Path, Kind: session.KindCorrupt, Msg: r.sess.Path + ": the output schema recorded in the session does not compile: " + err.Error()}
+			}
+			r.schema = s
+		}
+	}
+	if r.schema != nil {
+		r.gateList = append(r.gateList, schemaGate{schema: r.schema, retries: max(r.cfg.SchemaRetries, 0)})
+	}
+	r.gateList = append(r.gateList, r.cfg.Gates...)
+	if g := r.newCheckGate(); g != nil {
+		r.checks = g
+		r.gateList = append(r.gateList, g)
+	}
+	return nil
 }

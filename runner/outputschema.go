@@ -9,10 +9,6 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/internal/jsonschema"
-	"github.com/awlrun/awl/provider"
-	"github.com/awlrun/awl/runner/event"
-	"github.com/awlrun/awl/runner/prompt"
-	"github.com/awlrun/awl/session"
 )
 
 // ReasonSchema is the result reason of a run whose final answer never
@@ -134,74 +130,10 @@ func bulletList(lines []string) string {
 	return b.String()
 }
 
-// setupGates decides which schema is in force (the flag's; else, on
-// resume, the one the session recorded, unless --output-schema none) and
-// builds the gates.
-func (r *run) setupGates() error {
-	r.schema = r.cfg.OutputSchema
-	if r.schema == nil && !r.cfg.DropOutputSchema {
-		base, err := prompt.LastBaseline(r.sess.ActivePath())
-		if err == nil && base != nil && len(base.OutputSchema) > 0 {
-			s, err := CompileOutputSchema(base.OutputSchema)
-			if err != nil {
-				return &session.Error{Path: r.sess.Path, Kind: session.KindCorrupt, Msg: r.sess.Path + ": the output schema recorded in the session does not compile: " + err.Error()}
-			}
-			r.schema = s
-		}
-	}
-	if r.schema != nil {
-		r.gateList = append(r.gateList, schemaGate{schema: r.schema, retries: max(r.cfg.SchemaRetries, 0)})
-	}
-	r.gateList = append(r.gateList, r.cfg.Gates...)
-	if g := r.newCheckGate(); g != nil {
-		r.checks = g
-		r.gateList = append(r.gateList, g)
-	}
-	return nil
-}
-
 // schemaText is the schema in force as the context fragment shows it.
 func (r *run) schemaText() string {
 	if r.schema == nil {
 		return ""
 	}
 	return string(r.schema.Raw)
-}
-
-// providerStream calls the provider. A panic inside it (a decoder bug met
-// by a stream nobody foresaw, in any Provider) is a provider error, so the
-// run ends as after any failed request: exit 5, its run entry and result
-// event, the session valid.
-func (r *run) providerStream(ctx context.Context, req provider.Request) (msg conv.Message, err error) {
-	defer r.flushDeltas()
-	defer func() {
-		if v := recover(); v != nil {
-			msg, err = conv.Message{}, &provider.Error{Kind: provider.KindRequest, Provider: r.cfg.Provider.Name(),
-				Message: fmt.Sprintf("internal error while reading the response (please report it): %v", v)}
-		}
-	}()
-	return r.cfg.Provider.Stream(ctx, req, r.onProviderEvent)
-}
-
-// stream sends req. With a schema in force it asks for the API's native
-// structured output, until a server rejects that parameter: then, once
-// and for the rest of the run, the schema instructions in the context and
-// the output-schema gate carry it alone.
-func (r *run) stream(ctx context.Context, req provider.Request) (conv.Message, error) {
-	if r.schema != nil && !r.nativeOff {
-		req.OutputSchema = r.schema.Raw
-	}
-	msg, err := r.providerStream(ctx, req)
-	if err == nil || req.OutputSchema == nil || !provider.RejectsOutputSchema(err) {
-		return msg, err
-	}
-	r.nativeOff = true
-	note := fmt.Sprintf("the server rejected native structured output (%s); going on with the schema in the instructions and validating the answer", err)
-	em := r.cfg.Events
-	em.Emit(event.Notice{Base: em.Stamp("notice", r.res.SessionID), Message: note})
-	if r.cfg.Notes != nil {
-		fmt.Fprintln(r.cfg.Notes, "awl:", note)
-	}
-	req.OutputSchema = nil
-	return r.providerStream(ctx, req)
 }

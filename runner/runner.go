@@ -64,7 +64,7 @@ type Config struct {
 	MCP []mcp.Status
 
 	// Window keeps requests inside the model's context window: pruning,
-	// then compaction (compact.go).
+	// then compaction (window.go, prune.go, compact.go).
 	Window Window
 
 	// Sandbox, when set, confines the tools (the caller gave them it as
@@ -261,18 +261,18 @@ type run struct {
 	checks     *checkGate // nil without --check
 
 	promptOpts prompt.Options // the last context gathered, for compaction
-	window     windowState    // how full the window is (compact.go)
+	window     windowState    // how full the window is (window.go)
 	deltas     *redact.Stream // --stream text held back until no secret can begin in it
 	// windowSeeded says window was seeded from the session's log.
 	windowSeeded bool
 	// summaryOff: the model would not summarise; threshold compaction
-	// is off and pruning goes on alone (compact.go).
+	// is off and pruning goes on alone (prune.go).
 	summaryOff bool
 	// args checks a call's arguments against its tool's own schema
 	// where the schema sent was lowered (toolschema.go).
 	args argChecker
 	// limitSeeded says a context limit the session recorded was looked
-	// for (compact.go).
+	// for (window.go).
 	limitSeeded bool
 }
 
@@ -625,30 +625,6 @@ func (r *run) loop(ctx context.Context) error {
 	}
 }
 
-func (r *run) onProviderEvent(ev provider.Event) {
-	em := r.cfg.Events
-	id := r.res.SessionID
-	switch ev.Kind {
-	case provider.EventRetry:
-		if r.deltas != nil {
-			r.deltas.Drop() // the retry voids the deltas before it
-		}
-		ev.Err = r.cfg.Redact.String(ev.Err)
-		em.Emit(event.Retry{Base: em.Stamp("retry", id), Attempt: ev.Attempt, Status: ev.Status, WaitMS: ev.Wait.Milliseconds(), Error: ev.Err})
-		if r.cfg.Notes != nil {
-			what := ev.Err
-			if ev.Status != 0 {
-				what = fmt.Sprintf("HTTP %d: %s", ev.Status, ev.Err)
-			}
-			fmt.Fprintf(r.cfg.Notes, "awl: model request failed (%s); retry %d in %s\n", what, ev.Attempt, ev.Wait.Round(time.Millisecond))
-		}
-	case provider.EventTextDelta:
-		r.emitDelta("text_delta", ev.Index, ev.Text)
-	case provider.EventThinkingDelta:
-		r.emitDelta("thinking_delta", ev.Index, ev.Text)
-	}
-}
-
 // emitDelta emits a streamed piece of text (--stream), its secrets
 // redacted: the end that could begin a secret waits for the next piece,
 // or for flushDeltas when the response ends.
@@ -663,17 +639,6 @@ func (r *run) emitDelta(kind string, index int, text string) {
 		em := r.cfg.Events
 		em.Emit(event.Delta{Base: em.Stamp(kind, r.res.SessionID), Index: index, Text: text})
 	}
-}
-
-// flushDeltas emits what emitDelta held back, at the end of a response.
-func (r *run) flushDeltas() {
-	if r.deltas == nil {
-		return
-	}
-	em := r.cfg.Events
-	r.deltas.Flush(func(kind string, index int, text string) {
-		em.Emit(event.Delta{Base: em.Stamp(kind, r.res.SessionID), Index: index, Text: text})
-	})
 }
 
 func (r *run) refuse(u conv.Block) conv.Block {
