@@ -147,25 +147,23 @@ func (s *Store) List(cwd string) ([]Info, error) {
 
 // subdirs returns the per-cwd directories of the sessions directory.
 func subdirs(dir string) ([]string, error) {
-	des, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	var out []string
-	for _, de := range des {
-		if de.IsDir() && !strings.HasPrefix(de.Name(), ".") {
-			out = append(out, filepath.Join(dir, de.Name()))
-		}
-	}
-	return out, nil
+	return dirEntries(dir, func(de fs.DirEntry) bool {
+		return de.IsDir() && !strings.HasPrefix(de.Name(), ".")
+	})
 }
 
 // sessionFiles returns the session files of one directory, sorted by name
 // (so by creation time).
 func sessionFiles(dir string) ([]string, error) {
+	return dirEntries(dir, func(de fs.DirEntry) bool {
+		name := de.Name()
+		return !de.IsDir() && strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".")
+	})
+}
+
+// dirEntries returns the paths of dir's entries that keep takes, sorted by
+// name; none when dir does not exist.
+func dirEntries(dir string, keep func(fs.DirEntry) bool) ([]string, error) {
 	des, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -175,9 +173,8 @@ func sessionFiles(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, de := range des {
-		name := de.Name()
-		if !de.IsDir() && strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".") {
-			out = append(out, filepath.Join(dir, name))
+		if keep(de) {
+			out = append(out, filepath.Join(dir, de.Name()))
 		}
 	}
 	return out, nil
