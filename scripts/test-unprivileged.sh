@@ -65,8 +65,20 @@ chown -R "$uid:$uid" "$tmp"
 printf '[safe]\n\tdirectory = *\n' > "$tmp/home/.gitconfig"
 chown "$uid:$uid" "$tmp/home/.gitconfig"
 
+# The user's PATH is root's without the directories the user may not
+# search: a python3 under /root/.pyenv would be found first and fail to
+# run, and a test that looks for python3 would quietly lose it.
+upath=
+IFS=:
+for d in $PATH; do
+  if [ -n "$d" ] && setpriv --reuid="$uid" --regid="$uid" --clear-groups test -x "$d"; then
+    upath=${upath:+$upath:}$d
+  fi
+done
+unset IFS
+
 echo "test-unprivileged: go test $TESTFLAGS $PKGS${RUNS:+ and RUNS} as uid $uid" >&2
 each setpriv --reuid="$uid" --regid="$uid" --clear-groups \
   env HOME="$tmp/home" TMPDIR="$tmp/tmp" GOCACHE="$tmp/cache" GOMODCACHE="$tmp/mod" \
-  GOPROXY=off GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-}" PATH="$PATH" \
+  GOPROXY=off GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-}" PATH="$upath" \
   "$gobin"
