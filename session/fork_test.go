@@ -2,8 +2,11 @@ package session
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -107,5 +110,54 @@ func TestCreateWithID(t *testing.T) {
 	infos, _ := st.List("")
 	if len(infos) != 1 {
 		t.Fatalf("%d sessions, want 1", len(infos))
+	}
+}
+
+// TestCreateWithIDConcurrently: twenty creations given one id at once,
+// each through its own Store as separate processes would: exactly one
+// makes the session, every other one is KindExists, and the store holds
+// one valid session file.
+func TestCreateWithIDConcurrently(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sessions")
+	const id = "3f2c1e0a-9b8d-4c7e-a6f5-0123456789ab"
+	const n = 20
+	errs := make([]error, n)
+	var start, done sync.WaitGroup
+	start.Add(1)
+	for i := range n {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			st := &Store{Dir: dir}
+			start.Wait()
+			// Each in a directory of its own: the file names differ, only
+			// the id is shared.
+			s, err := st.CreateWith(CreateOptions{Cwd: fmt.Sprintf("/w%d", i), Provider: "anthropic", Model: "m", ID: id})
+			if err == nil {
+				s.Close()
+			}
+			errs[i] = err
+		}()
+	}
+	start.Done()
+	done.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !isKind(err, KindExists):
+			t.Errorf("creation %d: %v, want KindExists", i, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d creations succeeded, want 1", won)
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+	if len(paths) != 1 || SessionIDFromPath(paths[0]) != id {
+		t.Fatalf("session files %q, want one", paths)
+	}
+	if _, err := Load(paths[0]); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -15,6 +15,16 @@ var errLocked = errors.New("locked")
 // crash never leaves a stale lock.
 func lockFile(f *os.File) error { return flock(f, syscall.LOCK_EX) }
 
+// lockWait takes flock(LOCK_EX) on f, waiting for it.
+func lockWait(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
 // lockShared takes a reader's lock: flock(LOCK_SH|LOCK_NB). Readers share
 // it; it excludes the writer lock.
 func lockShared(f *os.File) error { return flock(f, syscall.LOCK_SH) }

@@ -174,8 +174,21 @@ func (s *Store) CreateWith(o CreateOptions) (*Session, error) {
 		if id, err = newSessionID(ts, s.Rand); err != nil {
 			return nil, fmt.Errorf("create session: %w", err)
 		}
-	} else if err := s.CheckNewID(id); err != nil {
-		return nil, err
+	} else {
+		// A chosen id is checked and its file made under the store's
+		// creation lock: of two processes given the same id at the same
+		// instant, the second sees the first's file (KindExists).
+		if err := checkIDForm(id); err != nil {
+			return nil, err
+		}
+		unlock, err := s.lockCreate()
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		if err := s.CheckNewID(id); err != nil {
+			return nil, err
+		}
 	}
 	h := Header{Version: Version, ID: id, Timestamp: ts, Cwd: cwd, Provider: o.Provider, Model: o.Model}
 	line := appendHeader(nil, &h)
@@ -241,11 +254,34 @@ func (s *Store) CreateWith(o CreateOptions) (*Session, error) {
 	return sess, nil
 }
 
+// createLockName is the file in the sessions directory whose lock is held
+// while a session with a chosen id is checked and created. It is not a
+// session (its name starts with "."), and is never removed.
+const createLockName = ".create.lock"
+
+// lockCreate takes the store's creation lock, waiting for it, and returns
+// its release. Where flock does not exist it does nothing.
+func (s *Store) lockCreate() (func(), error) {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return nil, accessError(s.Dir, "cannot create a session in", err)
+	}
+	p := filepath.Join(s.Dir, createLockName)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, accessError(s.Dir, "cannot create a session in", err)
+	}
+	if err := lockWait(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create session: lock %s: %w", p, err)
+	}
+	return func() { f.Close() }, nil
+}
+
 // CheckNewID checks that id can name a new session: a UUID in its
 // canonical lower-case form that no session of the store has (KindExists).
 func (s *Store) CheckNewID(id string) error {
-	if u, err := uuid.Parse(id); err != nil || u.String() != id {
-		return fmt.Errorf("session id %q is not a UUID in lower case (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", id)
+	if err := checkIDForm(id); err != nil {
+		return err
 	}
 	dirs, err := subdirs(s.Dir)
 	if err != nil {
@@ -261,6 +297,14 @@ func (s *Store) CheckNewID(id string) error {
 				return &Error{Kind: KindExists, Path: p, Msg: "session " + id + " already exists: " + p}
 			}
 		}
+	}
+	return nil
+}
+
+// checkIDForm checks that id is a UUID in its canonical lower-case form.
+func checkIDForm(id string) error {
+	if u, err := uuid.Parse(id); err != nil || u.String() != id {
+		return fmt.Errorf("session id %q is not a UUID in lower case (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", id)
 	}
 	return nil
 }
