@@ -47,7 +47,11 @@ func (g *checkGate) Check(ctx context.Context, _ conv.Message) Verdict {
 		res.Attempts++
 		em.Emit(event.CheckStart{Base: em.Stamp("check_start", id), Cmd: c, Attempt: res.Attempts})
 		start := time.Now()
-		out := tool.RunCommand(ctx, g.r.cfg.Cwd, g.r.cfg.Environ, c, tool.DefaultBashTimeout, g.r.confine())
+		cctx := ctx
+		if g.r.cfg.CheckEnviron != nil {
+			cctx = tool.WithEnviron(ctx, g.r.cfg.CheckEnviron(c, res.Attempts)...)
+		}
+		out := tool.RunCommand(cctx, g.r.cfg.Cwd, g.r.cfg.Environ, c, tool.DefaultBashTimeout, g.r.confine())
 		res.ExitCode = -1
 		if out.ExitCode != nil {
 			res.ExitCode = *out.ExitCode

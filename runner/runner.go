@@ -120,6 +120,13 @@ type Config struct {
 	Redact *redact.Redactor
 
 	Events *event.Emitter
+	// ToolEnviron and CheckEnviron, when set, give the variables
+	// ("NAME=value") added to the environment of the process a tool call
+	// (by its call id) or a check (by command and attempt) starts: the
+	// TRACEPARENT naming its own span when tracing is on. They are called
+	// after the call's tool_start or check_start event was emitted.
+	ToolEnviron  func(callID string) []string
+	CheckEnviron func(cmd string, attempt int) []string
 	// Notes receives one-line human diagnostics (retries), typically
 	// stderr; nil discards them.
 	Notes  io.Writer

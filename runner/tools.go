@@ -46,7 +46,7 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 		}
 		call := func() {
 			start := time.Now()
-			res := t.Run(r.mcpCall(ctx, u.ID), json.RawMessage(u.Input))
+			res := t.Run(r.callContext(ctx, u.ID), json.RawMessage(u.Input))
 			out[i] = conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: res.Content, IsError: res.IsError, Attachments: res.Attachments}
 			em.Emit(event.ToolEnd{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError, ExitCode: res.ExitCode, OutputBytes: len(res.Content)})
 		}
@@ -58,6 +58,17 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 	}
 	running.Wait()
 	return out
+}
+
+// callContext is the context tool call callID runs with: the MCP
+// elicitation reporting (mcpCall) and the environment ToolEnviron gives
+// its processes.
+func (r *run) callContext(ctx context.Context, callID string) context.Context {
+	ctx = r.mcpCall(ctx, callID)
+	if r.cfg.ToolEnviron != nil {
+		ctx = tool.WithEnviron(ctx, r.cfg.ToolEnviron(callID)...)
+	}
+	return ctx
 }
 
 // eventInput is a call's input as a tool_start event carries it: the JSON

@@ -149,6 +149,7 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 		writeStepSummary(a, res, a.code)
 		return nil
 	}
+	tr.hook(&cfg)
 	res = runner.Run(ctx, cfg)
 	a.code, _ = runner.Classify(res.Err)
 	for _, ch := range cfg.Sandbox.GitChanges() {

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/awlrun/awl/internal/otel"
+	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/redact"
 )
 
@@ -20,8 +21,9 @@ type tracing struct {
 }
 
 // startTracing returns the run's tracing, nil when it is off. It sets
-// TRACEPARENT in awl's environment to the run span, so that tools and MCP
-// servers (which inherit it) join the trace.
+// TRACEPARENT in awl's environment to the run span, so that MCP servers
+// (which inherit it) join the trace; tool calls and checks get their own
+// span's (hook).
 func (c *runCmd) startTracing(a *app) *tracing {
 	cfg, warn := otel.FromEnv(a.getenv)
 	if warn != "" {
@@ -41,6 +43,28 @@ func (c *runCmd) startTracing(a *app) *tracing {
 		return red.String(s)
 	}
 	return &tracing{cfg: cfg, b: otel.NewBuilder(cfg, a.start, version, redact)}
+}
+
+// hook gives cfg's tool calls and checks their own span as TRACEPARENT:
+// a traced build step a tool starts is a child of that tool call's span.
+// MCP servers, started before the run, keep the run span's.
+func (t *tracing) hook(cfg *runner.Config) {
+	if t == nil {
+		return
+	}
+	cfg.ToolEnviron = func(callID string) []string {
+		return traceparentVar(t.b.ToolTraceparent(callID))
+	}
+	cfg.CheckEnviron = func(cmd string, attempt int) []string {
+		return traceparentVar(t.b.CheckTraceparent(cmd, attempt))
+	}
+}
+
+func traceparentVar(tp string) []string {
+	if tp == "" {
+		return nil
+	}
+	return []string{"TRACEPARENT=" + tp}
 }
 
 // tee is where the emitter writes with tracing on: every event to the

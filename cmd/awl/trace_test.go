@@ -108,7 +108,7 @@ func traceEnv(t *testing.T, endpoint string) (*providertest.Server, string) {
 // TestTraceTree runs awl with a tool call and a retry against a real OTLP
 // receiver: one export whose spans form the tree run → chat, execute_tool,
 // chat, in the caller's trace (TRACEPARENT), with the GenAI attributes;
-// the tool saw awl's own TRACEPARENT; no prompt, tool text or collector
+// the tool saw its own span as TRACEPARENT; no prompt, tool text or collector
 // credential is in the trace, the session or the output.
 func TestTraceTree(t *testing.T) {
 	rcv := newOTLPReceiver(t)
@@ -198,11 +198,11 @@ func TestTraceTree(t *testing.T) {
 	if rcv.headers[0].Get("X-Collector-Token") != "tok-SECRET-4242" {
 		t.Errorf("the OTLP headers were not sent")
 	}
-	// The tool ran in the trace, as a child of the run span.
-	wantTP := "tp=00-0af7651916cd43dd8448eb211c80319c-" + hex.EncodeToString(r.SpanId) + "-01"
+	// The tool's process ran in the trace, as a child of its own span.
+	wantTP := "tp=00-0af7651916cd43dd8448eb211c80319c-" + hex.EncodeToString(tools[0].SpanId) + "-01"
 	reqs := srv.Requests()
 	if !strings.Contains(string(reqs[len(reqs)-1].Body), wantTP) {
-		t.Errorf("the tool's TRACEPARENT is not the run span's %s", wantTP)
+		t.Errorf("the tool's TRACEPARENT is not its span's %s", wantTP)
 	}
 	// Nothing private by default; no credential anywhere.
 	wire, _ := proto.Marshal(req)
@@ -320,5 +320,57 @@ func TestTraceNeverInTheWay(t *testing.T) {
 	if tp := os.Getenv("TRACEPARENT"); tp != "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" {
 		// t.Setenv restores it; an untraced run leaves it as it was.
 		t.Errorf("TRACEPARENT changed by an untraced run: %s", tp)
+	}
+}
+
+// TestTraceToolAndCheckParents: each process a tool call or a --check
+// starts gets a TRACEPARENT naming that call's or that check attempt's own
+// span (a traced build step inside it joins the trace there), not the run
+// span; two calls, two spans, two parents.
+func TestTraceToolAndCheckParents(t *testing.T) {
+	rcv := newOTLPReceiver(t)
+	srv, dir := traceEnv(t, rcv.URL)
+	srv.Enqueue(providertest.Stream("anthropic", providertest.Turn{InputTokens: 1, OutputTokens: 1,
+		Calls: []providertest.Call{{ID: "call_a", Name: "bash", Input: `{"command":"echo \"$TRACEPARENT\" > a.tp"}`}}}))
+	srv.Enqueue(providertest.Stream("anthropic", providertest.Turn{InputTokens: 1, OutputTokens: 1,
+		Calls: []providertest.Call{{ID: "call_b", Name: "bash", Input: `{"command":"echo \"$TRACEPARENT\" > b.tp"}`}}}))
+	srv.Enqueue(providertest.Stream("anthropic", providertest.Turn{InputTokens: 1, OutputTokens: 1, Text: "done"}))
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"run", "--no-stdin", "--check", `echo "$TRACEPARENT" > check.tp`, "go"}, nil, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	spans, _ := rcv.spans(t)
+	byCall := map[string]*tracepb.Span{}
+	var root *tracepb.Span
+	for _, s := range spans {
+		switch s.Name {
+		case "invoke_agent awl":
+			root = s
+		case "execute_tool bash":
+			byCall[attr(s.Attributes, "gen_ai.tool.call.id").GetStringValue()] = s
+		case "awl.check":
+			byCall["check"] = s
+		}
+	}
+	if root == nil || len(byCall) != 3 {
+		t.Fatalf("spans %v", spans)
+	}
+	for file, key := range map[string]string{"a.tp": "call_a", "b.tp": "call_b", "check.tp": "check"} {
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := byCall[key]
+		want := "00-0af7651916cd43dd8448eb211c80319c-" + hex.EncodeToString(s.SpanId) + "-01"
+		if got := strings.TrimSpace(string(data)); got != want {
+			t.Errorf("%s's TRACEPARENT %s, want its span's %s (the run span is %x)", key, got, want, root.SpanId)
+		}
+		if !bytes.Equal(s.ParentSpanId, root.SpanId) {
+			t.Errorf("span %s is not a child of the run span", key)
+		}
+	}
+	if bytes.Equal(byCall["call_a"].SpanId, byCall["call_b"].SpanId) {
+		t.Error("two tool calls share a span id")
 	}
 }

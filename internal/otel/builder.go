@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -377,6 +378,30 @@ func (b *Builder) Done() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.done
+}
+
+// ToolTraceparent is the W3C traceparent of tool call callID's span, for
+// the processes the call starts; "" when no such call has started.
+func (b *Builder) ToolTraceparent(callID string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i, ok := b.tools[callID]
+	if !ok {
+		return ""
+	}
+	return b.cfg.traceparent(b.spans[i].SpanID)
+}
+
+// CheckTraceparent is the W3C traceparent of the span of check cmd's
+// attempt, for its process; "" when that check has not started.
+func (b *Builder) CheckTraceparent(cmd string, attempt int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i, ok := b.checks[cmd+"\x00"+strconv.Itoa(attempt)]
+	if !ok {
+		return ""
+	}
+	return b.cfg.traceparent(b.spans[i].SpanID)
 }
 
 // Request returns the encoded ExportTraceServiceRequest of the spans.

@@ -101,7 +101,12 @@ func FromEnv(getenv func(string) string) (cfg *Config, warn string) {
 
 // Traceparent is the W3C traceparent of the run span, for child processes.
 func (c *Config) Traceparent() string {
-	return "00-" + hex.EncodeToString(c.TraceID[:]) + "-" + hex.EncodeToString(c.Root[:]) + "-01"
+	return c.traceparent(c.Root)
+}
+
+// traceparent is the W3C traceparent of span span of the trace.
+func (c *Config) traceparent(span [8]byte) string {
+	return "00-" + hex.EncodeToString(c.TraceID[:]) + "-" + hex.EncodeToString(span[:]) + "-01"
 }
 
 // ParseTraceparent reads a W3C traceparent header (version 00, or a later

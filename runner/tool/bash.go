@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -64,22 +65,53 @@ func (t bashTool) run(ctx context.Context, in bashArgs) Result {
 	if environ == nil {
 		environ = os.Environ()
 	}
-	res := runBash(ctx, t.env.resolve("."), environ, in.Command, timeout, note, t.env.Confine)
+	res := runBash(ctx, t.env.resolve("."), withCallEnviron(ctx, environ), in.Command, timeout, note, t.env.Confine)
 	return confinedResult(res, t.env.Confine)
 }
 
 // RunCommand runs command with `bash -c` in dir as the bash tool runs the
 // model's commands (its own process group killed after timeout, stdin
 // /dev/null, output cut like bash output), with environ (nil: the
-// process's own), which should be the tools' own, without secrets. It is
-// for commands the user gave (--check). confine, when not nil, confines it
-// as it confines the model's commands: the user wrote the command, but
-// what it runs (a test suite) the model may have written.
+// process's own), which should be the tools' own, without secrets, and
+// ctx's WithEnviron. It is for commands the user gave (--check). confine,
+// when not nil, confines it as it confines the model's commands: the user
+// wrote the command, but what it runs (a test suite) the model may have
+// written.
 func RunCommand(ctx context.Context, dir string, environ []string, command string, timeout time.Duration, confine Confiner) Result {
 	if environ == nil {
 		environ = os.Environ()
 	}
-	return confinedResult(runBash(ctx, dir, environ, command, timeout, "", confine), confine)
+	return confinedResult(runBash(ctx, dir, withCallEnviron(ctx, environ), command, timeout, "", confine), confine)
+}
+
+type environKey struct{}
+
+// WithEnviron returns ctx carrying variables ("NAME=value") that a
+// process started for this call (bash, RunCommand) gets on top of its
+// environment, replacing a variable of the same name: the tool call's own
+// TRACEPARENT.
+func WithEnviron(ctx context.Context, kv ...string) context.Context {
+	if len(kv) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, environKey{}, kv)
+}
+
+// withCallEnviron is environ with ctx's WithEnviron variables in place of
+// any of the same name.
+func withCallEnviron(ctx context.Context, environ []string) []string {
+	kv, _ := ctx.Value(environKey{}).([]string)
+	if len(kv) == 0 {
+		return environ
+	}
+	out := make([]string, 0, len(environ)+len(kv))
+	for _, e := range environ {
+		name, _, _ := strings.Cut(e, "=")
+		if !slices.ContainsFunc(kv, func(v string) bool { return strings.HasPrefix(v, name+"=") }) {
+			out = append(out, e)
+		}
+	}
+	return append(out, kv...)
 }
 
 // runBash runs command in dir in its own process group, killing the group

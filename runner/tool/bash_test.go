@@ -267,3 +267,20 @@ func TestBashExitCode(t *testing.T) {
 		t.Errorf("ls has an exit code")
 	}
 }
+
+// TestBashCallEnviron: WithEnviron's variables reach the call's command
+// (bash and RunCommand) in place of the inherited ones of the same name,
+// once each; a context without them leaves the environment as it was.
+func TestBashCallEnviron(t *testing.T) {
+	dir := t.TempDir()
+	env := Env{Dir: dir, Environ: []string{"PATH=" + os.Getenv("PATH"), "TRACEPARENT=run-span", "KEEP=1"}}
+	ctx := WithEnviron(context.Background(), "TRACEPARENT=tool-span")
+	const cmd = `env | grep -c '^TRACEPARENT='; echo "tp=$TRACEPARENT keep=$KEEP"`
+	res := Builtins(env)[0].Run(ctx, json.RawMessage(args(t, map[string]any{"command": cmd})))
+	want(t, res, false, "1\ntp=tool-span keep=1\n")
+	res = Builtins(env)[0].Run(context.Background(), json.RawMessage(args(t, map[string]any{"command": cmd})))
+	want(t, res, false, "1\ntp=run-span keep=1\n")
+	t.Setenv("TRACEPARENT", "run-span")
+	res = RunCommand(ctx, dir, nil, cmd, 20*time.Second, nil)
+	want(t, res, false, "1\ntp=tool-span keep=\n")
+}
