@@ -21,6 +21,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/projection"
 	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
@@ -89,6 +90,10 @@ type Provider struct {
 type answer struct {
 	msg conv.Message
 	at  int
+	// projected is the digest of what the request the recording made for
+	// this answer compared (its prune stubs and compaction summary
+	// included); set only in a recording with such boundaries.
+	projected *[sha256.Size]byte
 }
 
 // recordedPrompt is a real prompt of the recording: its message, how many
@@ -150,7 +155,44 @@ func fromPath(path []session.Entry, lenient bool, warn io.Writer) *Provider {
 		c.add(m)
 	}
 	r.items = c.items
+	if hasBoundary(path) {
+		// A session that a real run pruned or compacted sends stubs and a
+		// summary in place of what they stand for: continued with replay,
+		// its requests are the recording's own requests, compared as
+		// such. One projection per answer: only in such recordings.
+		k := 0
+		for i, e := range path {
+			if e.Type == session.TypeMessage && e.Message != nil && e.Message.Role == conv.RoleAssistant {
+				var pc collector
+				for _, m := range projection.Project(path[:i]) {
+					pc.add(m)
+				}
+				d := itemsDigest(pc.items)
+				r.answers[k].projected = &d
+				k++
+			}
+		}
+	}
 	return r
+}
+
+// hasBoundary reports whether a path holds a prune or compaction entry.
+func hasBoundary(path []session.Entry) bool {
+	return slices.ContainsFunc(path, func(e session.Entry) bool {
+		return e.Type == session.TypePrune || e.Type == session.TypeCompaction
+	})
+}
+
+// itemsDigest is a digest of a list of items, each one's length first.
+func itemsDigest(items []string) [sha256.Size]byte {
+	h := sha256.New()
+	for _, it := range items {
+		fmt.Fprintf(h, "%d:", len(it))
+		io.WriteString(h, it)
+	}
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
 }
 
 // isPrompt reports whether m is a real prompt: a user message that is
@@ -298,6 +340,9 @@ func (r *Provider) match(msgs []conv.Message) (int, error) {
 			}
 		}
 	}
+	if k, ok := r.byProjection(got, c.trailing); ok {
+		return k, nil
+	}
 	// The first answer the request is missing the items for: the turn the
 	// difference comes before.
 	turn := slices.IndexFunc(r.answers, func(a answer) bool { return a.at > d })
@@ -316,6 +361,26 @@ func (r *Provider) match(msgs []conv.Message) (int, error) {
 	r.warnf(diff)
 	r.diverged, r.wantSeen, r.gotSeen = true, r.answers[turn].at, len(got)
 	return turn, nil
+}
+
+// byProjection finds the answer whose recorded request compared as got,
+// in a recording with prune or compaction boundaries: the n-th such answer
+// when the request ends in n answers with nothing to compare after them.
+func (r *Provider) byProjection(got []string, trailing int) (int, bool) {
+	if len(r.answers) == 0 || r.answers[0].projected == nil {
+		return 0, false
+	}
+	d := itemsDigest(got)
+	for k, a := range r.answers {
+		if *a.projected != d {
+			continue
+		}
+		if trailing == 0 {
+			return k, true
+		}
+		trailing--
+	}
+	return 0, false
 }
 
 // byPosition is a lenient replay after its first divergence: the next

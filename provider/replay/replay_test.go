@@ -12,6 +12,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/projection"
 	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
@@ -206,6 +207,22 @@ func TestCompactionInTheRecording(t *testing.T) {
 	stream(t, r, []conv.Message{sys, envCtx, user("go")})
 	if m := stream(t, r, []conv.Message{sys, envCtx, user("go"), toolCall("t1", `{"path":"a"}`), result("t1", "A")}); m.Text() != "done" {
 		t.Fatalf("after the compaction: %q", m.Text())
+	}
+	// The recorded session itself, continued with replay (a fork of it,
+	// or the artifact of a real run resumed), sends the summary in place
+	// of what it stands for: the request the recording made.
+	req := projection.Project(path[:9])
+	if len(req) != 3 || !projection.IsSummary(req[2].Text()) {
+		t.Fatalf("the compaction is not in force: %+v", req)
+	}
+	if m := stream(t, fromPath(path, false, nil), req); m.Text() != "done" {
+		t.Fatalf("the compacted request: %q", m.Text())
+	}
+	// Another summary is a divergence.
+	req[2] = user(strings.Replace(req[2].Text(), "read a", "read b", 1))
+	var de *DivergedError
+	if _, err := fromPath(path, false, nil).Stream(context.Background(), provider.Request{Messages: req}, nil); !errors.As(err, &de) {
+		t.Fatalf("another summary: %v", err)
 	}
 }
 
