@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/provider/providertest"
+	"github.com/awlrun/awl/session"
 )
 
 // actionFile is the metadata of a composite action. It is decoded with
@@ -507,6 +509,50 @@ func TestActionReplaysAPipeline(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("the replay reached the provider (%d requests)", n)
+	}
+}
+
+// TestActionForkAndSessionID: the session-id input names the plan's
+// session up front; fork (by that id) and session-id start a variant whose
+// history is the plan's and whose id is the one given, leaving the plan's
+// file as it was; a taken session-id is exit code 3 with no request made.
+func TestActionForkAndSessionID(t *testing.T) {
+	a, srv, work, env := actionRig(t)
+	const plan, variant = "0b9c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e", "6e7d8c9b-0a1f-4e2d-9c3b-4a5f6e7d8c9b"
+	srv.Enqueue(providertest.Text("anthropic", "the plan"))
+	out := actionRun(t, a, work, env, map[string]string{"prompt": "plan it", "session-id": plan})
+	if out["exit_code"] != "0" || out["session_id"] != plan {
+		t.Fatalf("plan outputs %v, want exit 0 in session %s", out, plan)
+	}
+	before, err := os.ReadFile(out["session_path"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(providertest.Text("anthropic", "variant a"))
+	out2 := actionRun(t, a, work, env, map[string]string{"prompt": "carry it out", "fork": plan, "session-id": variant})
+	if out2["exit_code"] != "0" || out2["session_id"] != variant || out2["result"] != "variant a" {
+		t.Fatalf("fork outputs %v, want exit 0 in session %s", out2, variant)
+	}
+	if after, _ := os.ReadFile(out["session_path"]); !bytes.Equal(after, before) {
+		t.Error("the fork changed the plan's file")
+	}
+	s, err := session.Load(out2["session_path"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Header.ForkedFrom != plan {
+		t.Errorf("the fork's header: forkedFrom %q, want %s", s.Header.ForkedFrom, plan)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || !bytes.Contains(reqs[1].Body, []byte("the plan")) {
+		t.Fatalf("%d requests; the fork's does not carry the plan", len(reqs))
+	}
+	out3 := actionRun(t, a, work, env, map[string]string{"prompt": "again", "session-id": plan})
+	if out3["exit_code"] != "3" || out3["reason"] != "session_error" {
+		t.Errorf("a taken session-id: outputs %v, want exit_code 3", out3)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("a taken session-id made a request (%d in all)", n)
 	}
 }
 
