@@ -108,3 +108,62 @@ func TestEncodeDecodes(t *testing.T) {
 		t.Fatalf("resource or scope: %v", m.ResourceSpans[0])
 	}
 }
+
+// TestBuilderCompactionAndChecks: a compaction is a span of its own,
+// timed back from its duration, holding the retries of its summary
+// request; each check attempt is a span, an error when it failed; a
+// retry of a request that then failed for good is an event on that
+// request's span; every span is a child of the run span.
+func TestBuilderCompactionAndChecks(t *testing.T) {
+	cfg, _ := FromEnv(env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1"))
+	t0 := time.Unix(1700000000, 0)
+	now := t0
+	b := NewBuilder(cfg, t0, "v", nil)
+	b.SetClock(func() time.Time { return now })
+	feed := func(at time.Duration, line string) {
+		now = t0.Add(at)
+		b.Write([]byte(line + "\n"))
+	}
+	feed(0, `{"type":"session","session_id":"s1","provider":"anthropic","model":"m"}`)
+	feed(5*time.Second, `{"type":"retry","attempt":1,"wait_ms":100,"status":529,"error":"busy"}`)
+	feed(10*time.Second, `{"type":"compaction","reason":"threshold","tokens_before":9000,"tokens_after":900,"duration_ms":8000}`)
+	feed(11*time.Second, `{"type":"check_start","cmd":"make test","attempt":1}`)
+	feed(12*time.Second, `{"type":"check_end","cmd":"make test","attempt":1,"exit_code":2}`)
+	if tp := b.CheckTraceparent("make test", 2); tp != "" {
+		t.Errorf("a check not started has traceparent %s", tp)
+	}
+	feed(13*time.Second, `{"type":"check_start","cmd":"make test","attempt":2}`)
+	tp := b.CheckTraceparent("make test", 2)
+	feed(14*time.Second, `{"type":"check_end","cmd":"make test","attempt":2,"exit_code":0}`)
+	feed(15*time.Second, `{"type":"retry","attempt":1,"wait_ms":100,"status":500,"error":"oops"}`)
+	feed(16*time.Second, `{"type":"result","session_id":"s1","exit_code":5,"reason":"provider_error","error":"gone"}`)
+	spans := b.Spans()
+	if len(spans) != 5 {
+		t.Fatalf("%d spans, want compaction, 2 checks, the failed chat, the run", len(spans))
+	}
+	root := spans[len(spans)-1]
+	for _, s := range spans[:len(spans)-1] {
+		if s.Parent != root.SpanID || s.TraceID != root.TraceID {
+			t.Errorf("span %s is not the run span's child", s.Name)
+		}
+	}
+	c := spans[0]
+	if c.Name != "awl.compaction" || !c.Start.Equal(t0.Add(2*time.Second)) || !c.End.Equal(t0.Add(10*time.Second)) ||
+		len(c.Events) != 1 || c.Events[0].Name != "retry" {
+		t.Errorf("compaction span %+v", c)
+	}
+	c1, c2 := spans[1], spans[2]
+	if c1.Name != "awl.check" || c1.Status != StatusError || c2.Status == StatusError || !c2.End.Equal(t0.Add(14*time.Second)) {
+		t.Errorf("check spans %+v %+v", c1, c2)
+	}
+	if want := "00-" + hex.EncodeToString(cfg.TraceID[:]) + "-" + hex.EncodeToString(c2.SpanID[:]) + "-01"; tp != want {
+		t.Errorf("check traceparent %s, want %s", tp, want)
+	}
+	chat := spans[3]
+	if chat.Name != "chat m" || chat.Status != StatusError || len(chat.Events) != 1 {
+		t.Errorf("failed chat span %+v", chat)
+	}
+	if root.Status != StatusError || root.Parent != ([8]byte{}) {
+		t.Errorf("run span %+v", root)
+	}
+}
