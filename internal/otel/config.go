@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -33,6 +34,10 @@ type Config struct {
 	Root [8]byte
 	// Timeout bounds the export at exit (1 s).
 	Timeout time.Duration
+	// GRPC is OTEL_EXPORTER_OTLP_PROTOCOL=grpc: Endpoint is the
+	// collector's gRPC address, and the export is a unary gRPC call over
+	// HTTP/2 (cleartext for http://, TLS for https://).
+	GRPC bool
 }
 
 // FromEnv returns the configuration getenv asks for, nil when tracing is
@@ -42,13 +47,23 @@ func FromEnv(getenv func(string) string) (cfg *Config, warn string) {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return nil, ""
 	}
+	proto := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
+	if proto == "" {
+		proto = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
+	}
+	grpc := proto == "grpc"
 	endpoint := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
 	if endpoint == "" {
 		base := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
 		if base == "" {
 			return nil, ""
 		}
-		endpoint = strings.TrimRight(base, "/") + "/v1/traces"
+		// A gRPC endpoint is the collector's address; OTLP/HTTP's
+		// base URL gets the traces path.
+		endpoint = base
+		if !grpc {
+			endpoint = strings.TrimRight(base, "/") + "/v1/traces"
+		}
 	}
 	switch exp := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); exp {
 	case "", "otlp":
@@ -57,18 +72,14 @@ func FromEnv(getenv func(string) string) (cfg *Config, warn string) {
 	default:
 		return nil, fmt.Sprintf("OTEL_TRACES_EXPORTER=%s: awl exports traces with otlp only; tracing is off", exp)
 	}
-	proto := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
-	if proto == "" {
-		proto = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
-	}
-	if proto != "" && proto != "http/protobuf" {
-		return nil, fmt.Sprintf("OTLP protocol %s: awl sends http/protobuf only; tracing is off", proto)
+	if proto != "" && proto != "http/protobuf" && !grpc {
+		return nil, fmt.Sprintf("OTLP protocol %s: awl sends http/protobuf or grpc; tracing is off", proto)
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Sprintf("OTLP endpoint %q is not an http or https URL; tracing is off", endpoint)
 	}
-	cfg = &Config{Endpoint: endpoint, Headers: map[string]string{}, Timeout: time.Second}
+	cfg = &Config{Endpoint: endpoint, Headers: map[string]string{}, Timeout: time.Second, GRPC: grpc}
 	for _, v := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
 		for k, val := range parseList(getenv(v)) {
 			cfg.Headers[k] = val
@@ -189,6 +200,9 @@ func sortedKeys(m map[string]string) []string {
 func (c *Config) Export(ctx context.Context, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
+	if c.GRPC {
+		return c.exportGRPC(ctx, body)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint, bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -212,6 +226,74 @@ func (c *Config) Export(ctx context.Context, body []byte) error {
 		return fmt.Errorf("export to %s: HTTP %d", redactURL(c.Endpoint), resp.StatusCode)
 	}
 	return nil
+}
+
+// grpcExport is the OTLP trace service's export method.
+const grpcExport = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+// exportGRPC makes the unary gRPC call TraceService/Export with body: one
+// uncompressed length-prefixed message over HTTP/2, the status in the
+// grpc-status trailer (or header, for a trailers-only answer).
+func (c *Config) exportGRPC(ctx context.Context, body []byte) error {
+	u, err := url.Parse(c.Endpoint)
+	if err != nil {
+		return err
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + grpcExport
+	msg := make([]byte, 5, 5+len(body))
+	binary.BigEndian.PutUint32(msg[1:], uint32(len(body)))
+	msg = append(msg, body...)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(msg))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("TE", "trailers")
+	req.Header.Set("User-Agent", "awl")
+	for k, v := range c.Headers {
+		req.Header.Set(k, v)
+	}
+	var protos http.Protocols
+	if u.Scheme == "https" {
+		protos.SetHTTP2(true)
+	} else {
+		protos.SetUnencryptedHTTP2(true)
+	}
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, Protocols: &protos}}
+	resp, err := client.Do(req)
+	where := redactURL(c.Endpoint)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("export to %s: no answer within %s", where, c.Timeout)
+		}
+		return fmt.Errorf("export to %s: %v", where, unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return fmt.Errorf("export to %s: %v", where, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("export to %s: HTTP %d", where, resp.StatusCode)
+	}
+	status, msgText := resp.Trailer.Get("Grpc-Status"), resp.Trailer.Get("Grpc-Message")
+	if status == "" {
+		status, msgText = resp.Header.Get("Grpc-Status"), resp.Header.Get("Grpc-Message")
+	}
+	if status != "0" {
+		if m, err := url.PathUnescape(msgText); err == nil {
+			msgText = m
+		}
+		return fmt.Errorf("export to %s: gRPC status %s: %s", where, cmpOr(status, "missing"), msgText)
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // redactURL drops credentials from a URL for messages.

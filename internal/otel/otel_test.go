@@ -30,7 +30,9 @@ func TestFromEnv(t *testing.T) {
 		{env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318", "OTEL_SDK_DISABLED", "TRUE"), "", ""},
 		{env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318", "OTEL_TRACES_EXPORTER", "none"), "", ""},
 		{env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318", "OTEL_TRACES_EXPORTER", "zipkin"), "", "otlp only"},
-		{env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), "", "http/protobuf only"},
+		{env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317/", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), "http://c:4317/", ""},
+		{env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"), "http://c:4318/v1/traces", ""},
+		{env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"), "", "http/protobuf or grpc"},
 		{env("OTEL_EXPORTER_OTLP_ENDPOINT", "c:4318"), "", "not an http or https URL"},
 		{env("OTEL_EXPORTER_OTLP_ENDPOINT", "  "), "", ""},
 	} {
