@@ -16,6 +16,7 @@ import (
 	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 // children lists the pids of pid's child processes.
@@ -130,11 +131,17 @@ func testToolDiesWithAwl(t *testing.T, command string, sleeps int, args ...strin
 }
 
 // TestResumeRightAfterKill: SIGKILL awl while its tool (`bash sleep`)
-// runs, then resume at once, before the killed awl has been reaped: the
-// resume must take the session, not refuse it as in use by the dead pid.
-// No process of the tool may hold the session file open (it would keep
-// the lock until the reaper kills it). Two rounds, each killing a run of
-// the same session.
+// runs; once the kernel has torn the killed awl down (a zombie, not yet
+// reaped: nothing has waited for it), nothing holds the session: no
+// process has the file open, /proc/locks has no lock on it, and a resume
+// takes it at once. Two rounds, each killing a run of the same session.
+//
+// It used to resume "at once" after the kill, which hit the few
+// milliseconds in which the dying awl still held its lock only now and
+// then: a lottery. The moment is deterministic here, and the window itself
+// (a lock whose holder is gone, exiting or a zombie is waited for, not
+// refused) is session's TestLockOfAGoneHolder and TestHolderGoneZombie,
+// both without a race.
 func TestResumeRightAfterKill(t *testing.T) {
 	tmp, awl := linkedAwl(t)
 	srv := providertest.New()
@@ -154,7 +161,7 @@ func TestResumeRightAfterKill(t *testing.T) {
 			t.Fatal(err)
 		}
 		tool := 0
-		for deadline := time.Now().Add(60 * time.Second); tool == 0; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(2 * time.Minute); tool == 0; time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				cmd.Process.Kill()
 				t.Fatalf("round %d: the tool never started", round)
@@ -171,18 +178,39 @@ func TestResumeRightAfterKill(t *testing.T) {
 			t.Fatalf("round %d: session files %q, want one", round, paths)
 		}
 		path = paths[0]
-		for _, p := range inSession(tool) {
-			fds, _ := filepath.Glob("/proc/" + strconv.Itoa(p) + "/fd/*")
-			for _, fd := range fds {
-				if to, _ := os.Readlink(fd); to == path {
-					t.Errorf("round %d: tool process %d holds the session file open as %s", round, p, fd)
-				}
-			}
+		tools := inSession(tool)
+		if lockedInode(t, path) == "" {
+			cmd.Process.Kill()
+			t.Fatalf("round %d: /proc/locks shows no lock on the session of a running awl: the check below proves nothing", round)
 		}
 		if err := cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		// At once: the killed awl is reaped only after the resume.
+		// Torn down, not reaped: every file of the killed awl is closed.
+		for deadline := time.Now().Add(2 * time.Minute); !isZombie(cmd.Process.Pid); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the killed awl %d never became a zombie", round, cmd.Process.Pid)
+			}
+		}
+		for _, p := range append(tools, cmd.Process.Pid) {
+			fds, _ := filepath.Glob("/proc/" + strconv.Itoa(p) + "/fd/*")
+			for _, fd := range fds {
+				if to, _ := os.Readlink(fd); to == path {
+					t.Errorf("round %d: process %d holds the session file open as %s", round, p, fd)
+				}
+			}
+		}
+		if held := lockedInode(t, path); held != "" {
+			all, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+			var who []string
+			for _, fd := range all {
+				if to, _ := os.Readlink(fd); to == path {
+					cm, _ := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(fd)), "cmdline"))
+					who = append(who, fd+" "+strings.ReplaceAll(string(cm), "\x00", " "))
+				}
+			}
+			t.Errorf("round %d: the session is still locked after its awl %d died: %s; open in %q; tools %v", round, cmd.Process.Pid, held, who, tools)
+		}
 		srv.Enqueue(providertest.Text("anthropic", "resumed"))
 		r := exec.Command(awl, "run", "--no-stdin", "--resume", path, "again")
 		r.Dir, r.Env = tmp, env
@@ -195,4 +223,41 @@ func TestResumeRightAfterKill(t *testing.T) {
 			t.Fatalf("round %d: resume answered %q", round, out)
 		}
 	}
+}
+
+// isZombie reports whether pid is a zombie: exited, every thread of it
+// too (the main thread shows Z while the others still exit, holding the
+// files), not yet waited for.
+func isZombie(pid int) bool {
+	dir := "/proc/" + strconv.Itoa(pid)
+	b, _ := os.ReadFile(dir + "/stat")
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || !strings.HasPrefix(string(b[i+1:]), " Z") {
+		return false
+	}
+	tasks, _ := os.ReadDir(dir + "/task")
+	return len(tasks) == 1
+}
+
+// lockedInode returns the /proc/locks line of a lock on path's file, ""
+// when there is none.
+func lockedInode(t *testing.T, path string) string {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	locks, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		t.Skipf("no /proc/locks: %v", err)
+	}
+	dev := uint64(st.Dev)
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(dev), unix.Minor(dev), st.Ino)
+	for line := range strings.SplitSeq(string(locks), "\n") {
+		// "1: FLOCK  ADVISORY  WRITE 12345 fe:00:9978424 0 EOF"
+		if f := strings.Fields(line); len(f) >= 6 && f[5] == want {
+			return line
+		}
+	}
+	return ""
 }
