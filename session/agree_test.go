@@ -82,6 +82,16 @@ func TestListAndVerifyAgree(t *testing.T) {
 	corpus["rune across chunks"] = long("—")
 	corpus["invalid UTF-8 across chunks"] = long("\xe2\x82\xff")
 	corpus["invalid UTF-8 after chunks"] = long("—" + strings.Repeat("z", scanChunk) + "\xff")
+	// Right shape, wrong contents: the listing does not look inside a
+	// line (`sessions --json` says "checked": "shape"); verify does.
+	contentOnly := map[string][]byte{
+		"text not a string":    join(header, replace(lines[1], `"text":"first prompt"`, `"text":5`), lines[2]),
+		"role not a string":    join(header, lines[1], replace(lines[2], `"role":"assistant"`, `"role":7`), lines[3]),
+		"stop reason a number": join(header, lines[1], replace(lines[2], `"stopReason":"stop"`, `"stopReason":3`), lines[3]),
+	}
+	for name, data := range contentOnly {
+		writeFile(t, filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".jsonl"), data)
+	}
 	names := map[string]string{} // file name → corpus case
 	for name, data := range corpus {
 		file := strings.ReplaceAll(name, " ", "-") + ".jsonl"
@@ -107,6 +117,19 @@ func TestListAndVerifyAgree(t *testing.T) {
 	listed := map[string]Info{}
 	for _, in := range infos {
 		listed[filepath.Base(in.Path)] = in
+	}
+	for name := range contentOnly {
+		in, ok := listed[strings.ReplaceAll(name, " ", "-")+".jsonl"]
+		if !ok {
+			t.Errorf("%s: not listed", name)
+			continue
+		}
+		if in.Err != nil {
+			t.Errorf("%s: the listing checks contents now (%v): make sessions --json say so", name, in.Err)
+		}
+		if v := Verify(in.Path); len(v.Problems) == 0 {
+			t.Errorf("%s: verify says ok", name)
+		}
 	}
 	for file, name := range names {
 		in, ok := listed[file]

@@ -135,8 +135,16 @@ type sessionJSON struct {
 	// ForkedFrom is where a session made with --fork came from; null
 	// for any other.
 	ForkedFrom *forkJSON `json:"forked_from"`
-	Error      string    `json:"error,omitempty"`
+	// Checked says how far the listing checked the file: "shape", each
+	// line's shape and UTF-8, never the contents of a line (that is
+	// `awl sessions verify`, some 100 times slower). No error with
+	// "shape" is not a verified session.
+	Checked string `json:"checked"`
+	Error   string `json:"error,omitempty"`
 }
+
+// checkedShape is the listing's Checked.
+const checkedShape = "shape"
 
 // forkJSON is the origin of a fork: the source session and the entry it
 // was forked at.
@@ -290,7 +298,7 @@ func writeListJSON(a *app, infos []session.Info, keep []int) error {
 			Created: jsonTime(in.Created), Modified: jsonTime(in.Modified),
 			Messages: in.Messages, Provider: in.Provider, Model: in.Model,
 			FirstPrompt: in.FirstPrompt, LastStopReason: in.LastStopReason,
-			Status: in.Status, TotalCostUSD: in.TotalCostUSD,
+			Status: in.Status, TotalCostUSD: in.TotalCostUSD, Checked: checkedShape,
 		}
 		if in.ForkedFrom != "" {
 			j.ForkedFrom = &forkJSON{ID: in.ForkedFrom, EntryID: in.ForkedAt}
