@@ -14,6 +14,10 @@ const deadHolderWait = 2 * time.Second
 // the lock held for a process that is gone or dying, before it waits.
 var testHookDeadHolder func(pid int)
 
+// testHookLockBusy, when set by a test, runs each time a lock attempt finds
+// the lock held, before takeLock looks for its holder.
+var testHookLockBusy func()
+
 // takeLock takes lock (lockFile or lockShared) on f without blocking. A
 // lock held by a live process is refused at once: errLocked and the
 // holder's pid (0 when unknown). A lock held for a process that is gone or
@@ -30,7 +34,19 @@ func takeLock(f *os.File, lock func(*os.File) error) (int, error) {
 		if !errors.Is(err, errLocked) {
 			return 0, err
 		}
+		if testHookLockBusy != nil {
+			testHookLockBusy()
+		}
 		pid := lockHolder(f)
+		if pid <= 0 {
+			// No holder: the lock was released after the attempt (the
+			// last process holding a dead awl's file ended between the
+			// two looks), or /proc/locks cannot say. Try once more.
+			if err = lock(f); !errors.Is(err, errLocked) {
+				return 0, err
+			}
+			pid = lockHolder(f)
+		}
 		if pid <= 0 || !holderGone(pid) {
 			return pid, err
 		}
