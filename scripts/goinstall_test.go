@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +77,9 @@ func TestGoInstallVersion(t *testing.T) {
 
 // moduleZip zips the module at root as the go command expects it from a
 // proxy: every file git tracks or would track, under prefix/, leaving out
-// nested modules (tools/).
+// nested modules (each directory below root with a go.mod of its own, as
+// tools/ and runner/mcp/testdata/mcpgo/), which the go command refuses in a
+// module's zip.
 func moduleZip(t *testing.T, root, prefix string) []byte {
 	t.Helper()
 	cmd := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
@@ -84,10 +88,17 @@ func moduleZip(t *testing.T, root, prefix string) []byte {
 	if err != nil {
 		testenv.Require(t, fmt.Sprintf("needs a git checkout: %v", err))
 	}
+	names := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
+	var nested []string
+	for _, name := range names {
+		if dir, file := path.Split(name); file == "go.mod" && dir != "" {
+			nested = append(nested, dir)
+		}
+	}
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	for name := range strings.SplitSeq(strings.TrimRight(string(out), "\x00"), "\x00") {
-		if name == "" || strings.HasPrefix(name, "tools/") {
+	for _, name := range names {
+		if name == "" || slices.ContainsFunc(nested, func(dir string) bool { return strings.HasPrefix(name, dir) }) {
 			continue
 		}
 		f, err := os.Open(filepath.Join(root, name))
