@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/awlrun/awl/internal/watchdog"
 )
 
 // Where awl cannot make a PID namespace (not root) but may write the
@@ -182,22 +184,10 @@ func (c *cgroup) into(cmd *exec.Cmd) {
 // confined commands from killing it (ABI 6); where they could, the next
 // awl removes what is left.
 func (c *cgroup) startWatch() {
-	r, w, err := os.Pipe()
+	w, err := watchdog.Start(cgroupWatch, "awl-sandbox-watch", c.dir)
 	if err != nil {
 		return
 	}
-	cmd := exec.Command("sh", "-c", cgroupWatch, "awl-sandbox-watch", c.dir)
-	cmd.Stdin = r
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
-	r.Close()
-	if err != nil {
-		w.Close()
-		return
-	}
-	go cmd.Wait()
 	c.watch = w
 }
 

@@ -3,9 +3,9 @@ package tool
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"sync"
-	"syscall"
+
+	"github.com/awlrun/awl/internal/watchdog"
 )
 
 // reaperScript reads "+PGID" and "-PGID" lines on stdin, keeping the list
@@ -50,21 +50,9 @@ func trackGroup(pgid int, add bool) {
 }
 
 func startReaper() {
-	r, w, err := os.Pipe()
+	w, err := watchdog.Start(reaperScript, "awl-reaper")
 	if err != nil {
 		return
 	}
-	cmd := exec.Command("sh", "-c", reaperScript)
-	cmd.Stdin = r
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	// Its own session: a signal to awl's process group spares it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
-	r.Close()
-	if err != nil {
-		w.Close()
-		return
-	}
-	go cmd.Wait()
 	reaper.w = w
 }
