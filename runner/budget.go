@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/runner/modelinfo"
-	"github.com/awlrun/awl/runner/prompt"
 )
 
 // This file holds the run's budgets: the cost of each request, the stop
@@ -114,7 +114,7 @@ func (r *run) wrapUp(ctx context.Context) error {
 	}
 	r.noticed = true
 	text := "This run is close to its budget: " + why + ". Finish now: complete or stop the work in progress, then report what you did, what is verified, and what is left."
-	return r.appendUser([]conv.Block{conv.TextBlock(prompt.BudgetNotice(text))})
+	return r.appendUser([]conv.Block{conv.TextBlock(modelctx.BudgetNotice(text))})
 }
 
 // shortBudget says which budget is nearly spent, or "".

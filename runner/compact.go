@@ -11,8 +11,8 @@ import (
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner/event"
+	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/runner/projection"
-	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
 
@@ -55,11 +55,11 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 	}
 	summary := msg.Text()
 
-	state, err := prompt.Gather(r.promptOpts)
+	state, err := modelctx.Gather(r.promptOpts)
 	if err != nil {
 		return fmt.Errorf("gather context: %w", err)
 	}
-	fullContext := prompt.Build(state, nil)
+	fullContext := modelctx.Build(state, nil)
 
 	fields := session.Compaction{
 		Summary:          summary,

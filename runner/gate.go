@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/awlrun/awl/conv"
-	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/session"
 )
 
@@ -71,8 +71,8 @@ func (e *GateError) Error() string {
 }
 
 // FeedbackText is a gate's feedback as the user message the model gets
-// (prompt.FeedbackText).
-func FeedbackText(gate, feedback string) string { return prompt.FeedbackText(gate, feedback) }
+// (modelctx.FeedbackText).
+func FeedbackText(gate, feedback string) string { return modelctx.FeedbackText(gate, feedback) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {
@@ -117,7 +117,7 @@ func (r *run) gates(ctx context.Context, msg conv.Message) (again bool, err erro
 func (r *run) setupGates() error {
 	r.schema = r.cfg.OutputSchema
 	if r.schema == nil && !r.cfg.DropOutputSchema {
-		base, err := prompt.LastBaseline(r.sess.ActivePath())
+		base, err := modelctx.LastBaseline(r.sess.ActivePath())
 		if err == nil && base != nil && len(base.OutputSchema) > 0 {
 			s, err := CompileOutputSchema(base.OutputSchema)
 			if err != nil {

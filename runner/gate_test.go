@@ -8,7 +8,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/runner"
-	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/session"
 )
 
@@ -49,7 +49,7 @@ func TestGateFeedbackThenPass(t *testing.T) {
 	}
 	var feedback []string
 	for _, m := range sess.Conversation() {
-		if prompt.IsGateFeedback(m) {
+		if modelctx.IsGateFeedback(m) {
 			feedback = append(feedback, m.Text())
 		}
 	}

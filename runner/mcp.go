@@ -6,7 +6,7 @@ import (
 
 	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/mcp"
-	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/runner/modelctx"
 )
 
 func mcpEvents(st []mcp.Status) []event.MCPServer {
@@ -29,10 +29,10 @@ func mcpEvents(st []mcp.Status) []event.MCPServer {
 
 // mcpContext is what the model is told about the MCP servers: each one's
 // offered tools and instructions, or that it failed to start.
-func mcpContext(st []mcp.Status, offered []string) []prompt.MCPServer {
-	var out []prompt.MCPServer
+func mcpContext(st []mcp.Status, offered []string) []modelctx.MCPServer {
+	var out []modelctx.MCPServer
 	for _, s := range st {
-		p := prompt.MCPServer{Name: s.Name, Failed: s.Err != nil, Instructions: s.Instructions}
+		p := modelctx.MCPServer{Name: s.Name, Failed: s.Err != nil, Instructions: s.Instructions}
 		for _, t := range s.Tools {
 			if slices.Contains(offered, t) {
 				p.Tools = append(p.Tools, t)

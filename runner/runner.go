@@ -17,9 +17,9 @@ import (
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/mcp"
+	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/projection"
-	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/runner/redact"
 	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/runner/tool"
@@ -267,9 +267,9 @@ type run struct {
 	noticed    bool
 	checks     *checkGate // nil without --check
 
-	promptOpts prompt.Options // the last context gathered, for compaction
-	window     windowState    // how full the window is (window.go)
-	deltas     *redact.Stream // --stream text held back until no secret can begin in it
+	promptOpts modelctx.Options // the last context gathered, for compaction
+	window     windowState      // how full the window is (window.go)
+	deltas     *redact.Stream   // --stream text held back until no secret can begin in it
 	// windowSeeded says window was seeded from the session's log.
 	windowSeeded bool
 	// summaryOff: the model would not summarise; threshold compaction
@@ -486,20 +486,20 @@ func (r *run) closeDanglingToolCalls() error {
 func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
 	cfg := r.cfg
 	r.setContextOptions(toolNames)
-	state, err := prompt.Gather(r.promptOpts)
+	state, err := modelctx.Gather(r.promptOpts)
 	if err != nil {
 		return fmt.Errorf("gather context: %w", err)
 	}
 	// A malformed baseline is treated as none: the full context is sent
 	// again, which is always correct, only less economical.
-	base, err := prompt.LastBaseline(r.sess.ActivePath())
+	base, err := modelctx.LastBaseline(r.sess.ActivePath())
 	if err != nil {
 		base = nil
 	}
 	// The context, the prompt and the baseline are written together, with
 	// one fsync: nothing is done with any of them until all are durable.
 	var es []session.Entry
-	for _, m := range prompt.Build(state, base) {
+	for _, m := range modelctx.Build(state, base) {
 		e := session.Entry{Type: "message", Message: &m}
 		if m.Role == conv.RoleUser {
 			e.Provider, e.Model = cfg.Provider.Name(), cfg.Model
@@ -516,9 +516,9 @@ func (r *run) setContextOptions(toolNames []string) {
 	cfg := r.cfg
 	system := cfg.System
 	if system == "" {
-		system = prompt.DefaultSystem
+		system = modelctx.DefaultSystem
 	}
-	r.promptOpts = prompt.Options{
+	r.promptOpts = modelctx.Options{
 		Cwd:          cfg.Cwd,
 		Getenv:       cfg.Getenv,
 		Now:          cfg.Now,
@@ -534,12 +534,12 @@ func (r *run) setContextOptions(toolNames []string) {
 }
 
 // promptSandbox is what the model is told about the sandbox.
-func (c Config) promptSandbox() prompt.Sandbox {
+func (c Config) promptSandbox() modelctx.Sandbox {
 	if c.Sandbox == nil {
-		return prompt.Sandbox{}
+		return modelctx.Sandbox{}
 	}
 	p := c.Sandbox.Policy
-	return prompt.Sandbox{Mode: string(p.Mode), Network: p.Network, Writable: p.Writable}
+	return modelctx.Sandbox{Mode: string(p.Mode), Network: p.Network, Writable: p.Writable}
 }
 
 func (r *run) loop(ctx context.Context) error {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider/providertest"
-	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/runner/modelctx"
 )
 
 // pipelineStep is one step of examples/pipeline.jsonl: the arguments of its
@@ -219,5 +219,5 @@ func contextualContent(role string, content []map[string]any) bool {
 		}
 		m.Content = append(m.Content, conv.TextBlock(text))
 	}
-	return prompt.IsContextualMessage(m)
+	return modelctx.IsContextualMessage(m)
 }

@@ -27,7 +27,7 @@ import (
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/internal/oneline"
 	"github.com/awlrun/awl/runner"
-	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/session"
 )
 
@@ -201,7 +201,7 @@ func listScoped(store *session.Store, all bool) ([]session.Info, error) {
 func listStore(store *session.Store) *session.Store {
 	s := *store
 	if s.IsContext == nil {
-		s.IsContext = prompt.IsContextual
+		s.IsContext = modelctx.IsContextual
 	}
 	return &s
 }
@@ -570,13 +570,13 @@ func (v *viewer) message(e *session.Entry) {
 			title = append(title, t)
 		}
 		v.section(strings.Join(title, " · "))
-	case m.Role == conv.RoleUser && prompt.IsContextualMessage(*m):
+	case m.Role == conv.RoleUser && modelctx.IsContextualMessage(*m):
 		v.section("user · context")
 		for _, b := range m.Content {
 			v.text(b.Text, true)
 		}
 		return
-	case prompt.IsGateFeedback(*m):
+	case modelctx.IsGateFeedback(*m):
 		v.section("user · gate feedback")
 	case m.Role == conv.RoleUser && !hasNonResult(m):
 		// Only tool results: each gets its own section below.

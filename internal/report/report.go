@@ -21,7 +21,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/awlrun/awl/conv"
-	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/session"
 )
 
@@ -134,7 +134,7 @@ func (r *renderer) scan() {
 		if m == nil {
 			continue
 		}
-		if prompt.IsGateFeedback(*m) {
+		if modelctx.IsGateFeedback(*m) {
 			t.chks++
 		}
 		for k := range m.Content {
@@ -272,11 +272,11 @@ func (r *renderer) message(e *session.Entry, n *int) {
 		r.w.WriteString("<details class=\"msg system\"><summary>system prompt</summary>")
 		r.blocks(m)
 		r.w.WriteString("</details>\n")
-	case m.Role == conv.RoleUser && prompt.IsContextualMessage(*m):
+	case m.Role == conv.RoleUser && modelctx.IsContextualMessage(*m):
 		r.w.WriteString("<details class=\"msg context\"><summary>context shown to the model</summary>")
 		r.blocks(m)
 		r.w.WriteString("</details>\n")
-	case m.Role == conv.RoleUser && prompt.IsGateFeedback(*m):
+	case m.Role == conv.RoleUser && modelctx.IsGateFeedback(*m):
 		r.w.WriteString("<section class=\"msg check\"><h3>check feedback</h3>")
 		r.blocks(m)
 		r.w.WriteString("</section>\n")

@@ -21,8 +21,8 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/runner/projection"
-	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
 
@@ -199,7 +199,7 @@ func itemsDigest(items []string) [sha256.Size]byte {
 // neither context, tool results nor a gate's feedback (the replayed run's
 // own gates give that again).
 func isPrompt(m conv.Message) bool {
-	return m.Role == conv.RoleUser && len(m.Content) > 0 && !prompt.IsContextualMessage(m) && !isToolResults(m) && !prompt.IsGateFeedback(m)
+	return m.Role == conv.RoleUser && len(m.Content) > 0 && !modelctx.IsContextualMessage(m) && !isToolResults(m) && !modelctx.IsGateFeedback(m)
 }
 
 func isToolResults(m conv.Message) bool {
@@ -284,7 +284,7 @@ func (r *Provider) Next(history []conv.Message, given string) (Step, error) {
 			step.Prompts = append(step.Prompts, p.msg)
 		}
 	}
-	if base, err := prompt.LastBaseline(r.path[:next.stepEnd]); err == nil && base != nil {
+	if base, err := modelctx.LastBaseline(r.path[:next.stepEnd]); err == nil && base != nil {
 		step.Schema = base.OutputSchema
 	}
 	return step, nil
@@ -438,7 +438,7 @@ func (c *collector) add(m conv.Message) {
 			}
 		}
 	case conv.RoleUser:
-		if prompt.IsContextualMessage(m) {
+		if modelctx.IsContextualMessage(m) {
 			return
 		}
 		var results []conv.Block

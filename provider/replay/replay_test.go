@@ -12,8 +12,8 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/runner/projection"
-	"github.com/awlrun/awl/runner/prompt"
 	"github.com/awlrun/awl/session"
 )
 
@@ -72,7 +72,7 @@ func TestReplayComparesOnlyWhatIsNewEachTurn(t *testing.T) {
 
 func TestReplayPromptsSkipsContextAndToolResults(t *testing.T) {
 	ctx := conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("<environment_context>\n  <cwd>/x</cwd>\n</environment_context>")}}
-	feedback := user(prompt.FeedbackText("output-schema", "not JSON"))
+	feedback := user(modelctx.FeedbackText("output-schema", "not JSON"))
 	got := New([]conv.Message{{Role: conv.RoleSystem, Content: []conv.Block{conv.TextBlock("sys")}}, ctx, user("one"), toolCall("t", "{}"), result("t", "r"), feedback, user("two")}, "", false, nil).Prompts()
 	if len(got) != 2 || got[0].Text() != "one" || got[1].Text() != "two" {
 		t.Fatalf("Prompts = %+v", got)

@@ -14,7 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/awlrun/awl/conv"
-	"github.com/awlrun/awl/runner/prompt"
+	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/session"
 )
 
@@ -47,7 +47,7 @@ func CompactionAt(path []session.Entry, i int) (f session.Compaction, ctxEnd int
 	return f, end, true
 }
 
-// contextual reports whether m is model-visible context as prompt.Build
+// contextual reports whether m is model-visible context as modelctx.Build
 // renders it: the system message, or a user message of context fragments
 // only (not a prompt a resumed run appended after a cut compaction).
 func contextual(m *conv.Message) bool {
@@ -61,7 +61,7 @@ func contextual(m *conv.Message) bool {
 		return false
 	}
 	for _, b := range m.Content {
-		if b.Type != conv.BlockText || !prompt.IsContextual(b.Text) {
+		if b.Type != conv.BlockText || !modelctx.IsContextual(b.Text) {
 			return false
 		}
 	}

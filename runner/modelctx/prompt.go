@@ -1,11 +1,11 @@
-// Package prompt builds awl's model-visible context: the system prompt, the
+// Package modelctx builds awl's model-visible context: the system prompt, the
 // --append-system text, the tool policy, the sandbox's limits, the
 // environment context and the AGENTS.md instructions. Each is a typed fragment registered once, in prompt
 // order. Build renders the fragments that changed since a persisted Baseline
 // into at most two envelopes (one system message, one contextual user
 // message), so a resumed session appends only what the model has not yet
 // seen and the prompt prefix stays byte-identical.
-package prompt
+package modelctx
 
 import (
 	"strings"

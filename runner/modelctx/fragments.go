@@ -1,4 +1,4 @@
-package prompt
+package modelctx
 
 import (
 	"path/filepath"

@@ -1,4 +1,4 @@
-package prompt
+package modelctx
 
 // DefaultSystem is awl's default system prompt, for a coding agent that runs
 // unattended and must finish without asking questions. --system replaces it.
