@@ -24,6 +24,9 @@
 // builds the base from a pinned commit). With -check FILE it compares with
 // committed figures instead; -write FILE records them.
 //
+// With -serve it only serves the fake model and prints its URL, for
+// profiling one run by hand (ANTHROPIC_BASE_URL=URL awl run …).
+//
 // Run from the repository root: go run ./scripts/benchfloor [-n 15].
 package main
 
@@ -110,7 +113,17 @@ func main() {
 	check := flag.String("check", "", "baseline file to compare with; exit 1 on a regression")
 	tolerance := flag.Float64("tolerance", 0.15, "with -check: how much worse a figure may be")
 	write := flag.String("write", "", "write the figures to this baseline file")
+	serve := flag.Bool("serve", false, "only serve the fake model: print its URL, serve until killed (to profile one run by hand)")
 	flag.Parse()
+	if *serve {
+		srv, err := startServer()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchfloor:", err)
+			os.Exit(1)
+		}
+		fmt.Println(srv.url)
+		select {}
+	}
 	if err := run(*n, *awlBin, *baseBin, *large, *long, *check, *tolerance, *write); err != nil {
 		fmt.Fprintln(os.Stderr, "benchfloor:", err)
 		os.Exit(1)
