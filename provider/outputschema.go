@@ -12,12 +12,15 @@ const outputSchemaName = "output"
 
 // RejectsOutputSchema reports whether err is a server refusing the native
 // structured-output parameter: a 400 (or 422) whose message names it
-// (response_format, text.format, output_config, output_format, json_schema).
-// Compatible servers that do not support it answer this way; the caller
-// then goes on without the parameter.
+// (response_format, text.format, output_config, output_format, json_schema),
+// or the same refusal reported inside the stream (the Responses API's error
+// event, code invalid_json_schema: an Error of KindRequest with no status).
+// OpenAI words its refusal of a schema "Invalid schema for response_format
+// 'NAME': …" on both its APIs. Compatible servers that do not support the
+// parameter answer this way too; the caller then goes on without it.
 func RejectsOutputSchema(err error) bool {
 	var e *Error
-	if !errors.As(err, &e) || (e.Status != 400 && e.Status != 422) {
+	if !errors.As(err, &e) || (e.Status != 400 && e.Status != 422 && (e.Status != 0 || e.Kind != KindRequest)) {
 		return false
 	}
 	m := strings.ToLower(e.Message)

@@ -1,11 +1,14 @@
 package provider
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/awlrun/awl/conv"
@@ -86,6 +89,11 @@ func TestRecordedRefusals(t *testing.T) {
 		{"anthropic-bad-schema.json", NameAnthropic, false, 0, true},
 		{"openai-chat-too-long.json", NameOpenAIChat, true, 4097, false},
 		{"openai-responses-too-long.json", NameOpenAI, true, 0, false},
+		{"openai-chat-bad-schema.json", NameOpenAIChat, false, 0, true},
+		{"openai-responses-bad-schema.json", NameOpenAI, false, 0, true},
+		{"openai-chat-bad-tool-schema.json", NameOpenAIChat, false, 0, false},
+		{"openai-responses-bad-tool-schema.json", NameOpenAI, false, 0, false},
+		{"anthropic-bad-tool-schema.json", NameAnthropic, false, 0, false},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			body, err := os.ReadFile(filepath.Join("testdata", "wire", "refusals", tc.file))
@@ -108,5 +116,38 @@ func TestRecordedRefusals(t *testing.T) {
 				t.Errorf("overflow %v limit %d schema %v; want %v %d %v", IsContextOverflow(err), ContextLimit(err), RejectsOutputSchema(err), tc.overflow, tc.limit, tc.schema)
 			}
 		})
+	}
+}
+
+// TestRecordedSchemaRefusalInStream: the Responses API's refusal of an
+// output schema as an error event (the body Codex logged, in an SSE error
+// event of a 200 answer) is a request error that turns the native
+// parameter off, as the same refusal as an HTTP 400 is.
+func TestRecordedSchemaRefusalInStream(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("testdata", "wire", "refusals", "openai-responses-bad-schema-event.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, body); err != nil {
+		t.Fatal(err)
+	}
+	srv := providertest.New()
+	defer srv.Close()
+	srv.Enqueue(providertest.Response{Body: []byte("event: error\ndata: " + compact.String() + "\n\n")})
+	p, err := New(NameOpenAI, Options{APIKey: "k", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Stream(context.Background(), Request{Model: "m", Messages: []conv.Message{{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("hi")}}}}, nil)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != KindRequest || !strings.Contains(e.Message, "Invalid schema for response_format 'codex_output_schema'") {
+		t.Fatalf("error %v, want a request error with the API's message", err)
+	}
+	if !RejectsOutputSchema(err) || IsContextOverflow(err) {
+		t.Errorf("schema %v overflow %v; want true false", RejectsOutputSchema(err), IsContextOverflow(err))
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests, want 1: a refused schema is not retried", n)
 	}
 }

@@ -12,6 +12,29 @@ import (
 	"github.com/awlrun/awl/provider/providertest"
 )
 
+// refusalServer serves file's recorded refusal body (provider/testdata/
+// wire/refusals) from a fake model the run's environment points every API
+// at, and writes the run's schema.json, whose one property ok is a
+// boolean.
+func refusalServer(t *testing.T, file string) ([]byte, *providertest.Server) {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("..", "..", "provider", "testdata", "wire", "refusals", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := providertest.New()
+	t.Cleanup(srv.Close)
+	keyEnv(t, srv)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-test-key")
+	t.Setenv("OPENAI_API_KEY", "sk-test-key")
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	schema := `{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}`
+	if err := os.WriteFile("schema.json", []byte(schema), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return body, srv
+}
+
 // TestRecordedRefusalRuns runs awl against each API's real refusal of a
 // bad tool schema and of an unsupported parameter (provider/testdata/wire/
 // refusals): the run fails at once with exit 5, after the one request (a
@@ -28,21 +51,8 @@ func TestRecordedRefusalRuns(t *testing.T) {
 		{"openai-responses-unsupported-parameter.json", "openai", "Unsupported parameter: 'temperature' is not supported with this model."},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			body, err := os.ReadFile(filepath.Join("..", "..", "provider", "testdata", "wire", "refusals", tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := providertest.New()
-			defer srv.Close()
-			keyEnv(t, srv)
-			t.Setenv("ANTHROPIC_API_KEY", "sk-test-key")
-			t.Setenv("OPENAI_API_KEY", "sk-test-key")
-			t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+			body, srv := refusalServer(t, tc.file)
 			srv.Enqueue(providertest.Response{Status: 400, Body: body})
-			schema := `{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}`
-			if err := os.WriteFile("schema.json", []byte(schema), 0o644); err != nil {
-				t.Fatal(err)
-			}
 			var stdout, stderr bytes.Buffer
 			code := Main(context.Background(), []string{"run", "--no-stdin", "--provider", tc.provider, "-o", "ndjson", "--output-schema", "schema.json", "hi"}, nil, &stdout, &stderr)
 			if code != 5 {
@@ -71,15 +81,13 @@ func TestRecordedRefusalRuns(t *testing.T) {
 	}
 }
 
-// TestRecordedTooLongAndSchemaRuns runs awl against each API's real
-// refusal of a request as too long, and Anthropic's of an output schema
-// keyword: a too-long request is compacted (a summary request, reason
-// overflow) and sent once more, the limit learnt where the refusal states
-// one under the window in force (OpenAI Chat's 4097; Anthropic's 200000
-// is the table's window, and Responses states none); a refused schema
-// turns the native parameter off with a notice, and the same request goes
-// again without it. Each run completes (exit 0) with the answer.
-func TestRecordedTooLongAndSchemaRuns(t *testing.T) {
+// TestRecordedTooLongRuns runs awl against each API's real refusal of a
+// request as too long: the request is compacted (a summary request,
+// reason overflow) and sent once more, the limit learnt where the refusal
+// states one under the window in force (OpenAI Chat's 4097; Anthropic's
+// 200000 is the table's window, and Responses states none). Each run
+// completes (exit 0) with the answer.
+func TestRecordedTooLongRuns(t *testing.T) {
 	for _, tc := range []struct {
 		file, provider string
 		requests       int
@@ -89,29 +97,13 @@ func TestRecordedTooLongAndSchemaRuns(t *testing.T) {
 		{"anthropic-too-long.json", "anthropic", 3, "", ""},
 		{"openai-chat-too-long.json", "openai-chat", 3, "4097", "states a limit of 4097 tokens, which is the window from now on"},
 		{"openai-responses-too-long.json", "openai", 3, "", ""},
-		{"anthropic-bad-schema.json", "anthropic", 2, "", "the server rejected native structured output (anthropic: Bad Request (400): output_format.schema: For 'integer' type, property 'minimum' is not supported)"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			body, err := os.ReadFile(filepath.Join("..", "..", "provider", "testdata", "wire", "refusals", tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := providertest.New()
-			defer srv.Close()
-			keyEnv(t, srv)
-			t.Setenv("ANTHROPIC_API_KEY", "sk-test-key")
-			t.Setenv("OPENAI_API_KEY", "sk-test-key")
-			t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+			body, srv := refusalServer(t, tc.file)
 			answer := `{"ok":true}`
 			srv.Enqueue(providertest.Response{Status: 400, Body: body})
-			if tc.requests == 3 {
-				srv.Enqueue(providertest.Text(tc.provider, "the user said hi"))
-			}
+			srv.Enqueue(providertest.Text(tc.provider, "the user said hi"))
 			srv.Enqueue(providertest.Text(tc.provider, answer))
-			schema := `{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}`
-			if err := os.WriteFile("schema.json", []byte(schema), 0o644); err != nil {
-				t.Fatal(err)
-			}
 			var stdout, stderr bytes.Buffer
 			code := Main(context.Background(), []string{"run", "--no-stdin", "--provider", tc.provider, "-o", "ndjson", "--output-schema", "schema.json", "hi"}, nil, &stdout, &stderr)
 			if code != 0 {
@@ -161,23 +153,122 @@ func TestRecordedTooLongAndSchemaRuns(t *testing.T) {
 			if tc.notice != "" && (len(notices) != 1 || !strings.Contains(notices[0], tc.notice) || !strings.Contains(stderr.String(), tc.notice)) {
 				t.Errorf("notices %q and stderr %q, want one holding %q", notices, stderr.String(), tc.notice)
 			}
-			if tc.requests == 3 {
-				// Too long: one compaction, then the same turn once more.
-				if len(compactions) != 1 || compactions[0] != "overflow" {
-					t.Errorf("compactions %q, want one, reason overflow", compactions)
-				}
-				if !bytes.Contains(reqs[2].Body, []byte("the user said hi")) {
-					t.Errorf("the request after the compaction does not carry its summary: %.300s", reqs[2].Body)
-				}
-			} else {
-				// The schema refused: the request again without it.
-				if len(compactions) != 0 {
-					t.Errorf("compactions %q, want none", compactions)
-				}
-				if !bytes.Contains(reqs[0].Body, []byte(`"output_config"`)) || bytes.Contains(reqs[1].Body, []byte(`"output_config"`)) {
-					t.Errorf("output_config in the first request and not the second, want: %.200s / %.200s", reqs[0].Body, reqs[1].Body)
-				}
+			// One compaction, then the same turn once more.
+			if len(compactions) != 1 || compactions[0] != "overflow" {
+				t.Errorf("compactions %q, want one, reason overflow", compactions)
+			}
+			if !bytes.Contains(reqs[2].Body, []byte("the user said hi")) {
+				t.Errorf("the request after the compaction does not carry its summary: %.300s", reqs[2].Body)
 			}
 		})
+	}
+}
+
+// TestRecordedSchemaRefusalRuns runs awl against each API's real refusal
+// of an output schema: Anthropic's of a keyword, OpenAI Chat's of a keyword
+// in response_format, the Responses API's of text.format.schema as an HTTP
+// 400 and as an error event in the stream. Each turns the native parameter
+// off for the rest of the run with one notice (event and stderr) naming
+// the API's message, and sends the same request again without it; the
+// answer is then held to the schema by awl alone: an answer that does not
+// validate gets the gate's feedback (a third request, still without the
+// parameter) and the valid one ends the run, exit 0, with no compaction.
+// With --schema-retries 0 the invalid answer ends it with exit 7.
+func TestRecordedSchemaRefusalRuns(t *testing.T) {
+	for _, tc := range []struct {
+		file, provider string
+		inStream       bool   // the body is an error event in a 200 stream
+		native         string // what marks the native parameter in a request
+		notice         string
+	}{
+		{"anthropic-bad-schema.json", "anthropic", false, `"output_config"`,
+			"the server rejected native structured output (anthropic: Bad Request (400): output_format.schema: For 'integer' type, property 'minimum' is not supported)"},
+		{"openai-chat-bad-schema.json", "openai-chat", false, `"response_format"`,
+			"the server rejected native structured output (openai-chat: Bad Request (400): Invalid schema for response_format 'default': In context=('properties', 'description'), 'default' is not permitted.)"},
+		{"openai-responses-bad-schema.json", "openai", false, `"text":{"format"`,
+			"the server rejected native structured output (openai: Bad Request (400): Invalid schema for response_format 'response': In context=(), 'required' is required to be supplied"},
+		{"openai-responses-bad-schema-event.json", "openai", true, `"text":{"format"`,
+			"the server rejected native structured output (openai: Invalid schema for response_format 'codex_output_schema'. Please ensure it is a valid JSON Schema.)"},
+	} {
+		for _, retries := range []string{"2", "0"} {
+			t.Run(tc.file+"/retries="+retries, func(t *testing.T) {
+				body, srv := refusalServer(t, tc.file)
+				if tc.inStream {
+					var c bytes.Buffer
+					if err := json.Compact(&c, body); err != nil {
+						t.Fatal(err)
+					}
+					srv.Enqueue(providertest.Response{Body: []byte("event: error\ndata: " + c.String() + "\n\n")})
+				} else {
+					srv.Enqueue(providertest.Response{Status: 400, Body: body})
+				}
+				answer := `{"ok":true}`
+				srv.Enqueue(providertest.Text(tc.provider, `{"ok":"yes"}`))
+				srv.Enqueue(providertest.Text(tc.provider, answer))
+				var stdout, stderr bytes.Buffer
+				code := Main(context.Background(), []string{"run", "--no-stdin", "--provider", tc.provider, "-o", "ndjson", "--output-schema", "schema.json", "--schema-retries", retries, "hi"}, nil, &stdout, &stderr)
+				want, wantReqs, wantReason := 0, 3, "completed"
+				if retries == "0" {
+					want, wantReqs, wantReason = 7, 2, "schema_invalid"
+				}
+				if code != want {
+					t.Fatalf("exit %d, want %d\n%s", code, want, stderr.String())
+				}
+				reqs := srv.Requests()
+				if len(reqs) != wantReqs {
+					t.Fatalf("%d requests, want %d", len(reqs), wantReqs)
+				}
+				var res struct {
+					ExitCode   int             `json:"exit_code"`
+					Reason     string          `json:"reason"`
+					Structured json.RawMessage `json:"structured"`
+					Problems   []string        `json:"problems"`
+				}
+				var notices, others []string
+				for line := range strings.Lines(stdout.String()) {
+					var ev struct {
+						Type    string `json:"type"`
+						Message string `json:"message"`
+					}
+					if err := json.Unmarshal([]byte(line), &ev); err != nil {
+						t.Fatalf("event %q: %v", line, err)
+					}
+					switch ev.Type {
+					case "result":
+						json.Unmarshal([]byte(line), &res)
+					case "notice":
+						notices = append(notices, ev.Message)
+					case "compaction", "retry":
+						others = append(others, ev.Type)
+					}
+				}
+				if res.ExitCode != want || res.Reason != wantReason {
+					t.Errorf("result %+v, want exit %d, %s", res, want, wantReason)
+				}
+				if want == 0 && string(res.Structured) != answer {
+					t.Errorf("structured %s, want %s", res.Structured, answer)
+				}
+				if want == 7 && (len(res.Problems) == 0 || !strings.Contains(res.Problems[0], "/ok")) {
+					t.Errorf("problems %q, want the answer's /ok", res.Problems)
+				}
+				if len(notices) != 1 || !strings.Contains(notices[0], tc.notice) || strings.Count(stderr.String(), "rejected native structured output") != 1 || !strings.Contains(stderr.String(), tc.notice) {
+					t.Errorf("notices %q and stderr %q, want one holding %q", notices, stderr.String(), tc.notice)
+				}
+				if len(others) != 0 {
+					t.Errorf("events %q, want no compaction and no retry", others)
+				}
+				if !bytes.Contains(reqs[0].Body, []byte(tc.native)) {
+					t.Errorf("the first request has no %s: %.300s", tc.native, reqs[0].Body)
+				}
+				for i, r := range reqs[1:] {
+					if bytes.Contains(r.Body, []byte(tc.native)) {
+						t.Errorf("request %d still sends %s after the refusal: %.300s", i+2, tc.native, r.Body)
+					}
+				}
+				if want == 0 && !bytes.Contains(reqs[2].Body, []byte("did not match the output schema")) {
+					t.Errorf("the third request does not carry the gate's feedback: %.500s", reqs[2].Body)
+				}
+			})
+		}
 	}
 }
