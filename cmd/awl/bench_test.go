@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/awlrun/awl/internal/peakrss"
 	"github.com/awlrun/awl/provider/providertest"
 )
 
@@ -134,14 +134,18 @@ func BenchmarkPeakRSS(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		cmd := exec.Command(bin, "run", "--no-stdin", "loop")
 		cmd.Env, cmd.Dir = env, dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("%v\n%s", err, out)
+		// The process's own peak (internal/peakrss): ru_maxrss would be
+		// this test binary's resident set whenever that is larger.
+		m, err := peakrss.Run(cmd)
+		if err != nil {
+			b.Fatal(err)
 		}
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > peak {
-			peak = ru.Maxrss
+		if !m.Status.Exited() || m.Status.ExitStatus() != 0 {
+			b.Fatalf("awl run: %v", m.Status)
 		}
+		peak = max(peak, m.PeakBytes)
 	}
-	b.ReportMetric(float64(peak)/1024, "MB-peak-rss")
+	b.ReportMetric(float64(peak)/(1<<20), "MiB-peak-rss")
 }
 
 // BenchmarkRunInProcess calls Main for one text prompt against the fake

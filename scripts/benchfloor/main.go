@@ -46,6 +46,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/awlrun/awl/internal/peakrss"
 )
 
 // floorProgram is the least a Go program can do to send a request.
@@ -176,6 +178,9 @@ func run(n int, awlBin, baseBin string, large, long bool, check string, toleranc
 		if err != nil {
 			return err
 		}
+		if f.rss, err = r.peakOf([]string{floor}); err != nil {
+			return err
+		}
 		floorS.add(f, result{}, result{})
 		// awl and the base in turn, the first of the pair alternating.
 		bins := []struct {
@@ -193,8 +198,14 @@ func run(n int, awlBin, baseBin string, large, long bool, check string, toleranc
 			if err != nil {
 				return err
 			}
+			if t.rss, err = r.peakOf([]string{b.bin, "run", "--no-stdin", "hello"}); err != nil {
+				return err
+			}
 			l, err := r.once([]string{b.bin, "run", "--no-stdin", "loop 10"}, nil)
 			if err != nil {
+				return err
+			}
+			if l.rss, err = r.peakOf([]string{b.bin, "run", "--no-stdin", "loop 10"}); err != nil {
 				return err
 			}
 			v, err := r.once([]string{b.bin, "--version"}, nil)
@@ -329,29 +340,115 @@ type result struct {
 
 // once runs argv and measures it. first is the time from start to the
 // first request the fake model received from this process (0 if none).
+// Its rss is -1: peak measures that (internal/peakrss says why the
+// rusage's ru_maxrss is not a child's own peak: for a bare Go program it
+// gave benchfloor's own 9.7 MiB, not its 2-6 MiB).
+//
+// The process's standard streams are files, so that no goroutine of this
+// program copies them and the process can be waited for directly.
 func (r *runner) once(argv []string, stdin io.Reader) (result, error) {
+	return r.run(argv, stdin, false)
+}
+
+// peak runs argv as once does, stopped at its exit to read its peak RSS:
+// its rss is set, and its cpu (the child's own); its times are not a
+// start's, since the stops for the signals it gets wait for this program.
+func (r *runner) peak(argv []string, stdin io.Reader) (result, error) {
+	return r.run(argv, stdin, true)
+}
+
+func (r *runner) run(argv []string, stdin io.Reader, trace bool) (result, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env, cmd.Dir, cmd.Stdin = r.env, r.dir, stdin
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
-	if r.stdout != nil {
-		cmd.Stdout = r.stdout
+	cmd.Env, cmd.Dir = r.env, r.dir
+	files, err := r.streams(cmd, stdin)
+	if err != nil {
+		return result{}, err
 	}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
 	r.srv.reset()
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return result{}, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, stderr.Bytes())
+	if trace {
+		m, err := peakrss.Run(cmd)
+		if err != nil {
+			return result{}, fmt.Errorf("%s: %v", strings.Join(argv, " "), err)
+		}
+		return r.result(argv, files, start, m.Status, &m.Rusage, m.MiB())
 	}
+	if err := cmd.Start(); err != nil {
+		return result{}, fmt.Errorf("%s: %v", strings.Join(argv, " "), err)
+	}
+	defer cmd.Process.Release()
+	var ws syscall.WaitStatus
+	var ru syscall.Rusage
+	if _, err := syscall.Wait4(cmd.Process.Pid, &ws, 0, &ru); err != nil {
+		return result{}, err
+	}
+	return r.result(argv, files, start, ws, &ru, -1)
+}
+
+// result reads what a finished process left: its exit status, its
+// output, when its first request came.
+func (r *runner) result(argv []string, files []*os.File, start time.Time, ws syscall.WaitStatus, ru *syscall.Rusage, hwm float64) (result, error) {
 	wall := time.Since(start)
-	res := result{wall: ms(wall)}
+	if !ws.Exited() || ws.ExitStatus() != 0 {
+		errOut, _ := os.ReadFile(files[len(files)-1].Name())
+		return result{}, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), ws, errOut)
+	}
+	if r.stdout != nil {
+		out, err := os.ReadFile(files[0].Name())
+		if err != nil {
+			return result{}, err
+		}
+		r.stdout.Write(out)
+	}
+	res := result{wall: ms(wall), rss: hwm}
 	if at, ok := r.srv.first(); ok {
 		res.first = ms(at.Sub(start))
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.rss = float64(ru.Maxrss) / 1024
-		res.cpu = ms(time.Duration(ru.Utime.Nano() + ru.Stime.Nano()))
-	}
+	res.cpu = ms(time.Duration(ru.Utime.Nano() + ru.Stime.Nano()))
 	return res, nil
+}
+
+// peakOf is the peak RSS of a run of argv, in MiB (peak).
+func (r *runner) peakOf(argv []string) (float64, error) {
+	res, err := r.peak(argv, nil)
+	return res.rss, err
+}
+
+// streams gives cmd files for its standard streams: stdin's content
+// written to one, stdout and stderr to be read afterwards. The files are
+// returned for removal, stdout first and stderr last.
+func (r *runner) streams(cmd *exec.Cmd, stdin io.Reader) ([]*os.File, error) {
+	var files []*os.File
+	for range 2 {
+		f, err := os.CreateTemp("", "benchfloor-out-")
+		if err != nil {
+			return files, err
+		}
+		files = append(files, f)
+	}
+	cmd.Stdout, cmd.Stderr = files[0], files[1]
+	if stdin != nil {
+		f, err := os.CreateTemp("", "benchfloor-in-")
+		if err != nil {
+			return files, err
+		}
+		files = append([]*os.File{f}, files...)
+		files[0], files[1] = files[1], files[0] // stdout first again
+		if _, err := io.Copy(f, stdin); err != nil {
+			return files, err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return files, err
+		}
+		cmd.Stdin = f
+	}
+	return files, nil
 }
 
 // large feeds a 50 MB prompt on stdin, then resumes that session.
@@ -360,12 +457,12 @@ func (r *runner) large(awlBin, work string, fig *Figures) error {
 	sessions := filepath.Join(work, "large-sessions")
 	env := append(slices.Clone(r.env), "AWL_SESSION_DIR="+sessions)
 	rr := &runner{srv: r.srv, env: env, dir: r.dir}
-	res, err := rr.once([]string{awlBin, "run", "-o", "json", "summarise"}, bytes.NewReader(prompt))
+	res, err := rr.peak([]string{awlBin, "run", "-o", "json", "summarise"}, bytes.NewReader(prompt))
 	if err != nil {
 		return err
 	}
 	fig.LargeRSSMiB, fig.LargeCPUMs = res.rss, res.cpu
-	res, err = rr.once([]string{awlBin, "run", "-c", "--no-stdin", "again"}, nil)
+	res, err = rr.peak([]string{awlBin, "run", "-c", "--no-stdin", "again"}, nil)
 	if err != nil {
 		return err
 	}
@@ -396,7 +493,7 @@ func (r *runner) long(awlBin, work string, fig *Figures) error {
 	rr := &runner{srv: r.srv, env: r.env, dir: dir, stdout: &events}
 	r.srv.setLong(longSteps)
 	defer r.srv.setLong(0)
-	res, err := rr.once([]string{awlBin, "run", "--no-stdin", "-o", "ndjson", "--max-turns", fmt.Sprint(longSteps + 10),
+	res, err := rr.peak([]string{awlBin, "run", "--no-stdin", "-o", "ndjson", "--max-turns", fmt.Sprint(longSteps + 10),
 		"--context-window", fmt.Sprint(longWindow), "read big.txt again and again"}, nil)
 	if err != nil {
 		return err
