@@ -126,6 +126,12 @@ func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader
 	var run runCLI
 	g, grammar := any(&whole), &whole.globals
 	if onlyRun(args) {
+		// The ordinary `awl run` line needs no kong (fastRun).
+		if rewritten, err := rewriteResume(args); err == nil {
+			if gl, rc, ok := fastRun(rewritten); ok {
+				return runCommand(a, &gl, func(store *session.Store) error { return rc.Run(a, store) })
+			}
+		}
 		g, grammar = &run, &run.globals
 	}
 	parser, err := newParser(g, stdout, stderr)
@@ -169,21 +175,30 @@ func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader
 		}
 		return runner.ExitUsage
 	}
+	return runCommand(a, grammar, func(store *session.Store) error {
+		kctx.Bind(a, store)
+		return kctx.Run()
+	})
+}
+
+// runCommand runs a parsed command with the session store the global flags
+// name: the default directory when none, made absolute, so paths in events
+// and errors stay right after -C. It returns the exit code.
+func runCommand(a *app, grammar *globals, run func(*session.Store) error) int {
 	if grammar.SessionDir == "" {
-		grammar.SessionDir, err = session.DefaultDir(a.getenv)
+		dir, err := session.DefaultDir(a.getenv)
 		if err != nil {
-			fmt.Fprintln(stderr, "awl:", err)
+			fmt.Fprintln(a.stderr, "awl:", err)
 			return runner.ExitInternal
 		}
+		grammar.SessionDir = dir
 	}
-	// Absolute, so paths in events and errors stay right after -C.
 	if abs, err := filepath.Abs(grammar.SessionDir); err == nil {
 		grammar.SessionDir = abs
 	}
-	kctx.Bind(a, &session.Store{Dir: grammar.SessionDir, IsLimit: runner.IsLimit})
-	if err := kctx.Run(); err != nil {
+	if err := run(&session.Store{Dir: grammar.SessionDir, IsLimit: runner.IsLimit}); err != nil {
 		c, _ := runner.Classify(err)
-		fmt.Fprintln(stderr, "awl:", err)
+		fmt.Fprintln(a.stderr, "awl:", err)
 		return c
 	}
 	return a.code
