@@ -1,0 +1,46 @@
+// Code generated from models.json by TestBuiltinTableIsModelsJSON; DO NOT EDIT.
+
+package modelinfo
+
+const builtinUpdated = "2026-12-01"
+
+var builtinModels = []Model{
+	{Provider: "anthropic", Name: "claude-fable-5-1", Price: Price{Input: 10, Output: 50, CacheRead: 0.25, CacheWrite: 12.5}, ContextWindow: 1000000, Source: "https://platform.claude.com/docs/en/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-fable-5", Price: Price{Input: 10, Output: 50, CacheRead: 1, CacheWrite: 12.5}, ContextWindow: 1000000, Source: "https://platform.claude.com/docs/en/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-opus-5-5", Price: Price{Input: 4, Output: 20, CacheRead: 0.2, CacheWrite: 5}, ContextWindow: 1000000, Source: "https://platform.claude.com/docs/en/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-opus-5", Price: Price{Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25}, ContextWindow: 1000000, Source: "https://platform.claude.com/docs/en/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-opus-4-8", Price: Price{Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25}, ContextWindow: 1000000, Source: "https://platform.claude.com/docs/en/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-opus-4-7", Price: Price{Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25}, ContextWindow: 1000000, Source: "https://platform.claude.com/docs/en/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-opus-4-6", Price: Price{Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25}, ContextWindow: 1000000, Source: "https://platform.claude.com/docs/en/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-opus-4-5", Aliases: []string{"claude-opus-4-5-20251101"}, Price: Price{Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25}, ContextWindow: 200000, Source: "https://platform.claude.com/docs/en/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-opus-4-1", Aliases: []string{"claude-opus-4-1-20250805"}, Price: Price{Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75}, ContextWindow: 200000, Source: "https://platform.claude.com/docs/en/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-opus-4-0", Aliases: []string{"claude-opus-4-20250514"}, Price: Price{Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75}, ContextWindow: 200000, Source: "https://platform.claude.com/docs/en/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-sonnet-5-5", Price: Price{Input: 2, Output: 10, CacheRead: 0.1, CacheWrite: 2.5}, ContextWindow: 1000000, Source: "https://platform.claude.com/docs/en/models/sonnet-5-5/overview (cache reads cut to $0.10 on 2026-10-07)"},
+	{Provider: "anthropic", Name: "claude-sonnet-5", Price: Price{Input: 2, Output: 10, CacheRead: 0.2, CacheWrite: 2.5}, ContextWindow: 1000000, Source: "https://platform.claude.com/docs/en/models/sonnet-5/overview"},
+	{Provider: "anthropic", Name: "claude-sonnet-4-6", Price: Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}, ContextWindow: 1000000, Source: "https://platform.claude.com/docs/en/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-sonnet-4-5", Aliases: []string{"claude-sonnet-4-5-20250929"}, Price: Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}, LongContext: &Tier{Above: 200000, Price: Price{Input: 6, Output: 22.5, CacheRead: 0.6, CacheWrite: 7.5}}, ContextWindow: 200000, Source: "https://platform.claude.com/docs/en/about-claude/pricing (long context pricing)"},
+	{Provider: "anthropic", Name: "claude-sonnet-4-0", Aliases: []string{"claude-sonnet-4-20250514"}, Price: Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}, LongContext: &Tier{Above: 200000, Price: Price{Input: 6, Output: 22.5, CacheRead: 0.6, CacheWrite: 7.5}}, ContextWindow: 200000, Source: "https://docs.anthropic.com/en/docs/about-claude/pricing (long context pricing)"},
+	{Provider: "anthropic", Name: "claude-3-7-sonnet-latest", Aliases: []string{"claude-3-7-sonnet-20250219"}, Price: Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}, ContextWindow: 200000, Source: "https://docs.anthropic.com/en/docs/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-haiku-5-5", Price: Price{Input: 0.1, Output: 0.5, CacheRead: 0.01, CacheWrite: 0.125}, LongContext: &Tier{Above: 100000, Price: Price{Input: 0.5, Output: 2.5, CacheRead: 0.05, CacheWrite: 0.625}}, ContextWindow: 1000000, Source: "https://platform.claude.com/docs/en/about-claude/pricing (prompts over 100K tokens)"},
+	{Provider: "anthropic", Name: "claude-haiku-4-5", Aliases: []string{"claude-haiku-4-5-20251001"}, Price: Price{Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25}, ContextWindow: 200000, Source: "https://platform.claude.com/docs/en/models/haiku-4-5/overview"},
+	{Provider: "anthropic", Name: "claude-3-5-haiku-latest", Aliases: []string{"claude-3-5-haiku-20241022"}, Price: Price{Input: 0.8, Output: 4, CacheRead: 0.08, CacheWrite: 1}, ContextWindow: 200000, Source: "https://docs.anthropic.com/en/docs/about-claude/pricing"},
+	{Provider: "anthropic", Name: "claude-3-haiku-20240307", Price: Price{Input: 0.25, Output: 1.25, CacheRead: 0.03, CacheWrite: 0.3}, ContextWindow: 200000, Source: "https://docs.anthropic.com/en/docs/about-claude/pricing"},
+	{Provider: "openai", Name: "gpt-5.5", Price: Price{Input: 5, Output: 30, CacheRead: 0.5, CacheWrite: 0}, LongContext: &Tier{Above: 272000, Price: Price{Input: 10, Output: 45, CacheRead: 1, CacheWrite: 0}}, ContextWindow: 1050000, Source: "https://developers.openai.com/api/docs/pricing (standard tier; prompts over 272K tokens)"},
+	{Provider: "openai", Name: "gpt-5.5-pro", Price: Price{Input: 30, Output: 180, CacheRead: 30, CacheWrite: 0}, ContextWindow: 1050000, Source: "https://developers.openai.com/api/docs/pricing (no cached-input discount)"},
+	{Provider: "openai", Name: "gpt-5.4", Price: Price{Input: 2.5, Output: 15, CacheRead: 0.25, CacheWrite: 0}, LongContext: &Tier{Above: 272000, Price: Price{Input: 5, Output: 22.5, CacheRead: 0.5, CacheWrite: 0}}, ContextWindow: 1050000, Source: "https://developers.openai.com/api/docs/pricing (standard tier; prompts over 272K tokens)"},
+	{Provider: "openai", Name: "gpt-5.4-mini", Price: Price{Input: 0.75, Output: 4.5, CacheRead: 0.075, CacheWrite: 0}, ContextWindow: 400000, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "gpt-5.4-nano", Price: Price{Input: 0.2, Output: 1.25, CacheRead: 0.02, CacheWrite: 0}, ContextWindow: 400000, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "gpt-5.4-pro", Price: Price{Input: 30, Output: 180, CacheRead: 30, CacheWrite: 0}, ContextWindow: 1050000, Source: "https://developers.openai.com/api/docs/pricing (no cached-input discount)"},
+	{Provider: "openai", Name: "gpt-5.2", Price: Price{Input: 1.75, Output: 14, CacheRead: 0.175, CacheWrite: 0}, ContextWindow: 400000, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "gpt-5.1", Price: Price{Input: 1.25, Output: 10, CacheRead: 0.125, CacheWrite: 0}, ContextWindow: 400000, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "gpt-5", Price: Price{Input: 1.25, Output: 10, CacheRead: 0.125, CacheWrite: 0}, ContextWindow: 400000, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "gpt-5-mini", Price: Price{Input: 0.25, Output: 2, CacheRead: 0.025, CacheWrite: 0}, ContextWindow: 400000, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "gpt-5-nano", Price: Price{Input: 0.05, Output: 0.4, CacheRead: 0.005, CacheWrite: 0}, ContextWindow: 400000, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "gpt-4.1", Price: Price{Input: 2, Output: 8, CacheRead: 0.5, CacheWrite: 0}, ContextWindow: 1047576, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "gpt-4.1-mini", Price: Price{Input: 0.4, Output: 1.6, CacheRead: 0.1, CacheWrite: 0}, ContextWindow: 1047576, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "gpt-4.1-nano", Price: Price{Input: 0.1, Output: 0.4, CacheRead: 0.025, CacheWrite: 0}, ContextWindow: 1047576, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "gpt-4o", Price: Price{Input: 2.5, Output: 10, CacheRead: 1.25, CacheWrite: 0}, ContextWindow: 128000, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "gpt-4o-mini", Price: Price{Input: 0.15, Output: 0.6, CacheRead: 0.075, CacheWrite: 0}, ContextWindow: 128000, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "o3", Price: Price{Input: 2, Output: 8, CacheRead: 0.5, CacheWrite: 0}, ContextWindow: 200000, Source: "https://developers.openai.com/api/docs/pricing"},
+	{Provider: "openai", Name: "o4-mini", Price: Price{Input: 1.1, Output: 4.4, CacheRead: 0.275, CacheWrite: 0}, ContextWindow: 200000, Source: "https://developers.openai.com/api/docs/pricing"},
+}
