@@ -50,15 +50,10 @@ func fastRun(args []string) (globals, runCmd, bool) {
 		return g, c, false
 	}
 	fl := runCmdFlags()
-	if fl == nil {
+	if fl == nil || !fl.defaults(&c) {
 		return g, c, false
 	}
 	rv := reflect.ValueOf(&c).Elem()
-	for _, f := range fl.flags {
-		if f.def != "" && !f.set(rv.Field(f.index), f.def) {
-			return g, c, false
-		}
-	}
 	// kong takes the prompt's words as one run of positional arguments: a
 	// word after a flag that follows them is refused.
 	const (
@@ -127,6 +122,18 @@ func fastRun(args []string) (globals, runCmd, bool) {
 		}
 	}
 	return g, c, true
+}
+
+// defaults sets the flags' default values in c, as kong does before a
+// parse.
+func (fl *fastFlags) defaults(c *runCmd) bool {
+	rv := reflect.ValueOf(c).Elem()
+	for _, f := range fl.flags {
+		if f.def != "" && !f.set(rv.Field(f.index), f.def) {
+			return false
+		}
+	}
+	return true
 }
 
 // sessionDirValue reads --session-dir DIR or --session-dir=DIR at args[i];
