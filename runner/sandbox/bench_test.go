@@ -1,7 +1,9 @@
 package sandbox_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -66,4 +68,22 @@ func benchStart(b *testing.B) {
 	b.ReportMetric(ms(confined-direct), "added-ms/op")
 	slices.Sort(diffs)
 	b.ReportMetric(float64(diffs[len(diffs)/2].Microseconds())/1000, "median-added-ms/op")
+}
+
+// BenchmarkNew makes and closes a workspace-write sandbox for a directory
+// with a .git: for a user who is not root where user namespaces work, New
+// starts the namespaces' init (sh, and mount for /proc and .git), so the
+// status says what it did; as root the init waits for the first command.
+func BenchmarkNew(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: dir})
+		if err != nil || !st.Full() {
+			b.Skipf("no Landlock here: %v %+v", err, st)
+		}
+		sb.Close()
+	}
 }

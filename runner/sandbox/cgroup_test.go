@@ -78,7 +78,10 @@ func TestNoProcessOutlivesAKilledAwlInItsCgroup(t *testing.T) {
 		cmd := exec.Command(exe)
 		cmd.Dir = filepath.Join(root, "work")
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "TMPDIR=" + filepath.Join(root, "tmp"),
-			"AWL_PROBE=hold:" + cmd.Dir, "AWL_PROBE_CMD=" + command}
+			"AWL_PROBE=hold:" + cmd.Dir, "AWL_PROBE_CMD=" + command,
+			// As where the user may make no user namespace, which awl
+			// would use instead of the cgroup.
+			"AWL_PROBE_NO_NAMESPACES=1"}
 		cmd.SysProcAttr = &syscall.SysProcAttr{
 			Credential:  &syscall.Credential{Uid: cgroupUID, Gid: cgroupUID},
 			UseCgroupFD: true,

@@ -282,15 +282,37 @@ func requireNamespaces(t *testing.T, st sandbox.Status) {
 	t.Helper()
 	// proc: the namespaces alone give it (processes may come from a
 	// cgroup instead).
-	if !st.Enforced.Proc {
-		msg := "awl cannot make PID namespaces here (it needs CAP_SYS_ADMIN)"
-		if os.Geteuid() != 0 {
-			// As expected, even in CI (make test-unprivileged): the
-			// WithoutNamespaces tests cover what a user gets instead.
-			t.Skip(msg + ": not root")
-		}
-		testenv.Require(t, msg)
+	if st.Enforced.Proc {
+		return
 	}
+	if os.Geteuid() == 0 {
+		testenv.Require(t, "awl cannot make PID namespaces here (it needs CAP_SYS_ADMIN)")
+		return
+	}
+	// Not root: awl must use user namespaces wherever they work.
+	if why := userNamespacesMissing(); why != "" {
+		// The WithoutNamespaces tests cover what a user gets then.
+		t.Skipf("not root, and user namespaces cannot be used here (%s): the sandbox cannot make namespaces", why)
+	}
+	t.Fatalf("not root, user namespaces work here (unshare made a user, PID and mount namespace and mounted /proc in it), "+
+		"but the sandbox made none: status %+v", st)
+}
+
+// userNamespacesMissing says why a user who is not root cannot make a user
+// namespace with PID and mount namespaces and mount in it, or the
+// commands awl needs for them are missing: "" when nothing is missing.
+// It asks unshare(1), apart from awl.
+func userNamespacesMissing() string {
+	for _, c := range []string{"unshare", "nsenter", "mount"} {
+		if _, err := exec.LookPath(c); err != nil {
+			return c + " is not installed"
+		}
+	}
+	out, err := exec.Command("unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount", "--mount-proc", "true").CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("unshare --user --map-root-user --pid --fork --mount --mount-proc true: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return ""
 }
 
 // Nothing a tool started, setsid'd or double-forked, outlives the run:
@@ -409,10 +431,21 @@ func TestGitReadOnly(t *testing.T) {
 		in, _ := json.Marshal(map[string]any{"command": cmd})
 		return bash.Run(context.Background(), in)
 	}
-	for _, cmd := range []string{"echo evil > .git/hooks/post-checkout", "echo evil > .git/config", "echo evil > .git/modules/sub/hooks/pre-commit"} {
+	for _, cmd := range []string{"echo evil > .git/hooks/post-checkout", "echo evil > .git/config", "echo evil > .git/modules/sub/hooks/pre-commit",
+		// Nor can a command undo the mount: remount it writable, unmount
+		// it, or do either in namespaces of its own.
+		"mount -o remount,bind,rw .git; echo evil > .git/config",
+		"umount .git; umount -l .git; echo evil > .git/config",
+		"unshare --user --mount --propagation unchanged sh -c 'mount -o remount,bind,rw .git; umount -l .git; echo evil > .git/config'",
+		"unshare --user --map-root-user --mount sh -c 'mount -o remount,bind,rw .git; umount -l .git; echo evil > .git/config'; echo evil > .git/config",
+	} {
 		if res := run(cmd); !res.IsError || !strings.Contains(res.Content, "Read-only file system") {
 			t.Errorf("%s: want a read-only file system:\n%s", cmd, res.Content)
 		}
+	}
+	if res := run(probeCommand(t, "remount", filepath.Join(cwd, ".git"))); !strings.Contains(res.Content, "probe failed") ||
+		!strings.Contains(res.Content, "read-only file system") {
+		t.Errorf("remount and umount .git by system call: want both refused and .git read-only:\n%s", res.Content)
 	}
 	mustNotExist(t, filepath.Join(cwd, ".git/hooks/post-checkout"))
 	mustNotExist(t, filepath.Join(cwd, ".git/config"))

@@ -8,3 +8,11 @@ func WithoutNamespaces() (restore func()) {
 	noNamespaces, noCgroup = true, true
 	return func() { noNamespaces, noCgroup = false, false }
 }
+
+// WithoutUserNamespaces makes the sandboxes New makes until restore is
+// called do without namespaces, as for a user who is not root where user
+// namespaces are unavailable, but with a cgroup where awl may make one.
+func WithoutUserNamespaces() (restore func()) {
+	noNamespaces = true
+	return func() { noNamespaces = false }
+}

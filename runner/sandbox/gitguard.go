@@ -110,6 +110,11 @@ func (s *Sandbox) GitChanges() []string {
 	}
 	// Only once no tool process is left to write after the look.
 	s.sweep()
+	if s.ns != nil && !s.status.GitReadOnly {
+		// Namespaces that could not make .git read-only: their init's
+		// end is every tool process's.
+		s.ns.close()
+	}
 	after := gitFiles(s.git.base, s.git.dirs)
 	var out []string
 	for f, d := range after {
@@ -211,6 +216,10 @@ func (s *Sandbox) GitWarning() string {
 	if len(dirs) == 0 {
 		return ""
 	}
+	why := "that needs a mount namespace: " + s.namespacesMissing()
+	if s.ns != nil {
+		why = "the namespaces' init could not bind-mount it read-only"
+	}
 	return fmt.Sprintf("--sandbox workspace-write: commands may write %s (hooks and config a later git runs): "+
-		"awl cannot make it read-only here (that needs a mount namespace, so root); it warns after the run when config or hooks changed", andList(dirs))
+		"awl cannot make it read-only here (%s); it warns after the run when config or hooks changed", andList(dirs), why)
 }

@@ -91,8 +91,8 @@ func (rs *ruleset) close() { unix.Close(rs.fd) }
 // Go 1.28's SysProcAttr can apply a ruleset in the child between fork and
 // exec; until then, the thread does it.
 //
-// With ns, the thread first joins its PID and mount namespaces, so the
-// command runs in them.
+// With ns, the command runs in its namespaces: as root, the thread first
+// joins them; otherwise the command runs through nsenter (nsInit.enter).
 func (rs *ruleset) start(cmd *exec.Cmd, ns *nsInit) error {
 	started := make(chan error, 1)
 	go rs.run(cmd, ns, started)
@@ -105,7 +105,14 @@ func (rs *ruleset) run(cmd *exec.Cmd, ns *nsInit, started chan<- error) {
 	// thread. Nor does the runtime create threads from a locked one, so
 	// the confinement reaches nothing but the processes started here.
 	runtime.LockOSThread()
-	if ns != nil {
+	if ns != nil && ns.user {
+		wd, err := ns.enter(cmd)
+		if err != nil {
+			started <- fmt.Errorf("could not confine the command: %w", err)
+			return
+		}
+		defer wd.Close()
+	} else if ns != nil {
 		if err := ns.join(); err != nil {
 			started <- fmt.Errorf("could not confine the command: %w", err)
 			return

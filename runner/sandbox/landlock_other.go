@@ -24,9 +24,18 @@ func (*ruleset) start(*exec.Cmd, *nsInit) error { return errors.New("Landlock is
 var seccompArchs []struct{}
 
 // nsInit would be the init of the namespaces commands run in: Linux's.
-type nsInit struct{ readOnly []string }
+type nsInit struct {
+	readOnly    []string
+	procMounted bool
+}
 
 func namespacesAvailable() bool { return false }
+
+func userNamespaces([]string) (*nsInit, error) { return nil, errors.New("namespaces are Linux's") }
+
+func (*nsInit) start() error { return errors.New("namespaces are Linux's") }
+
+func (*nsInit) allReadOnly() bool { return false }
 
 func (*nsInit) close() {}
 

@@ -2,10 +2,14 @@ package sandbox
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,29 +21,88 @@ import (
 // its own mount namespace, made private first so nothing propagates back,
 // it mounts a /proc of its PID namespace, so that a tool sees no process
 // but the sandbox's (no /proc/PID/environ of the shell that started awl),
-// and makes each argument (the working directory's .git) read-only. Then
-// it waits, reaping the orphans the namespace's processes leave, until it
-// is killed: with awl (its parent-death signal, SIGKILL) or when the
-// sandbox is closed. The kernel kills every process of a PID namespace
-// when its init dies, so nothing a tool started, double-forked or
-// setsid'd, outlives awl.
-const initScript = `set -e
-mount --make-rprivate /
-mount -t proc -o nosuid,nodev,noexec proc /proc
-for d do mount --bind "$d" "$d"; mount -o remount,bind,ro "$d"; done
+// and makes each argument (the working directory's .git) read-only. It
+// says what it did ("proc", then "ro N" for the Nth argument made
+// read-only), then "ready". Then it waits, reaping the orphans the
+// namespace's processes leave, until it is killed: with awl (its
+// parent-death signal, SIGKILL) or when the sandbox is closed. The kernel
+// kills every process of a PID namespace when its init dies, so nothing a
+// tool started, double-forked or setsid'd, outlives awl.
+const initScript = `mount --make-rprivate / || exit 1
+mount -t proc -o nosuid,nodev,noexec proc /proc && echo proc
+i=0
+for d do
+	i=$((i+1))
+	if mount --bind "$d" "$d"; then
+		if mount -o remount,bind,ro "$d"; then echo "ro $i"; else umount "$d"; fi
+	fi
+done
 echo ready
 sleep 2147483647 &
 while :; do wait; done`
 
-// nsInit is the init process of the PID and mount namespaces, started with
-// the first confined command, and the descriptors of its namespaces, which
-// the thread that starts each command joins.
+// userPrologue comes first in the init of a user who is not root: it maps
+// the user (uid and gid, in that order) to itself in the init's user
+// namespace, as a process may for its own ids, so that files keep their
+// owner and commands their user. The init writes its own maps, with the
+// capability it has in the namespace: awl could not, being non-dumpable
+// (its children's /proc files, uid_map included, belong to root until
+// they exec).
+const userPrologue = `echo deny > /proc/self/setgroups &&
+echo "%[1]d %[1]d 1" > /proc/self/uid_map &&
+echo "%[2]d %[2]d 1" > /proc/self/gid_map || exit 1
+`
+
+// systemPath is where awl looks for the programs the namespaces need (sh,
+// mount, nsenter), whatever the PATH: never a directory a tool may write.
+const systemPath = "/usr/sbin:/usr/bin:/sbin:/bin"
+
+// systemCommand is the path of the program name in systemPath, "" when
+// there is none.
+func systemCommand(name string) string {
+	for _, d := range filepath.SplitList(systemPath) {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// nsInit is the init process of the PID and mount namespaces, and the
+// descriptors of its namespaces.
+//
+// As root (CAP_SYS_ADMIN), it is started with the first confined command,
+// and the thread that starts each command joins its namespaces (join).
+//
+// As a user who is not root, it runs in a user namespace of its own too,
+// which maps the user to itself and gives the init, not the commands, the
+// capability to mount. A process joins a user namespace only while it has
+// a single thread, which awl never has: each command runs through nsenter
+// (util-linux, one thread), exec'd from the confined thread, so the
+// Landlock domain and the network filter are the command's as for root.
+// nsenter joins the namespaces through descriptors awl opened, since
+// Landlock keeps a confined process from opening another's /proc/PID/ns,
+// and so is its working directory, opened through the init's root: a
+// directory opened in awl's mount namespace would lead past the read-only
+// .git. The init is started by New, which then knows what it could do.
 type nsInit struct {
 	readOnly []string // directories bind-mounted read-only
-	once     sync.Once
-	err      error
-	proc     *os.Process
-	mnt, pid int // namespace descriptors
+	// user says the init has a user namespace of its own (not root):
+	// commands enter through nsenter, at that path.
+	user    bool
+	nsenter string
+	once    sync.Once
+	err     error
+	proc    *os.Process
+	// procMounted, and roDone (as many as readOnly, in order): what the
+	// init did.
+	procMounted bool
+	roDone      []bool
+	mnt, pid    int // namespace descriptors (root)
+	// files are the user, mount and PID namespaces' descriptors that
+	// nsenter is given (user).
+	files []*os.File
 }
 
 // namespacesAvailable reports whether awl may make PID and mount
@@ -55,8 +118,32 @@ func namespacesAvailable() bool {
 	if _, err := os.Stat("/proc/self/ns/pid_for_children"); err != nil {
 		return false
 	}
-	_, err := exec.LookPath("mount")
-	return err == nil
+	return systemCommand("mount") != ""
+}
+
+// userNamespaces is a user namespace's init for the namespaces of a user
+// who is not root, or why there can be none: the kernel has no user
+// namespaces or allows the user none (user.max_user_namespaces 0,
+// Debian's kernel.unprivileged_userns_clone 0), or sh, mount or nsenter
+// is missing. It says nothing of what starting the init will find
+// (Ubuntu's AppArmor lets the user make the namespace, then refuses the
+// mounts): that is start's to say.
+func userNamespaces(readOnly []string) (*nsInit, error) {
+	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
+		return nil, errors.New("the kernel has no user namespaces")
+	}
+	for _, f := range []string{"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone"} {
+		if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) == "0" {
+			return nil, fmt.Errorf("user namespaces are turned off (%s is 0)", strings.ReplaceAll(strings.TrimPrefix(f, "/proc/sys/"), "/", "."))
+		}
+	}
+	n := &nsInit{readOnly: readOnly, user: true, nsenter: systemCommand("nsenter")}
+	for _, c := range []string{"sh", "mount", "nsenter"} {
+		if systemCommand(c) == "" {
+			return nil, fmt.Errorf("%s is not installed (util-linux has mount and nsenter)", c)
+		}
+	}
+	return n, nil
 }
 
 // start starts the init, once; later calls return the first one's error.
@@ -65,9 +152,31 @@ func (n *nsInit) start() error {
 	return n.err
 }
 
+// attr is how the init is started.
+func (n *nsInit) attr() *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
+		Setsid:     true,
+		Pdeathsig:  syscall.SIGKILL,
+	}
+	if n.user {
+		// No UidMappings: the init maps itself (userPrologue). Its shell
+		// keeps the capability across exec, to map and mount; the
+		// commands, which nsenter runs with the user's own credentials,
+		// have none.
+		a.Cloneflags |= syscall.CLONE_NEWUSER
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+	}
+	return a
+}
+
 func (n *nsInit) run() error {
-	cmd := exec.Command("sh", append([]string{"-c", initScript, "awl-sandbox-init"}, n.readOnly...)...)
-	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+	script := initScript
+	if n.user {
+		script = fmt.Sprintf(userPrologue, os.Geteuid(), os.Getegid()) + script
+	}
+	cmd := exec.Command(systemCommand("sh"), append([]string{"-c", script, "awl-sandbox-init"}, n.readOnly...)...)
+	cmd.Env = []string{"PATH=" + systemPath}
 	cmd.Dir = "/"
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -75,11 +184,7 @@ func (n *nsInit) run() error {
 	if err != nil {
 		return err
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
-		Setsid:     true,
-		Pdeathsig:  syscall.SIGKILL,
-	}
+	cmd.SysProcAttr = n.attr()
 	started := make(chan error, 1)
 	go func() {
 		// The parent-death signal fires when the thread that started the
@@ -95,27 +200,80 @@ func (n *nsInit) run() error {
 	if err := <-started; err != nil {
 		return fmt.Errorf("start the namespaces' init: %w", err)
 	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	if line != "ready\n" {
+	n.roDone = make([]bool, len(n.readOnly))
+	ready := false
+	for sc := bufio.NewScanner(out); sc.Scan(); {
+		line := sc.Text()
+		if line == "ready" {
+			ready = true
+			break
+		}
+		if line == "proc" {
+			n.procMounted = true
+		} else if i, err := strconv.Atoi(strings.TrimPrefix(line, "ro ")); err == nil && i > 0 && i <= len(n.roDone) {
+			n.roDone[i-1] = true
+		}
+	}
+	if !ready {
 		cmd.Process.Kill()
-		return fmt.Errorf("start the namespaces' init: %s", strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("start the namespaces' init: %s", oneLine(stderr.String()))
 	}
 	n.proc = cmd.Process
-	pid := cmd.Process.Pid
-	if n.mnt, err = unix.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
-		cmd.Process.Kill()
-		return err
+	if !n.user && (!n.procMounted || !n.allReadOnly()) {
+		// As root, New promised these before the init ran.
+		n.close()
+		return fmt.Errorf("start the namespaces' init: %s", oneLine(stderr.String()))
 	}
-	if n.pid, err = unix.Open(fmt.Sprintf("/proc/%d/ns/pid", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
-		unix.Close(n.mnt)
-		cmd.Process.Kill()
-		return err
+	if err := n.open(cmd.Process.Pid); err != nil {
+		n.close()
+		return fmt.Errorf("start the namespaces' init: %w", err)
 	}
 	return nil
 }
 
+// open opens the descriptors of the init's namespaces.
+func (n *nsInit) open(pid int) error {
+	ns := func(name string) (int, error) {
+		return unix.Open(fmt.Sprintf("/proc/%d/ns/%s", pid, name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if !n.user {
+		var err error
+		if n.mnt, err = ns("mnt"); err != nil {
+			return err
+		}
+		if n.pid, err = ns("pid"); err != nil {
+			unix.Close(n.mnt)
+			return err
+		}
+		return nil
+	}
+	for _, name := range []string{"user", "mnt", "pid"} {
+		fd, err := ns(name)
+		if err != nil {
+			return err
+		}
+		n.files = append(n.files, os.NewFile(uintptr(fd), "ns/"+name))
+	}
+	return nil
+}
+
+// allReadOnly reports whether the init made every directory read-only.
+func (n *nsInit) allReadOnly() bool {
+	for _, ok := range n.roDone {
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// oneLine is s, trimmed, with its lines joined by "; ".
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(s), "\n", " ; ")), " ")
+}
+
 // join moves the calling (locked) thread into the namespaces: the
-// processes it starts run in them.
+// processes it starts run in them (root).
 func (n *nsInit) join() error {
 	if err := n.start(); err != nil {
 		return err
@@ -134,13 +292,69 @@ func (n *nsInit) join() error {
 	return nil
 }
 
+// enter makes cmd run in the namespaces through nsenter (not root): it
+// runs nsenter instead, which joins the init's user, mount and PID
+// namespaces with the user's own credentials, enters cmd's working
+// directory as the mount namespace has it, and forks cmd's program,
+// which is then in the PID namespace. It returns the working directory's
+// descriptor, for the caller to close once cmd has started. It must run
+// before the thread is confined: Landlock would refuse the look through
+// the init's root.
+func (n *nsInit) enter(cmd *exec.Cmd) (*os.File, error) {
+	dir := cmd.Dir
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	if n.proc == nil {
+		return nil, errors.New("the sandbox is closed")
+	}
+	wd, err := os.OpenFile(fmt.Sprintf("/proc/%d/root%s", n.proc.Pid, filepath.Clean(dir)), os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		// As cmd.Start would say it.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &fs.PathError{Op: "chdir", Path: dir, Err: err}
+	}
+	path := cmd.Path
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	// cmd.Start would fail on a program that is not there; nsenter would
+	// start, and exit 127.
+	if err := unix.Access(path, unix.X_OK); err != nil {
+		wd.Close()
+		return nil, &fs.PathError{Op: "fork/exec", Path: cmd.Path, Err: err}
+	}
+	fd := len(cmd.ExtraFiles) + 3
+	cmd.ExtraFiles = append(cmd.ExtraFiles, n.files[0], n.files[1], n.files[2], wd)
+	args := []string{"nsenter",
+		fmt.Sprintf("--user=/proc/self/fd/%d", fd), fmt.Sprintf("--mount=/proc/self/fd/%d", fd+1),
+		fmt.Sprintf("--pid=/proc/self/fd/%d", fd+2), fmt.Sprintf("--wd=/proc/self/fd/%d", fd+3),
+		"--preserve-credentials", "--", path}
+	cmd.Args = append(args, cmd.Args[1:]...)
+	cmd.Path = n.nsenter
+	return wd, nil
+}
+
 // close kills the init, and with it every process left in the namespace.
 func (n *nsInit) close() {
 	if n.proc == nil {
 		return
 	}
 	n.proc.Kill()
-	unix.Close(n.mnt)
-	unix.Close(n.pid)
+	if n.user {
+		for _, f := range n.files {
+			f.Close()
+		}
+		n.files = nil
+	} else if n.mnt > 0 {
+		unix.Close(n.mnt)
+		unix.Close(n.pid)
+	}
 	n.proc = nil
 }

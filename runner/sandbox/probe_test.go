@@ -9,11 +9,14 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/runner/tool"
@@ -40,7 +43,8 @@ func TestMain(m *testing.M) {
 }
 
 // probe tries one escape: what is udp, fastopen, raw or listen (port is
-// arg), or abstract (the abstract UNIX socket name is arg).
+// arg), abstract (the abstract UNIX socket name is arg), or remount (a
+// read-only directory is arg).
 func probe(what, arg string) error {
 	port, _ := strconv.Atoi(arg)
 	to := &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}
@@ -90,6 +94,22 @@ func probe(what, arg string) error {
 		}
 		fmt.Println("listening on port", sa.(*syscall.SockaddrInet4).Port)
 		return nil
+	case "remount":
+		// The mount system calls themselves, not mount(8), which refuses
+		// a user who is not root before asking the kernel: make the
+		// read-only directory arg writable again, or take it away, then
+		// write in it.
+		var errs []string
+		if err := unix.Mount("", arg, "", unix.MS_REMOUNT|unix.MS_BIND, ""); err != nil {
+			errs = append(errs, "remount: "+err.Error())
+		}
+		if err := unix.Unmount(arg, unix.MNT_DETACH); err != nil {
+			errs = append(errs, "umount: "+err.Error())
+		}
+		if err := os.WriteFile(filepath.Join(arg, "config"), payload, 0o644); err != nil {
+			return fmt.Errorf("%s; write: %w", strings.Join(errs, "; "), err)
+		}
+		return nil
 	case "abstract":
 		c, err := net.Dial("unix", "@"+arg)
 		if err != nil {
@@ -103,8 +123,13 @@ func probe(what, arg string) error {
 // hold is an awl in miniature, for the tests that kill one: it makes a
 // workspace-write sandbox for cwd, runs command with the bash tool, prints
 // the sandbox's private temporary directory, whether processes are
-// enforced, and "ready", and sleeps until it is killed.
+// enforced, and "ready", and sleeps until it is killed. With
+// AWL_PROBE_NO_NAMESPACES set, it does without namespaces (a user who is
+// not root where user namespaces are unavailable).
 func hold(cwd, command string) {
+	if os.Getenv("AWL_PROBE_NO_NAMESPACES") != "" {
+		sandbox.WithoutUserNamespaces()
+	}
 	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
 	if err != nil {
 		fmt.Println("hold:", err)

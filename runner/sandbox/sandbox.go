@@ -242,6 +242,8 @@ type Sandbox struct {
 	// ns is the init of the PID and mount namespaces commands run in;
 	// nil where awl cannot make them. Shared with withNet.
 	ns *nsInit
+	// nsErr says why there is no ns, where awl is not root.
+	nsErr error
 	// reap says awl is the child subreaper, where there is no ns: sweep
 	// ends what the commands left at the end of the run.
 	reap bool
@@ -338,11 +340,8 @@ func New(o Options) (*Sandbox, Status, error) {
 			s.Close()
 			return nil, st, fmt.Errorf("sandbox: %w", err)
 		}
-		if namespacesAvailable() && !noNamespaces {
-			s.ns = &nsInit{readOnly: gitDirs(p)}
-			s.status.Enforced.Processes, s.status.Enforced.Proc = true, true
-			s.status.GitReadOnly = len(s.ns.readOnly) > 0
-		} else {
+		s.namespaces()
+		if s.ns == nil {
 			s.reap = becomeSubreaper()
 			if s.cg = newCgroup(); s.cg != nil {
 				s.status.Enforced.Processes = true
@@ -352,6 +351,35 @@ func New(o Options) (*Sandbox, Status, error) {
 	st = s.status
 	s.watchGit()
 	return s, st, nil
+}
+
+// namespaces gives s the PID and mount namespaces commands run in, where
+// awl can make them: as root, with an init started with the first
+// command; otherwise in a user namespace, whose init starts now, so that
+// the status says what it did (a fresh /proc, .git read-only). Where
+// there can be none, s.nsErr says why.
+func (s *Sandbox) namespaces() {
+	readOnly := gitDirs(s.Policy)
+	switch {
+	case noNamespaces:
+		return
+	case namespacesAvailable():
+		s.ns = &nsInit{readOnly: readOnly}
+		s.status.Enforced.Processes, s.status.Enforced.Proc = true, true
+		s.status.GitReadOnly = len(readOnly) > 0
+		return
+	}
+	ns, err := userNamespaces(readOnly)
+	if err == nil {
+		err = ns.start()
+	}
+	if err != nil {
+		s.nsErr = err
+		return
+	}
+	s.ns = ns
+	s.status.Enforced.Processes, s.status.Enforced.Proc = true, ns.procMounted
+	s.status.GitReadOnly = len(readOnly) > 0 && ns.allReadOnly()
 }
 
 // ProcessWarning says, when the sandbox cannot end every process a
@@ -364,9 +392,18 @@ func (s *Sandbox) ProcessWarning() string {
 	}
 	if s.reap {
 		return "--sandbox: a process a command detaches (setsid, a double fork) is ended when the run ends, but outlives awl if awl is SIGKILLed: " +
-			"that takes root (a PID namespace) or a cgroup v2 awl may write (a delegated one, as systemd gives a user's session)"
+			"that takes a PID namespace (" + s.namespacesMissing() + ") or a cgroup v2 awl may write (a delegated one, as systemd gives a user's session)"
 	}
 	return "--sandbox: a process a command detaches (setsid, a double fork) can outlive awl: awl cannot be a child subreaper here"
+}
+
+// namespacesMissing says why awl made no namespaces: what they take, and
+// what was missing here.
+func (s *Sandbox) namespacesMissing() string {
+	if s.nsErr == nil {
+		return "root, or user namespaces"
+	}
+	return "root, or user namespaces, and here " + s.nsErr.Error()
 }
 
 // WithNetwork returns a sandbox with the same files policy and the same
