@@ -447,6 +447,19 @@ func TestGitReadOnly(t *testing.T) {
 		!strings.Contains(res.Content, "read-only file system") {
 		t.Errorf("remount and umount .git by system call: want both refused and .git read-only:\n%s", res.Content)
 	}
+	// Nor can the write and edit tools, which awl runs itself.
+	tools := toolsFor(cwd, sb)
+	for _, p := range []string{".git/hooks/post-checkout", ".git/modules/sub/hooks/pre-commit", "sub/../.git/config"} {
+		in, _ := json.Marshal(map[string]any{"path": p, "content": "evil\n"})
+		if res := tools["write"].Run(context.Background(), in); !res.IsError || !strings.Contains(res.Content, "Permission denied") {
+			t.Errorf("write %s: want it refused:\n%s", p, res.Content)
+		}
+	}
+	os.WriteFile(filepath.Join(cwd, ".git/HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	ein, _ := json.Marshal(map[string]any{"path": ".git/HEAD", "old_string": "main", "new_string": "evil"})
+	if res := tools["edit"].Run(context.Background(), ein); !res.IsError || !strings.Contains(res.Content, "Permission denied") {
+		t.Errorf("edit .git/HEAD: want it refused:\n%s", res.Content)
+	}
 	mustNotExist(t, filepath.Join(cwd, ".git/hooks/post-checkout"))
 	mustNotExist(t, filepath.Join(cwd, ".git/config"))
 	mustOK(t, run("echo fine > sub/file.txt"))

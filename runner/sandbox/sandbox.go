@@ -515,9 +515,18 @@ func (s *Sandbox) WriteRoots() []string { return s.dirs }
 // CheckWrite returns nil when a confined tool may write path (absolute),
 // or else a *DeniedError. A path is writable when it lies under a writable
 // directory once symbolic links are resolved, as far as it exists, a
-// dangling link included: the place it points to is what a write creates.
+// dangling link included: the place it points to is what a write creates;
+// and not in a git directory the namespaces made read-only to commands.
 func (s *Sandbox) CheckWrite(path string) error {
 	r := resolveExisting(filepath.Clean(path))
+	if s.status.GitReadOnly && s.ns != nil {
+		// What commands cannot write, the write and edit tools may not.
+		for _, d := range s.ns.readOnly {
+			if within(r, d) {
+				return &DeniedError{Path: path, Note: fmt.Sprintf("(awl sandbox: %s; %s is read-only)", s.Mode, d)}
+			}
+		}
+	}
 	for _, d := range s.dirs {
 		if within(r, d) {
 			return nil
