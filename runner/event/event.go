@@ -379,6 +379,7 @@ type Enforced struct {
 	Unix      bool `json:"unix"`
 	Processes bool `json:"processes"`
 	Proc      bool `json:"proc"`
+	Git       bool `json:"git"`
 }
 
 // CheckResult is one --check command in the result: its last exit code

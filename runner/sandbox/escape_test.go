@@ -423,8 +423,19 @@ func TestGitReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	if !st.GitReadOnly {
+	if !st.GitReadOnly || !st.Enforced.Git {
 		t.Errorf("status %+v: .git not read-only", st)
+	}
+	// read-only protects it too, unless a writable directory holds it.
+	if sr, st, err := sandbox.New(sandbox.Options{Mode: sandbox.ReadOnly, Cwd: cwd}); err != nil || !st.Enforced.Git {
+		t.Errorf("read-only: status %+v %v, want enforced.git", st, err)
+	} else {
+		sr.Close()
+	}
+	if sr, st, err := sandbox.New(sandbox.Options{Mode: sandbox.ReadOnly, Cwd: cwd, Writable: []string{cwd}}); err != nil || st.Enforced.Git {
+		t.Errorf("read-only, the working directory writable: status %+v %v, want enforced.git false", st, err)
+	} else {
+		sr.Close()
 	}
 	bash := tool.Builtins(tool.Env{Dir: cwd, Confine: sb})[0]
 	run := func(cmd string) tool.Result {
@@ -485,7 +496,7 @@ func TestGitReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sbo.Close()
-	if st.GitReadOnly {
+	if st.GitReadOnly || st.Enforced.Git {
 		t.Errorf("--sandbox-writable .git: status %+v", st)
 	}
 	bashO := tool.Builtins(tool.Env{Dir: cwd, Confine: sbo})[0]

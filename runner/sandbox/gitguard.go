@@ -160,6 +160,19 @@ func gitDirs(p Policy) []string {
 	return out
 }
 
+// gitWritable reports whether a --sandbox-writable directory of p holds
+// one of the working directory's git directories or lies in one.
+func gitWritable(p Policy) bool {
+	for _, g := range allGitDirs(p.Cwd) {
+		for _, w := range p.Writable {
+			if rw, err := filepath.EvalSymlinks(w); err == nil && (within(rw, g) || within(g, rw)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // allGitDirs are the git directories of cwd, symbolic links resolved: its
 // .git directory, or the directory its .git file names and that
 // directory's common directory.

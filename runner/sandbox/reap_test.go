@@ -72,7 +72,7 @@ func TestGitWatchWithoutNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	if st.GitReadOnly {
+	if st.GitReadOnly || st.Enforced.Git {
 		t.Fatalf("status %+v: .git read-only without namespaces", st)
 	}
 	if w := sb.GitWarning(); !strings.Contains(w, "commands may write "+filepath.Join(cwd, ".git")) {

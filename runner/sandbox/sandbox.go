@@ -174,6 +174,11 @@ type Enforced struct {
 	// Proc: /proc shows only the sandbox's own processes, so no tool
 	// reads another process's environment there.
 	Proc bool `json:"proc"`
+	// Git: the working directory's git directories (config, hooks,
+	// .git/modules; a worktree's) cannot be written by tools, so nothing
+	// planted there runs in a later git outside the sandbox: read-only,
+	// or workspace-write where the namespaces make them read-only.
+	Git bool `json:"git"`
 }
 
 // Full reports whether the kernel enforces the pieces the policy needs
@@ -348,6 +353,7 @@ func New(o Options) (*Sandbox, Status, error) {
 			}
 		}
 	}
+	s.status.Enforced.Git = s.status.Enforced.Files && (s.status.GitReadOnly || p.Mode == ReadOnly && !gitWritable(p))
 	st = s.status
 	s.watchGit()
 	return s, st, nil
