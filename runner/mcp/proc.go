@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/awlrun/awl/runner/tool"
 	"github.com/tidwall/gjson"
 )
 
@@ -70,6 +71,11 @@ func (s *server) startProc() (*proc, error) {
 		return nil, fmt.Errorf("start %s: %w", s.cfg.Command, err)
 	}
 	w.Close()
+	// Its process group is its pid (isolate): the tools' reaper kills it
+	// if awl ends without stopping it, SIGKILLed or exiting at once at the
+	// end of a signal's grace period. The parent-death signal alone would
+	// kill the server and leave what it started running.
+	tool.TrackGroup(cmd.Process.Pid, true)
 	p.stdin = stdin
 	p.stdout = &jsonLines{r: r, br: bufio.NewReaderSize(r, 64<<10),
 		note: &lineWriter{prefix: "mcp " + s.cfg.Name + " (stdout, not JSON-RPC): ", w: s.m.stderr},
@@ -114,6 +120,7 @@ func (p *proc) stop() {
 		}
 		killGroup(p.cmd.Process)
 		<-p.exited
+		tool.TrackGroup(p.cmd.Process.Pid, false)
 		p.stdout.Close()
 		p.errw.Flush()
 		p.stdout.note.Flush()

@@ -19,13 +19,21 @@ import (
 
 // parentLogVar makes the test binary a stand-in for awl: it starts a
 // stubborn server logging to the named file, says "ready" on stdout and
-// waits to be killed (TestServerDiesWithKilledParent).
-const parentLogVar = "AWL_TEST_MCP_PARENT_LOG"
+// waits to be killed (TestServerDiesWithKilledParent). With
+// parentNoReaperVar set it starts it with no PATH, so that the tools'
+// reaper (sh) cannot start and the parent-death signal alone is left.
+const (
+	parentLogVar      = "AWL_TEST_MCP_PARENT_LOG"
+	parentNoReaperVar = "AWL_TEST_MCP_PARENT_NO_REAPER"
+)
 
 func init() {
 	log := os.Getenv(parentLogVar)
 	if log == "" || os.Getenv(mcptest.ModeVar) != "" {
 		return
+	}
+	if os.Getenv(parentNoReaperVar) != "" {
+		os.Setenv("PATH", "")
 	}
 	srv := Server{Name: "stub", Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: map[string]string{mcptest.ModeVar: "stubborn", mcptest.LogVar: log}}
 	m := Start(context.Background(), []Server{srv}, Options{Timeout: time.Minute, Stderr: os.Stderr, Environ: tool.ScrubEnviron(os.Environ()), Dir: os.TempDir()})
@@ -159,17 +167,40 @@ func TestStopSequence(t *testing.T) {
 	waitGone(t, "the server's child", l.child, 10*time.Second)
 }
 
-// TestServerDiesWithKilledParent: a stdio server dies with the process that
-// started it, even when that process is SIGKILLed and cannot stop it: the
-// kernel's parent-death signal. The server here outlives the end of its
-// stdin, so nothing else would stop it.
+// TestServerDiesWithKilledParent: a stdio server and what it started die
+// with the process that started it, even when that process is SIGKILLed
+// and cannot stop them: the tools' reaper kills the server's process
+// group, its child with it. The server here outlives the end of its stdin,
+// so nothing else would stop it, and its child has no parent-death signal
+// of its own. Where the reaper could not start (no sh), the kernel's
+// parent-death signal still kills the server.
 func TestServerDiesWithKilledParent(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc")
 	}
+	t.Run("reaper", func(t *testing.T) {
+		l := startAndKillParent(t, false)
+		waitGone(t, "the server of a SIGKILLed parent", l.pid, 10*time.Second)
+		waitGone(t, "the child of the server of a SIGKILLed parent", l.child, 10*time.Second)
+	})
+	t.Run("parent-death signal alone", func(t *testing.T) {
+		l := startAndKillParent(t, true)
+		defer syscall.Kill(l.child, syscall.SIGKILL)
+		waitGone(t, "the server of a SIGKILLed parent without a reaper", l.pid, 10*time.Second)
+	})
+}
+
+// startAndKillParent starts a stand-in for awl that starts a stubborn
+// server (without the reaper if noReaper), SIGKILLs it once the server
+// and its child run, and returns their pids. The server's group is killed
+// when the test ends, whatever happened.
+func startAndKillParent(t *testing.T, noReaper bool) stubbornLog {
 	log := filepath.Join(t.TempDir(), "fake.log")
 	parent := exec.Command(os.Args[0], "-test.run=^$")
 	parent.Env = append(os.Environ(), parentLogVar+"="+log)
+	if noReaper {
+		parent.Env = append(parent.Env, parentNoReaperVar+"=1")
+	}
 	parent.Stderr = os.Stderr
 	out, err := parent.StdoutPipe()
 	if err != nil {
@@ -184,10 +215,10 @@ func TestServerDiesWithKilledParent(t *testing.T) {
 		t.Fatalf("parent said %q, want ready", line)
 	}
 	l := waitLogged(t, log)
-	defer syscall.Kill(-l.pid, syscall.SIGKILL)
+	t.Cleanup(func() { syscall.Kill(-l.pid, syscall.SIGKILL) })
 	if err := parent.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	parent.Wait()
-	waitGone(t, "the server of a SIGKILLed parent", l.pid, 10*time.Second)
+	return l
 }

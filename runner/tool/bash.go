@@ -149,9 +149,9 @@ func runBash(ctx context.Context, dir string, environ []string, command string, 
 	if err == nil {
 		// Its process group is its pid (isolate); the reaper kills it
 		// if awl dies before the call ends.
-		trackGroup(cmd.Process.Pid, true)
+		TrackGroup(cmd.Process.Pid, true)
 		err = cmd.Wait()
-		trackGroup(cmd.Process.Pid, false)
+		TrackGroup(cmd.Process.Pid, false)
 	}
 	runtime.UnlockOSThread()
 	if cmd.Process == nil {

@@ -2,6 +2,6 @@
 
 package tool
 
-// trackGroup does nothing where tools have a parent-death signal only on
+// TrackGroup does nothing where tools have a parent-death signal only on
 // Linux; elsewhere a killed awl leaves its tools running.
-func trackGroup(int, bool) {}
+func TrackGroup(int, bool) {}
