@@ -38,6 +38,10 @@ type Config struct {
 	// collector's gRPC address, and the export is a unary gRPC call over
 	// HTTP/2 (cleartext for http://, TLS for https://).
 	GRPC bool
+
+	// transport, when set, replaces the network (tests: it sees the
+	// export's request, and the deadline its context carries).
+	transport http.RoundTripper
 }
 
 // FromEnv returns the configuration getenv asks for, nil when tracing is
@@ -212,8 +216,7 @@ func (c *Config) Export(ctx context.Context, body []byte) error {
 	for k, v := range c.Headers {
 		req.Header.Set(k, v)
 	}
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
-	resp, err := client.Do(req)
+	resp, err := c.client(&http.Transport{Proxy: http.ProxyFromEnvironment}).Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("export to %s: no answer within %s", redactURL(c.Endpoint), c.Timeout)
@@ -226,6 +229,15 @@ func (c *Config) Export(ctx context.Context, body []byte) error {
 		return fmt.Errorf("export to %s: HTTP %d", redactURL(c.Endpoint), resp.StatusCode)
 	}
 	return nil
+}
+
+// client is the export's HTTP client, over t unless a test replaced the
+// network.
+func (c *Config) client(t *http.Transport) *http.Client {
+	if c.transport != nil {
+		return &http.Client{Transport: c.transport}
+	}
+	return &http.Client{Transport: t}
 }
 
 // grpcExport is the OTLP trace service's export method.
@@ -259,8 +271,7 @@ func (c *Config) exportGRPC(ctx context.Context, body []byte) error {
 	} else {
 		protos.SetUnencryptedHTTP2(true)
 	}
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, Protocols: &protos}}
-	resp, err := client.Do(req)
+	resp, err := c.client(&http.Transport{Proxy: http.ProxyFromEnvironment, Protocols: &protos}).Do(req)
 	where := redactURL(c.Endpoint)
 	if err != nil {
 		if ctx.Err() != nil {
