@@ -10,7 +10,11 @@
 # the npm-installed MCP servers need only be readable by that user. The
 # user gets a HOME, TMPDIR, GOCACHE and GOMODCACHE of its own in a
 # temporary directory, removed afterwards; the module cache is filled from
-# root's (GOPROXY=file://, no network), and the run has GOPROXY=off.
+# root's (GOPROXY=file://, no network), and the run has GOPROXY=off. The
+# build cache starts as root's: hard links to root's entries (a copy where
+# links cannot be made) in directories the user owns, so that what root
+# compiled (make check, a build) is not compiled again, while the entries
+# stay root's, read-only to the user, who adds its own beside them.
 #
 # PKGS are the packages (default ./...). TESTFLAGS are passed to go test
 # (default -count=1 -timeout 30m: the results root's
@@ -54,11 +58,42 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 chmod 755 "$tmp"
 mkdir "$tmp/home" "$tmp/tmp" "$tmp/cache"
 
-# The modules the tests build with, extracted from root's module cache.
+# The modules the tests build with, extracted from root's module cache:
+# the tree's, and those the packages of a module of its own that a test
+# builds need (the mcp-go server in runner/mcp/testdata,
+# TestRealServersOnEveryAPI). Root fetches the latter first, as its own
+# run of that test would (from GOPROXY, when root's cache lacks them);
+# `go list -deps` fetches just what the packages need, while `go mod
+# download` would want every module of the graph.
 rootmod=$("$GO" env GOMODCACHE)
 GOMODCACHE="$tmp/mod" GOPROXY="file://$rootmod/cache/download" GOSUMDB=off GOFLAGS=-modcacherw \
   "$GO" mod download
+for mod in $(find . -name node_modules -prune -o -path '*/testdata/*/go.mod' -print | sed 's,/go.mod$,,'); do
+  (cd "$mod" && "$GO" list -deps ./... >/dev/null &&
+    GOMODCACHE="$tmp/mod" GOPROXY="file://$rootmod/cache/download" GOSUMDB=off GOFLAGS=-modcacherw \
+      "$GO" list -deps ./... >/dev/null)
+done
 chown -R "$uid:$uid" "$tmp"
+
+# The build cache, seeded from root's. Go's cache is content-addressed,
+# but a user cannot share another's read-only: it writes new entries (and
+# trim.txt) into the cache's directories. Hard links cost no copy; the
+# files stay root's, so the user cannot change an entry root reads, and
+# the directories become the user's, so that it can add and remove links.
+rootcache=$("$GO" env GOCACHE)
+if [ -d "$rootcache" ] && [ -f "$rootcache/README" ]; then
+  if ln "$rootcache/README" "$tmp/link-test" 2>/dev/null; then
+    rm "$tmp/link-test"
+    cp -al "$rootcache/." "$tmp/cache/"
+  else
+    cp -a "$rootcache/." "$tmp/cache/" # another file system
+  fi
+  find "$tmp/cache" -type d -exec chown "$uid:$uid" {} +
+  if [ -f "$tmp/cache/trim.txt" ]; then
+    cp --remove-destination "$rootcache/trim.txt" "$tmp/cache/trim.txt"
+    chown "$uid:$uid" "$tmp/cache/trim.txt"
+  fi
+fi
 
 # The tree belongs to root: git refuses a repository another user owns
 # unless told it is safe, and a test may run git here.
