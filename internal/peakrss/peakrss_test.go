@@ -59,4 +59,3 @@ func TestExitCodeAndSignals(t *testing.T) {
 		t.Errorf("exit status %d, want 7 (the trapped USR1)", res.Status.ExitStatus())
 	}
 }
-
