@@ -153,8 +153,41 @@ func liveAfterOpen(tb testing.TB, path string) uint64 {
 	return after.HeapAlloc - before.HeapAlloc
 }
 
-// BenchmarkList lists 1,000 session files of 1 MB each.
+// BenchmarkList lists 1,000 session files of 1 MB each, as a listing
+// after the first finds them: settled, their verdicts kept.
 func BenchmarkList(b *testing.B) {
+	st, files := listBench(b)
+	// Files are verified in full until they are settle old; then the
+	// first listing keeps their verdicts.
+	time.Sleep(2*time.Second + 100*time.Millisecond)
+	st.List("/Users/travis/Code/awl")
+	b.ResetTimer()
+	for b.Loop() {
+		infos, err := st.List("/Users/travis/Code/awl")
+		if err != nil || len(infos) != files || infos[0].Err != nil || infos[0].Messages != 660 {
+			b.Fatalf("List: %d infos, %v", len(infos), err)
+		}
+	}
+}
+
+// BenchmarkListVerifying is BenchmarkList with no verdict kept: every
+// file verified in full, as on the first listing after an upgrade, or
+// of files just written.
+func BenchmarkListVerifying(b *testing.B) {
+	st, files := listBench(b)
+	dir := filepath.Join(st.Dir, EncodeCwd("/Users/travis/Code/awl"))
+	b.ResetTimer()
+	for b.Loop() {
+		os.Remove(filepath.Join(dir, ".verified"))
+		infos, err := st.List("/Users/travis/Code/awl")
+		if err != nil || len(infos) != files || infos[0].Err != nil || infos[0].Messages != 660 {
+			b.Fatalf("List: %d infos, %v", len(infos), err)
+		}
+	}
+}
+
+// listBench writes BenchmarkList's 1,000 files.
+func listBench(b *testing.B) (*Store, int) {
 	st := &Store{Dir: filepath.Join(b.TempDir(), "sessions")}
 	dir := filepath.Join(st.Dir, EncodeCwd("/Users/travis/Code/awl"))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -175,12 +208,27 @@ func BenchmarkList(b *testing.B) {
 		}
 		total += int64(len(file))
 	}
-	b.ResetTimer()
+	b.ReportMetric(float64(total)/files/1e6, "MB/file")
+	return st, files
+}
+
+// BenchmarkVerify verifies one session file of 1.04 MB (the file of
+// BenchmarkList, page cache warm): every line decoded and the whole file
+// checked as a resume would.
+func BenchmarkVerify(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "s.jsonl")
+	data := realisticSession(660, 1)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	cpu0 := cputime.Process()
 	for b.Loop() {
-		infos, err := st.List("/Users/travis/Code/awl")
-		if err != nil || len(infos) != files || infos[0].Err != nil || infos[0].Messages != 660 {
-			b.Fatalf("List: %d infos, %v", len(infos), err)
+		if v := Verify(path); len(v.Problems) != 0 || v.Torn {
+			b.Fatalf("Verify: %+v", v.Problems)
 		}
 	}
-	b.ReportMetric(float64(total)/files/1e6, "MB/file")
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(len(data))*float64(b.N)/cpu.Seconds()/1e6, "cpu-MB/s")
+	}
 }

@@ -73,11 +73,16 @@ type RunInfo struct {
 	Ended    time.Time
 }
 
-// List returns the sessions of cwd ("" for all), oldest first.
+// List returns the sessions of cwd ("" for all), oldest first, each with
+// Verify's verdict: a file Verify finds a problem in is listed with that
+// problem, Verify's first, as Err.
 //
 // Listing reads each file once without decoding its transcript: the header,
 // a count of the message lines, and a few lines at either end. A file that
-// cannot be read is listed with Err set.
+// cannot be read is listed with Err set. The verdict is Verify's on the
+// file as it is, or, for a file in the state (device, inode, size,
+// modification and change time) in which an earlier listing verified it,
+// the verdict that listing kept in the directory's VerifiedName file.
 //
 // The header's cwd is checked before anything else: directories that encode
 // alike (/a-b and /a/b) share a sessions directory, so a file whose header
@@ -87,6 +92,18 @@ type RunInfo struct {
 // directory of that encoding, so that `awl sessions` and `awl sessions
 // verify` show it; IsSession is false, so nothing removes it.
 func (s *Store) List(cwd string) ([]Info, error) {
+	return s.list(cwd, true)
+}
+
+// Scan is List without the verdicts: each file's shape is checked (its
+// header, the shape of each line, UTF-8), never a line's contents. It is
+// for callers that want the files and verify them themselves, or not at
+// all.
+func (s *Store) Scan(cwd string) ([]Info, error) {
+	return s.list(cwd, false)
+}
+
+func (s *Store) list(cwd string, verify bool) ([]Info, error) {
 	var dirs []string
 	if cwd != "" {
 		cwd = filepath.Clean(cwd)
@@ -99,13 +116,18 @@ func (s *Store) List(cwd string) ([]Info, error) {
 		dirs = all
 	}
 	var paths []string
+	verified := map[string]*verifiedDir{}
 	for _, dir := range dirs {
 		ps, err := sessionFiles(dir)
 		if err != nil {
 			return nil, err
 		}
 		paths = append(paths, ps...)
+		if verify {
+			verified[dir] = readVerified(dir, ps)
+		}
 	}
+	now := time.Now()
 	infos := make([]Info, len(paths))
 	workers := min(runtime.GOMAXPROCS(0), len(paths))
 	var next sync.Mutex
@@ -124,11 +146,14 @@ func (s *Store) List(cwd string) ([]Info, error) {
 				if i >= len(paths) {
 					return
 				}
-				infos[i] = sc.scan(paths[i], cwd)
+				infos[i] = sc.scan(paths[i], cwd, verified[filepath.Dir(paths[i])], now)
 			}
 		}()
 	}
 	wg.Wait()
+	for _, vd := range verified {
+		vd.write()
+	}
 	out := infos[:0]
 	for _, in := range infos {
 		if cwd != "" && in.Cwd != "" && filepath.Clean(in.Cwd) != cwd {
@@ -221,7 +246,9 @@ var (
 // With scope set, a file whose header does not name scope is left at its
 // header: in.Cwd says which directory it belongs to ("" when the header
 // cannot be read), and List drops it.
-func (sc *infoScanner) scan(path, scope string) Info {
+//
+// With vd, the file is then judged as Verify judges it (judged).
+func (sc *infoScanner) scan(path, scope string, vd *verifiedDir, now time.Time) Info {
 	fl := fileScan{sc: sc, path: path, scope: scope}
 	fl.in = Info{Path: path, ID: SessionIDFromPath(path)}
 	f, err := os.Open(path)
@@ -242,10 +269,43 @@ func (sc *infoScanner) scan(path, scope string) Info {
 	}
 	sc.head = sc.head[:0]
 	sc.tailN = 0
+	var in Info
 	if err := fl.lines(); err != nil {
-		return fl.fail(err)
+		in = fl.fail(err)
+	} else {
+		in = fl.finish()
 	}
-	return fl.finish()
+	if vd == nil || errors.Is(in.Err, errOtherDir) || isKind(in.Err, KindAccess) || isKind(in.Err, KindNotFound) {
+		return in
+	}
+	return fl.judged(in, vd, fi, now)
+}
+
+// judged is in, the file's listing, with Verify's verdict on the file: the
+// one kept for it in vd when its state is the one kept, else found now
+// (and kept when it may be). A problem Verify finds is the listing's
+// error, as Verify words it.
+func (fl *fileScan) judged(in Info, vd *verifiedDir, fi fs.FileInfo, now time.Time) Info {
+	name := filepath.Base(fl.path)
+	st, ok := stateOf(fi)
+	var problem error
+	if v, hit := vd.lookup(name, st); ok && hit {
+		problem = v.err(fl.path)
+	} else {
+		var v verdict
+		var keep bool
+		v, keep, problem = judge(fl.path, fl.f, st, now)
+		if ok && keep && cacheableName(name) {
+			vd.keep(name, v)
+		}
+	}
+	if problem == nil || in.Err != nil && in.Err.Error() == problem.Error() {
+		// Sound, or the listing found the same problem. (A shape the
+		// listing refuses and Verify does not would keep the listing's
+		// error: TestListAndVerifyAgree holds that none exists.)
+		return in
+	}
+	return fl.fail(problem)
 }
 
 // fileScan is the state of one file's scan.

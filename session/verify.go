@@ -19,14 +19,33 @@ type Verification struct {
 	// Torn reports a last line whose write never completed. It is no
 	// problem: a resume drops it, as after a crash mid-write.
 	Torn bool
+	// Session is the file as read, when it has no problems: its entries
+	// without their Line (strings were decoded in place), nil otherwise.
+	Session *Session
 }
 
 // Verify parses the whole file at path as a resume would, without locking
 // or changing it, and reports every problem instead of the first: each line
 // that is not a valid entry, and then, when every line is, anything else a
-// resume would refuse (Load's checks). Listing (Store.List) checks only the
-// shape of middle lines, for speed; Verify is the full check.
+// resume would refuse (Load's checks).
+//
+// A sound file is read once and parsed once, as Open parses it; only a
+// file that fails that is read again, line by line, to name each bad line.
 func Verify(path string) Verification {
+	f, err := os.Open(path)
+	if err == nil {
+		sess, err := read(path, f, false, false)
+		f.Close()
+		if err == nil {
+			return Verification{Path: path, ID: sess.Header.ID, Torn: sess.Recovered, Session: sess}
+		}
+	}
+	return verifyLines(path)
+}
+
+// verifyLines is Verify of a file that does not read as a session: every
+// line checked on its own, so that each bad one is reported.
+func verifyLines(path string) Verification {
 	v := Verification{Path: path}
 	data, err := os.ReadFile(path)
 	if err != nil {

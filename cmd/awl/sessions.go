@@ -135,16 +135,16 @@ type sessionJSON struct {
 	// ForkedFrom is where a session made with --fork came from; null
 	// for any other.
 	ForkedFrom *forkJSON `json:"forked_from"`
-	// Checked says how far the listing checked the file: "shape", each
-	// line's shape and UTF-8, never the contents of a line (that is
-	// `awl sessions verify`, some 100 times slower). No error with
-	// "shape" is not a verified session.
+	// Checked says how far the listing checked the file: "full", as
+	// `awl sessions verify` checks it (every line's contents and the
+	// entry chain), now or by an earlier listing of the file in the same
+	// state. No error with "full" is a session verify finds sound.
 	Checked string `json:"checked"`
 	Error   string `json:"error,omitempty"`
 }
 
-// checkedShape is the listing's Checked.
-const checkedShape = "shape"
+// checkedFull is the listing's Checked.
+const checkedFull = "full"
 
 // forkJSON is the origin of a fork: the source session and the entry it
 // was forked at.
@@ -186,14 +186,15 @@ func listScope(all bool) (string, error) {
 	return sessionsCwd()
 }
 
-// listScoped lists the sessions of the working directory, or of every
-// directory with all.
-func listScoped(store *session.Store, all bool) ([]session.Info, error) {
+// scanScoped lists the session files of the working directory, or of
+// every directory with all, without verifying them (session.Store.Scan):
+// for verify, which verifies each itself, and prune, which goes by age.
+func scanScoped(store *session.Store, all bool) ([]session.Info, error) {
 	scope, err := listScope(all)
 	if err != nil {
 		return nil, err
 	}
-	return store.List(scope)
+	return store.Scan(scope)
 }
 
 // listStore returns store with IsContext set so first prompts skip context
@@ -298,7 +299,7 @@ func writeListJSON(a *app, infos []session.Info, keep []int) error {
 			Created: jsonTime(in.Created), Modified: jsonTime(in.Modified),
 			Messages: in.Messages, Provider: in.Provider, Model: in.Model,
 			FirstPrompt: in.FirstPrompt, LastStopReason: in.LastStopReason,
-			Status: in.Status, TotalCostUSD: in.TotalCostUSD, Checked: checkedShape,
+			Status: in.Status, TotalCostUSD: in.TotalCostUSD, Checked: checkedFull,
 		}
 		if in.ForkedFrom != "" {
 			j.ForkedFrom = &forkJSON{ID: in.ForkedFrom, EntryID: in.ForkedAt}
@@ -828,7 +829,7 @@ func (c *sessionsPruneCmd) Run(a *app, store *session.Store) error {
 		// mistake (an empty variable), and never the way to remove one.
 		return runner.Usagef("--older-than must be a positive duration (e.g. 30d, 24h, 90m); to remove sessions by id, use awl sessions rm ID")
 	}
-	infos, err := listScoped(store, c.All)
+	infos, err := scanScoped(store, c.All)
 	if err != nil {
 		return err
 	}

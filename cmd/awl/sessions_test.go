@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -307,8 +308,53 @@ func benchTranscript(b *testing.B, size int) []byte {
 // BenchmarkSessionsJSONAll is `awl sessions --json --all` over 1,000
 // sessions of 1 MB each, in 10 directories (target: < 500 ms).
 func BenchmarkSessionsJSONAll(b *testing.B) {
-	const files, size = 1000, 1 << 20
-	body := benchTranscript(b, size)
+	const files = 1000
+	dir, body := benchStore(b, files)
+	var out bytes.Buffer
+	args := []string{"--session-dir", dir, "sessions", "--json", "--all"}
+	// A listing after the first: the files settled, their verdicts kept.
+	time.Sleep(2*time.Second + 100*time.Millisecond)
+	Main(context.Background(), args, strings.NewReader(""), &out, io.Discard)
+	for b.Loop() {
+		out.Reset()
+		var errb bytes.Buffer
+		if code := Main(context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
+			b.Fatalf("exit %d: %s", code, errb.String())
+		}
+	}
+	var list []sessionJSON
+	if err := json.Unmarshal(out.Bytes(), &list); err != nil || len(list) != files || list[0].Error != "" ||
+		list[0].FirstPrompt != "fix the failing test in the session package and explain the cause" {
+		b.Fatalf("%d sessions, %v, first %+v", len(list), err, list[0])
+	}
+	b.ReportMetric(float64(len(body))/1e6, "MB/file")
+}
+
+// BenchmarkSessionsVerifyAll is `awl sessions verify --all` over 100 of
+// BenchmarkSessionsJSONAll's sessions of 1 MB, in 10 directories.
+func BenchmarkSessionsVerifyAll(b *testing.B) {
+	const files = 100
+	dir, body := benchStore(b, files)
+	var out bytes.Buffer
+	args := []string{"--session-dir", dir, "sessions", "verify", "--all"}
+	for b.Loop() {
+		out.Reset()
+		var errb bytes.Buffer
+		if code := Main(context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
+			b.Fatalf("exit %d: %s", code, errb.String())
+		}
+	}
+	if n := strings.Count(out.String(), ": ok\n"); n != files {
+		b.Fatalf("%d sessions ok, want %d:\n%s", n, files, out.String())
+	}
+	b.SetBytes(int64(files * len(body)))
+}
+
+// benchStore writes files sessions of benchTranscript's 1 MB, in 10
+// directories, and returns the sessions directory and the transcript.
+func benchStore(b *testing.B, files int) (string, []byte) {
+	b.Helper()
+	body := benchTranscript(b, 1<<20)
 	dir := filepath.Join(b.TempDir(), "sessions")
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	for i := range files {
@@ -336,21 +382,7 @@ func BenchmarkSessionsJSONAll(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	var out bytes.Buffer
-	args := []string{"--session-dir", dir, "sessions", "--json", "--all"}
-	for b.Loop() {
-		out.Reset()
-		var errb bytes.Buffer
-		if code := Main(context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
-			b.Fatalf("exit %d: %s", code, errb.String())
-		}
-	}
-	var list []sessionJSON
-	if err := json.Unmarshal(out.Bytes(), &list); err != nil || len(list) != files || list[0].Error != "" ||
-		list[0].FirstPrompt != "fix the failing test in the session package and explain the cause" {
-		b.Fatalf("%d sessions, %v, first %+v", len(list), err, list[0])
-	}
-	b.ReportMetric(float64(len(body))/1e6, "MB/file")
+	return dir, body
 }
 
 func TestParseCookbook(t *testing.T) {

@@ -1,21 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"os"
+	"runtime"
+	"sync"
 
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/projection"
 	"github.com/awlrun/awl/session"
-	"github.com/tidwall/gjson"
 )
 
-// sessionsVerifyCmd checks sessions fully. The listing checks only the
-// shape of middle lines, for speed; this is the check a CI job runs on a
-// downloaded session before resuming it.
+// sessionsVerifyCmd checks sessions fully, every time: this is the check a
+// CI job runs on a downloaded session before resuming it. (The listing
+// reaches the same verdicts, but takes those an earlier listing kept for
+// files it has not seen change.)
 type sessionsVerifyCmd struct {
 	Refs []string `arg:"" optional:"" placeholder:"REF"`
 	All  bool     `name:"all" short:"a"`
@@ -45,7 +45,7 @@ func (c *sessionsVerifyCmd) Run(a *app, store *session.Store) error {
 	}
 	paths, errs := resolveAll(a, store, c.Refs)
 	if len(c.Refs) == 0 {
-		infos, err := listScoped(store, c.All)
+		infos, err := scanScoped(store, c.All)
 		if err != nil {
 			return err
 		}
@@ -55,12 +55,14 @@ func (c *sessionsVerifyCmd) Run(a *app, store *session.Store) error {
 	}
 	broken := 0
 	out := make([]verifyJSON, 0, len(paths))
-	for _, p := range paths {
-		v := session.Verify(p)
+	vs := verifyAll(paths)
+	for i, p := range paths {
+		v := vs[i]
 		if len(v.Problems) > 0 {
 			broken++
 		}
 		notes := boundaryNotes(p, v)
+		vs[i].Session = nil // done with it: let the collector have it
 		if c.JSON {
 			j := verifyJSON{Path: p, ID: cmp.Or(v.ID, session.SessionIDFromPath(p)), OK: len(v.Problems) == 0, Torn: v.Torn, Problems: []verifyProblem{}, Notes: notes}
 			for _, pr := range v.Problems {
@@ -110,30 +112,63 @@ func (c *sessionsVerifyCmd) Run(a *app, store *session.Store) error {
 	return &session.Error{Kind: session.KindCorrupt, Msg: msg}
 }
 
+// verifyAll verifies paths, as many at once as there are cores, in a
+// window of a few files so that only a few sessions are in memory at once.
+// The results are in the order of paths.
+func verifyAll(paths []string) []session.Verification {
+	out := make([]session.Verification, len(paths))
+	workers := min(runtime.GOMAXPROCS(0), len(paths))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				out[i] = session.Verify(paths[i])
+				if len(out[i].Problems) == 0 && !hasBoundary(out[i].Session) {
+					out[i].Session = nil // no notes to find in it
+				}
+			}
+		})
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// hasBoundary reports whether s has a prune or compaction entry, which
+// boundaryNotes looks at.
+func hasBoundary(s *session.Session) bool {
+	if s == nil {
+		return false
+	}
+	for i := range s.Entries {
+		if t := s.Entries[i].Type; t == session.TypePrune || t == session.TypeCompaction {
+			return true
+		}
+	}
+	return false
+}
+
 // boundaryNotes lists, as "path:line: note: …", the prune and compaction
 // entries of a sound session that a resume does not apply. A session with
 // problems gets none: its problems come first.
 func boundaryNotes(path string, v session.Verification) []verifyProblem {
 	out := []verifyProblem{}
-	if len(v.Problems) > 0 {
-		return out
-	}
-	s, err := session.Load(path)
-	if err != nil {
+	s := v.Session
+	if len(v.Problems) > 0 || s == nil {
 		return out
 	}
 	notes := projection.BoundaryNotes(s.ActivePath())
 	if len(notes) == 0 {
 		return out
 	}
-	lines := map[string]int{}
-	if data, err := os.ReadFile(path); err == nil {
-		n := 0
-		for line := range bytes.Lines(data) {
-			n++
-			if id := gjson.GetBytes(line, "id").String(); id != "" {
-				lines[id] = n
-			}
+	lines := map[string]int{} // entry i is on line i+2, after the header
+	for i := range s.Entries {
+		if id := s.Entries[i].ID; id != "" {
+			lines[id] = i + 2
 		}
 	}
 	for _, n := range notes {
