@@ -33,7 +33,9 @@ const keepShare = 20
 // compact asks the model for a summary of the conversation and appends a
 // compaction entry, followed by the model-visible context rebuilt in full
 // and its baseline. If the summary request fails, nothing is appended and
-// the error is the run's.
+// the error is the run's. A summary that would not make the projection
+// shorter is not appended either: the error is an *errNoSummary, and the
+// caller goes on with pruning alone.
 func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, reason string) error {
 	start := time.Now()
 	path := r.sess.ActivePath()
@@ -81,6 +83,13 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 	}
 	probe = append(probe, state.Baseline().Entry())
 	fields.TokensAfter = projection.Estimate(projection.Project(probe)) + specTokens(specs)
+	// A summary no shorter than the conversation it replaces (a small
+	// one, a model that wrote at length) would make the request longer,
+	// not shorter: it is not appended, and the caller prunes instead.
+	// Both sides are estimated from bytes.
+	if now := projection.Estimate(projection.Project(path)) + specTokens(specs); fields.TokensAfter >= now {
+		return r.noSummary(fmt.Sprintf("with a summary that is not shorter than what it would replace (%d tokens after it, %d now)", fields.TokensAfter, now))
+	}
 
 	if err := r.appendEntry(session.Entry{Type: session.TypeCompaction, Fields: mustJSON(fields)}); err != nil {
 		return err

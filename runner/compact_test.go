@@ -45,6 +45,9 @@ type longRun struct {
 	// may be called (a real API enforces tool_choice none), 2 always (a
 	// server that ignores tool_choice).
 	disobey int
+	// summary, when set, is the text of every summary (a long one makes
+	// a summary longer than what it replaces).
+	summary string
 	// prefixes keeps every request's messages and the boundaries then in
 	// the session (reqs, bounds): a read of the session per request.
 	prefixes bool
@@ -70,7 +73,11 @@ func (l *longRun) respond(n int, req providertest.Request) providertest.Response
 		if l.disobey == 2 || l.disobey == 1 && !forbidsTools(req.Body) {
 			return providertest.Stream(l.api, providertest.Turn{Calls: []providertest.Call{{ID: fmt.Sprintf("sum_%d", l.summaries), Name: "bash", Input: `{"command":"touch pwned"}`}}, InputTokens: int(tokens), OutputTokens: 20})
 		}
-		return providertest.Stream(l.api, providertest.Turn{Text: fmt.Sprintf("Task: read big.txt many times.\nState: %d reads done.", l.normal), InputTokens: int(tokens), OutputTokens: 40})
+		text := fmt.Sprintf("Task: read big.txt many times.\nState: %d reads done.", l.normal)
+		if l.summary != "" {
+			text = l.summary
+		}
+		return providertest.Stream(l.api, providertest.Turn{Text: text, InputTokens: int(tokens), OutputTokens: 40})
 	}
 	l.normal++
 	if l.prefixes {
@@ -705,6 +712,50 @@ func TestOverflowWithoutSummaryPrunesAll(t *testing.T) {
 	res = runner.Run(context.Background(), g.config("read big.txt again and again", runner.Window{}))
 	if code, _ := runner.Classify(res.Err); code != runner.ExitProvider {
 		t.Fatalf("exit %d (%v), want %d", code, res.Err, runner.ExitProvider)
+	}
+}
+
+// TestSummaryNotShorterPrunes: a summary no shorter than the conversation
+// it would replace (a small conversation, a model that wrote at length) is
+// not appended: compaction never makes the request longer. The run says
+// so and goes on with pruning alone, on a refusal as too long and at the
+// threshold alike, and finishes.
+func TestSummaryNotShorterPrunes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		limit  int64
+		window runner.Window
+	}{
+		{"overflow", 6000, runner.Window{}},
+		{"threshold", 1 << 30, runner.Window{Tokens: 8000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newLongRig(t, "anthropic", 12, tc.limit)
+			g.model.summary = strings.Repeat("Everything read so far, again and at length. ", 800)
+			res := runner.Run(context.Background(), g.config("read big.txt again and again", tc.window))
+			if res.Err != nil {
+				t.Fatalf("run failed: %v\n%s", res.Err, g.events.String())
+			}
+			for _, c := range g.eventsOf(t, "compaction") {
+				t.Errorf("compaction appended (%v): tokens before %v, after %v", c["reason"], c["tokens_before"], c["tokens_after"])
+			}
+			if bytes.Contains(g.sessionFile(t), []byte(`"type":"compaction"`)) {
+				t.Error("the session holds a compaction")
+			}
+			if g.model.summaries == 0 {
+				t.Fatal("no summary was asked for")
+			}
+			var said bool
+			for _, n := range g.eventsOf(t, "notice") {
+				said = said || strings.Contains(n["message"].(string), "not shorter") && strings.Contains(n["message"].(string), "going on with pruning alone")
+			}
+			if !said {
+				t.Errorf("no notice that the summary was not shorter: %v", g.eventsOf(t, "notice"))
+			}
+			if !bytes.Contains(g.sessionFile(t), []byte(`"type":"prune"`)) {
+				t.Error("nothing was pruned instead")
+			}
+		})
 	}
 }
 

@@ -86,7 +86,10 @@ func TestRecordedRefusalRuns(t *testing.T) {
 // reason overflow) and sent once more, the limit learnt where the refusal
 // states one under the window in force (OpenAI Chat's 4097; Anthropic's
 // 200000 is the table's window, and Responses states none). Each run
-// completes (exit 0) with the answer.
+// completes (exit 0) with the answer. The prompt is long enough (some
+// 1,500 tokens) for the summary to be shorter than what it replaces: a
+// summary that is not is never appended (runner's
+// TestSummaryNotShorterPrunes).
 func TestRecordedTooLongRuns(t *testing.T) {
 	for _, tc := range []struct {
 		file, provider string
@@ -105,7 +108,7 @@ func TestRecordedTooLongRuns(t *testing.T) {
 			srv.Enqueue(providertest.Text(tc.provider, "the user said hi"))
 			srv.Enqueue(providertest.Text(tc.provider, answer))
 			var stdout, stderr bytes.Buffer
-			code := Main(context.Background(), []string{"run", "--no-stdin", "--provider", tc.provider, "-o", "ndjson", "--output-schema", "schema.json", "hi"}, nil, &stdout, &stderr)
+			code := Main(context.Background(), []string{"run", "--no-stdin", "--provider", tc.provider, "-o", "ndjson", "--output-schema", "schema.json", "hi " + strings.Repeat("and more ", 700)}, nil, &stdout, &stderr)
 			if code != 0 {
 				t.Fatalf("exit %d, want 0\n%s", code, stderr.String())
 			}
