@@ -122,6 +122,12 @@ func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader
 	// session (signalSafeWriter).
 	stdout = newSignalSafeWriter(stdout, ctx.Done())
 	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, start: start}
+	// `awl --version` and `awl version` need no parser either: a script
+	// checking what it runs starts awl for that alone.
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "version") {
+		fmt.Fprintln(stdout, currentStamp())
+		return 0
+	}
 	var whole cli
 	var run runCLI
 	g, grammar := any(&whole), &whole.globals

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -305,4 +306,20 @@ func BenchmarkParseRunLine(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestVersionWithoutParser: `awl --version` and `awl version`, which
+// mainAt answers before building a parser, print what kong's flag and
+// command print, with the same exit.
+func TestVersionWithoutParser(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), args, strings.NewReader(""), &out, &errOut)
+		// Through kong: the same words with a global flag it must parse.
+		var kout, kerr bytes.Buffer
+		kcode := Main(context.Background(), append([]string{"--session-dir", t.TempDir()}, args...), strings.NewReader(""), &kout, &kerr)
+		if code != 0 || kcode != 0 || out.String() != kout.String() || out.String() != currentStamp().String()+"\n" || errOut.Len()+kerr.Len() > 0 {
+			t.Errorf("%q: exit %d %q %q; through kong exit %d %q %q", args, code, out.String(), errOut.String(), kcode, kout.String(), kerr.String())
+		}
+	}
 }
