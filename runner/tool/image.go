@@ -7,10 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"image"
-	"image/gif"
-	"image/jpeg"
-	"image/png"
 	"io"
 	"io/fs"
 	"strconv"
@@ -115,18 +111,18 @@ var formatNames = map[string]string{MimePNG: "PNG", MimeJPEG: "JPEG", MimeGIF: "
 
 // checkImage reports what makes data, sniffed as mime, an image a provider
 // would refuse: one its decoder cannot read the header of, or with no
-// pixels. Only the header is read (for WebP, the RIFF container and the
+// pixels. Only the header is read (imagehead.go) (for WebP, the RIFF container and the
 // first chunk's header), not the pixels.
 func checkImage(mime string, data []byte) error {
-	var cfg image.Config
+	var cfg imageSize
 	var err error
 	switch mime {
 	case MimePNG:
-		cfg, err = png.DecodeConfig(bytes.NewReader(data))
+		cfg, err = pngSize(data)
 	case MimeJPEG:
-		cfg, err = jpeg.DecodeConfig(bytes.NewReader(data))
+		cfg, err = jpegSize(data)
 	case MimeGIF:
-		cfg, err = gif.DecodeConfig(bytes.NewReader(data))
+		cfg, err = gifSize(data)
 	case MimeWebP:
 		cfg, err = webpConfig(data)
 	}
@@ -144,8 +140,8 @@ func checkImage(mime string, data []byte) error {
 
 // webpConfig checks a WebP file's RIFF container and first chunk, and
 // returns its dimensions. The standard library has no WebP decoder.
-func webpConfig(data []byte) (image.Config, error) {
-	var cfg image.Config
+func webpConfig(data []byte) (imageSize, error) {
+	var cfg imageSize
 	if len(data) < 20 {
 		return cfg, io.ErrUnexpectedEOF
 	}

@@ -3,7 +3,9 @@ package tool
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/gif"
@@ -77,19 +79,34 @@ func TestLoadImage(t *testing.T) {
 	}
 }
 
+// pngIHDR is the PNG file data with the bytes at off in its IHDR data
+// replaced by b, and the chunk's CRC made to match.
+func pngIHDR(data string, off int, b ...byte) string {
+	d := []byte(data)
+	copy(d[16+off:], b)
+	binary.BigEndian.PutUint32(d[29:], crc32.ChecksumIEEE(d[12:29]))
+	return string(d)
+}
+
 // A file that only starts like an image is refused: stored in the session
 // log it would make the provider refuse every later request.
 func TestLoadImageMalformed(t *testing.T) {
 	dir := t.TempDir()
 	pngData := imageHeads[MimePNG]
 	zeroWidth := []byte(pngData)
-	zeroWidth[16], zeroWidth[17], zeroWidth[18], zeroWidth[19] = 0, 0, 0, 0 // IHDR width; the CRC no longer matches either
+	zeroWidth[16], zeroWidth[17], zeroWidth[18], zeroWidth[19] = 0, 0, 0, 0 // IHDR width; the CRC no longer matches
 	for name, c := range map[string]struct{ data, want string }{
 		"magic.png":      {"\x89PNG\r\n\x1a\n", "not a valid PNG image: the file ends inside its header"},
 		"cut.png":        {pngData[:20], "not a valid PNG image: the file ends inside its header"},
-		"zero.png":       {string(zeroWidth), "not a valid PNG image: png: invalid format: "},
+		"crc.png":        {string(zeroWidth), "not a valid PNG image: its IHDR chunk fails its checksum"},
+		"zero.png":       {pngIHDR(pngData, 0, 0, 0, 0, 0), "not a valid PNG image: it is 0×2 pixels"},
+		"gray3.png":      {pngIHDR(pngData, 8, 3, 0), "not a valid PNG image: its colour type 0 with bit depth 3 is not a PNG's"},
+		"sof3.jpg":       {"\xff\xd8\xff\xc3\x00\x0b\x08\x00\x01\x00\x01\x01\x01\x11\x00", "not a valid JPEG image: its frame type (SOF3) is not baseline"},
+		"sos.jpg":        {"\xff\xd8\xff\xda\x00\x02", "not a valid JPEG image: marker 0xda comes before the frame header"},
+		"cutseg.jpg":     {"\xff\xd8\xff\xe0\x00\x10JFIF", "not a valid JPEG image: the file ends inside its header"},
+		"table.gif":      {"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00", "not a valid GIF image: the file ends inside its header"},
 		"magic.jpg":      {"\xff\xd8\xff", "not a valid JPEG image: "},
-		"magic.gif":      {"GIF89a", "not a valid GIF image: gif: reading header: unexpected EOF"},
+		"magic.gif":      {"GIF89a", "not a valid GIF image: the file ends inside its header"},
 		"zero.gif":       {"GIF89a\x00\x00\x00\x00\x00\x00\x00", "not a valid GIF image: it is 0×0 pixels"},
 		"magic.webp":     {"RIFF\x00\x00\x00\x00WEBP", "not a valid WebP image: the file ends inside its header"},
 		"size.webp":      {"RIFF\x00\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00\x2f\x00\x00\x00\x10\x07\x10\x11\x11\x88\x88\xfe\x07\x00", "not a valid WebP image: its RIFF size says 0 bytes, the file has 26 after the RIFF header"},
