@@ -26,10 +26,17 @@ type resumingServer struct {
 func (s *resumingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Mcp-Session-Id", "sess-1")
 	if r.Method == http.MethodGet {
+		// Only the stream the call's response began is resumed on it: the
+		// standalone stream, which the client opens after the handshake and
+		// may open after the call was sent, must not carry the result, or
+		// the call is answered without the resumption this test is about.
+		last := r.Header.Get("Last-Event-ID")
 		s.mu.Lock()
-		s.lastEventID = append(s.lastEventID, r.Header.Get("Last-Event-ID"))
-		id := s.pending
-		s.pending = nil
+		s.lastEventID = append(s.lastEventID, last)
+		var id json.RawMessage
+		if last == "ev-1" {
+			id, s.pending = s.pending, nil
+		}
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprintf(w, "id: ev-2\ndata: \n\n")
