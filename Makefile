@@ -39,8 +39,7 @@ test: $(MCP_NPM)/node_modules/.package-lock.json
 # a HOME, GOCACHE and module cache of its own; as you otherwise
 # (scripts/test-unprivileged.sh). Most contributors are not root, and a
 # test can pass for root alone. PKGS and RUNS choose what it runs; CI
-# runs the packages and tests whose behaviour depends on the uid
-# (.ci/run).
+# runs the whole suite (.ci/run).
 test-unprivileged: $(MCP_NPM)/node_modules/.package-lock.json
 	sh scripts/test-unprivileged.sh
 
