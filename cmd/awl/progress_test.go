@@ -12,6 +12,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/provider/providertest"
 )
 
@@ -78,7 +79,7 @@ func TestLiveStatusOnTerminal(t *testing.T) {
 	cmd.Stdout = &stdout
 	ptmx, tty, err := pty.Open()
 	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
+		testenv.Require(t, "no pseudo-terminal: "+err.Error())
 	}
 	defer ptmx.Close()
 	pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: 100})

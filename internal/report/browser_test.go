@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/session"
 )
 
 // chromium returns Debian's headless Chromium (chromium-headless-shell,
 // which .ci/run installs: a third less to download than the browser and
 // half the CPU to start) or the browser, or skips the test where neither
-// is installed; with CI=true it fails instead.
+// is installed; with CI=true it fails instead (internal/testenv).
 func chromium(t *testing.T) string {
 	t.Helper()
 	for _, name := range []string{"chromium-headless-shell", "chromium", "chromium-browser"} {
@@ -26,10 +27,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed, and with CI=true the report's browser test must run (.ci/run installs it: apt-get install -y --no-install-recommends chromium-headless-shell)")
-	}
-	t.Skip("chromium is not installed: skipping the report's browser test (apt-get install chromium-headless-shell to run it; with CI=true it fails instead)")
+	testenv.Require(t, "chromium is not installed: the report's browser test needs it (.ci/run installs it: apt-get install -y --no-install-recommends chromium-headless-shell)")
 	return ""
 }
 

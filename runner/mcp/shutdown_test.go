@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/runner/mcp/mcptest"
 	"github.com/awlrun/awl/runner/tool"
 )
@@ -128,7 +129,7 @@ func waitGone(t *testing.T, what string, pid int, within time.Duration) {
 // shorter.
 func TestStopSequence(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("needs /proc")
+		testenv.Require(t, "needs /proc: "+err.Error())
 	}
 	srv, log := fake(t, "stub", "stubborn")
 	m, stderr := start(t, []Server{srv}, Options{Timeout: time.Minute})
@@ -176,7 +177,7 @@ func TestStopSequence(t *testing.T) {
 // parent-death signal still kills the server.
 func TestServerDiesWithKilledParent(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("needs /proc")
+		testenv.Require(t, "needs /proc: "+err.Error())
 	}
 	t.Run("reaper", func(t *testing.T) {
 		l := startAndKillParent(t, false)
