@@ -244,6 +244,9 @@ type Sandbox struct {
 	withNet *Sandbox
 	// git watches the working directory's .git (GitChanges).
 	git *gitWatch
+	// readOnlyIDs are the identities of ns.readOnly, in order, taken
+	// when the namespaces were made: CheckDir knows them by these.
+	readOnlyIDs []dirID
 	// ns is the init of the PID and mount namespaces commands run in;
 	// nil where awl cannot make them. Shared with withNet.
 	ns *nsInit
@@ -373,6 +376,7 @@ func (s *Sandbox) namespaces() {
 		s.ns = &nsInit{readOnly: readOnly}
 		s.status.Enforced.Processes, s.status.Enforced.Proc = true, true
 		s.status.GitReadOnly = len(readOnly) > 0
+		s.readOnlyIDs = dirIDs(readOnly)
 		return
 	}
 	ns, err := userNamespaces(readOnly)
@@ -386,6 +390,7 @@ func (s *Sandbox) namespaces() {
 	s.ns = ns
 	s.status.Enforced.Processes, s.status.Enforced.Proc = true, ns.procMounted
 	s.status.GitReadOnly = len(readOnly) > 0 && ns.allReadOnly()
+	s.readOnlyIDs = dirIDs(readOnly)
 }
 
 // ProcessWarning says, when the sandbox cannot end every process a
@@ -422,7 +427,7 @@ func (s *Sandbox) WithNetwork() (*Sandbox, error) {
 	if s.withNet != nil {
 		return s.withNet, nil
 	}
-	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs, ns: s.ns, reap: s.reap, cg: s.cg, procs: s.procs}
+	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs, ns: s.ns, readOnlyIDs: s.readOnlyIDs, reap: s.reap, cg: s.cg, procs: s.procs}
 	n.Network = true
 	n.status.Network = true
 	if s.rules != nil {
@@ -529,7 +534,7 @@ func (s *Sandbox) CheckWrite(path string) error {
 		// What commands cannot write, the write and edit tools may not.
 		for _, d := range s.ns.readOnly {
 			if within(r, d) {
-				return &DeniedError{Path: path, Note: fmt.Sprintf("(awl sandbox: %s; %s is read-only)", s.Mode, d)}
+				return s.readOnlyDenied(path, d)
 			}
 		}
 	}
@@ -539,6 +544,39 @@ func (s *Sandbox) CheckWrite(path string) error {
 		}
 	}
 	return &DeniedError{Path: path, Note: s.Note()}
+}
+
+// readOnlyDenied is the refusal of a write of path in the read-only
+// directory d.
+func (s *Sandbox) readOnlyDenied(path, d string) *DeniedError {
+	return &DeniedError{Path: path, Note: fmt.Sprintf("(awl sandbox: %s; %s is read-only)", s.Mode, d)}
+}
+
+// dirID is a directory's identity: its device and inode.
+type dirID struct{ dev, ino uint64 }
+
+// CheckDir returns nil when a confined tool may create and rename files
+// in dir, a directory the write or edit tool opened beneath a writable
+// directory (tool.DirChecker), or else a *DeniedError as CheckWrite's:
+// dir must not be, nor lie in, a git directory the namespaces made
+// read-only to commands. It is judged by the identities of dir and of the
+// directories above it, not by a path: a link CheckWrite followed may
+// have been swapped since (`sub -> .`, then `sub -> .git`), and the
+// working directory renamed where its parent is writable, taking .git
+// along to a path CheckWrite does not know.
+func (s *Sandbox) CheckDir(dir *os.File) error {
+	if !s.status.GitReadOnly || s.ns == nil || len(s.readOnlyIDs) == 0 {
+		return nil
+	}
+	i, err := ancestorIn(dir, s.readOnlyIDs)
+	switch {
+	case err != nil:
+		// Where it is cannot be told: refuse it, as a command would be.
+		return &DeniedError{Path: dir.Name(), Note: fmt.Sprintf("(awl sandbox: %s; whether %s is in a read-only git directory cannot be told: %v)", s.Mode, dir.Name(), err)}
+	case i >= 0:
+		return s.readOnlyDenied(dir.Name(), s.ns.readOnly[i])
+	}
+	return nil
 }
 
 // DeniedError is a write CheckWrite refused. Its message leaves out the

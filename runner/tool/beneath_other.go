@@ -13,9 +13,9 @@ import (
 var errOutside = errors.New("outside the writable directories")
 
 // writeBeneath writes file as replaceFile does. Without descriptor-relative
-// calls, roots are not enforced here: the caller's CheckWrite is all there
-// is.
-func writeBeneath(roots []string, file string, data []byte, mkdir bool, check func(mode fs.FileMode, exists bool) error) error {
+// calls, roots and guard are not enforced here: the caller's CheckWrite is
+// all there is.
+func writeBeneath(roots []string, guard func(dir *os.File) error, file string, data []byte, mkdir bool, check func(mode fs.FileMode, exists bool) error) error {
 	target, err := followLinks(file)
 	if err != nil {
 		return err

@@ -26,17 +26,20 @@ var errOutside = errors.New("outside the writable directories")
 // followed, a dangling one included, and its target must lie beneath a
 // root too. Whatever a confined process swaps in between (a link for a
 // directory, a directory for a link), the write lands beneath a root or
-// fails. check, when not nil, is called with the file's mode and whether
-// it exists once its directory is open, and may refuse the write.
-// With mkdir, missing parent directories are created, beneath the root
-// too.
-func writeBeneath(roots []string, file string, data []byte, mkdir bool, check func(mode fs.FileMode, exists bool) error) error {
+// fails. guard, when not nil, is called with every directory opened on
+// the way, before a directory is made in it and before the file is
+// written in it, and may refuse the write (a directory that is, or lies
+// in, a read-only .git, whatever path led there). check, when not nil, is
+// called with the file's mode and whether it exists once its directory is
+// open, and may refuse the write. With mkdir, missing parent directories
+// are created, beneath the root too.
+func writeBeneath(roots []string, guard func(dir *os.File) error, file string, data []byte, mkdir bool, check func(mode fs.FileMode, exists bool) error) error {
 	for range maxLinks {
 		root, rel, ok := beneathRoot(roots, file)
 		if !ok {
 			return errOutside
 		}
-		dir, err := openDirBeneath(root, filepath.Dir(rel), mkdir)
+		dir, err := openDirBeneath(root, filepath.Dir(rel), mkdir, guard)
 		if err != nil {
 			return err
 		}
@@ -112,26 +115,49 @@ func resolveExistingDir(path string) string {
 // openDirBeneath opens the directory rel (relative, "." for root itself)
 // beneath root, refusing any path that leaves root, through a symbolic link
 // or otherwise; with mkdir it creates the missing directories, each in the
-// directory opened before it.
-func openDirBeneath(root, rel string, mkdir bool) (*os.File, error) {
+// directory opened before it. Each directory it opens passes guard (when
+// not nil) before a directory is made in it or it is returned.
+//
+// What guard is shown stays what it is: a confined process may rename the
+// directory, or one above it, within the directories it may write, but
+// not into a read-only bind mount (.git in the commands' mount namespace),
+// since a rename never crosses a mount (EXDEV) and a read-only one takes
+// no new entry (EROFS); and no process outside the sandbox is one a
+// model drives.
+func openDirBeneath(root, rel string, mkdir bool, guard func(dir *os.File) error) (*os.File, error) {
 	rootDir, err := os.Open(root)
 	if err != nil {
 		return nil, err
 	}
 	defer rootDir.Close()
-	d, err := openAtBeneath(rootDir, rel)
+	open := func(rel string) (*os.File, error) {
+		d, err := openAtBeneath(rootDir, rel)
+		if err == nil && guard != nil {
+			if err = guard(d); err != nil {
+				d.Close()
+				return nil, err
+			}
+		}
+		return d, err
+	}
+	d, err := open(rel)
 	if err == nil || !mkdir || !errors.Is(err, fs.ErrNotExist) {
 		return d, err
+	}
+	if guard != nil {
+		if err := guard(rootDir); err != nil {
+			return nil, err
+		}
 	}
 	// Create the missing directories one by one, each in the directory
 	// opened (beneath root) before it.
 	parent, prefix := rootDir, "."
 	for _, comp := range strings.Split(rel, string(filepath.Separator)) {
 		prefix = filepath.Join(prefix, comp)
-		d, err := openAtBeneath(rootDir, prefix)
+		d, err := open(prefix)
 		if errors.Is(err, fs.ErrNotExist) {
 			if err = unix.Mkdirat(int(parent.Fd()), comp, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
-				d, err = openAtBeneath(rootDir, prefix)
+				d, err = open(prefix)
 			} else {
 				err = &fs.PathError{Op: "mkdir", Path: filepath.Join(root, prefix), Err: err}
 			}

@@ -2,7 +2,6 @@ package tool
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -71,11 +70,11 @@ func (t editTool) run(ctx context.Context, in editArgs) Result {
 	}
 	updated := strings.ReplaceAll(content, in.OldString, in.NewString)
 	if roots := t.env.writeRoots(); roots != nil {
-		err := writeBeneath(roots, t.env.resolve(in.Path), []byte(updated), false, nil)
-		switch {
-		case errors.Is(err, errOutside):
-			return t.env.denied("edit", in.Path)
-		case err != nil:
+		err := writeBeneath(roots, t.env.dirGuard(), t.env.resolve(in.Path), []byte(updated), false, nil)
+		if res, denied := t.env.writeError("edit", in.Path, err); denied {
+			return res
+		}
+		if err != nil {
 			return errorf("edit: %s", pathErr(in.Path, err))
 		}
 	} else if err := replaceFile(t.env.resolve(in.Path), []byte(updated)); err != nil {

@@ -8,7 +8,9 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -93,6 +95,54 @@ type WriteRooter interface {
 	// WriteRoots are the absolute directories, symbolic links resolved,
 	// that writes stay beneath.
 	WriteRoots() []string
+}
+
+// DirChecker is a WriteRooter that also judges the directory a write or
+// an edit lands in, once it is open: by what the directory is, not by the
+// path it was reached by. A path CheckWrite allowed can lead elsewhere a
+// moment later (a link in it swapped by a confined process: `sub -> .`,
+// then `sub -> .git`); the descriptor cannot, and the temporary file and
+// the rename happen in it.
+type DirChecker interface {
+	// CheckDir returns nil when a tool may create and rename files in
+	// dir, an open directory beneath a write root, or the error to give
+	// after the path as the model wrote it, as CheckWrite's.
+	CheckDir(dir *os.File) error
+}
+
+// dirDenied is a directory a DirChecker refused.
+type dirDenied struct{ err error }
+
+func (e *dirDenied) Error() string { return e.err.Error() }
+func (e *dirDenied) Unwrap() error { return e.err }
+
+// dirGuard returns the check of each directory writeBeneath opens, nil
+// when the confinement makes none; the error it returns is a *dirDenied.
+func (e Env) dirGuard() func(dir *os.File) error {
+	c, ok := e.Confine.(DirChecker)
+	if !ok {
+		return nil
+	}
+	return func(dir *os.File) error {
+		if err := c.CheckDir(dir); err != nil {
+			return &dirDenied{err}
+		}
+		return nil
+	}
+}
+
+// writeError is the failed result of a write through writeBeneath that
+// failed with err, or ok false when err is not a refusal of the
+// confinement's.
+func (e Env) writeError(name, path string, err error) (Result, bool) {
+	var dd *dirDenied
+	switch {
+	case errors.As(err, &dd):
+		return errorf("%s: %s: %v", name, path, dd.err), true
+	case errors.Is(err, errOutside):
+		return e.denied(name, path), true
+	}
+	return Result{}, false
 }
 
 // writeRoots returns the directories writes must stay beneath, nil when

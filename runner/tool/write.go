@@ -38,7 +38,7 @@ func (t writeTool) run(ctx context.Context, in writeArgs) Result {
 	existed := false
 	if roots := t.env.writeRoots(); roots != nil {
 		var kind fs.FileMode
-		err := writeBeneath(roots, file, []byte(in.Content), true, func(mode fs.FileMode, exists bool) error {
+		err := writeBeneath(roots, t.env.dirGuard(), file, []byte(in.Content), true, func(mode fs.FileMode, exists bool) error {
 			existed = exists
 			if exists && !mode.IsRegular() {
 				kind = mode
@@ -46,13 +46,14 @@ func (t writeTool) run(ctx context.Context, in writeArgs) Result {
 			}
 			return nil
 		})
+		if res, denied := t.env.writeError("write", in.Path, err); denied {
+			return res
+		}
 		switch {
 		case errors.Is(err, errNotRegular) && kind.IsDir():
 			return errorf("write: %s is a directory", in.Path)
 		case errors.Is(err, errNotRegular):
 			return errorf("write: %s is not a regular file but %s", in.Path, fileKind(kind))
-		case errors.Is(err, errOutside):
-			return t.env.denied("write", in.Path)
 		case err != nil:
 			return errorf("write: %s", pathErr(in.Path, err))
 		}
