@@ -24,18 +24,15 @@ func dirIDs(dirs []string) []dirID {
 // ancestorIn returns the index in ids of the directory that dir is or
 // lies in, -1 when none, from the identities of dir and of each directory
 // above it, up to the root: what dir's path names can change under a
-// confined process, what the descriptor is cannot. Each parent is opened
-// with O_PATH, which needs no read permission on it.
+// confined process, what the descriptor is cannot. Each is stat'd through
+// dir's descriptor ("..", "../..", …), one system call a level, which
+// needs no read permission on any of them.
 func ancestorIn(dir *os.File, ids []dirID) (int, error) {
-	fd, err := unix.FcntlInt(dir.Fd(), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	defer func() { unix.Close(fd) }()
+	fd := int(dir.Fd())
 	prev := dirID{^uint64(0), ^uint64(0)}
-	for {
+	for up := "."; ; {
 		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
+		if err := unix.Fstatat(fd, up, &st, 0); err != nil {
 			return -1, err
 		}
 		id := dirID{uint64(st.Dev), st.Ino}
@@ -45,11 +42,11 @@ func ancestorIn(dir *os.File, ids []dirID) (int, error) {
 		if id == prev { // the root is its own parent
 			return -1, nil
 		}
-		parent, err := unix.Openat(fd, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return -1, err
+		prev = id
+		if up == "." {
+			up = ".."
+		} else {
+			up += "/.."
 		}
-		unix.Close(fd)
-		fd, prev = parent, id
 	}
 }

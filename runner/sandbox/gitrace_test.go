@@ -6,9 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/runner/tool"
@@ -230,4 +233,74 @@ func TestWriteGitAfterWorkspaceRenamed(t *testing.T) {
 	mustDenied(t, run(tools, "edit", map[string]any{"path": p, "old_string": "sample", "new_string": "evil"}), note, "edit: "+p+": Permission denied")
 	sameTree(t, git, before)
 	mustOK(t, run(tools, "write", map[string]any{"path": "../moved/hooks/pre-commit", "content": "fine\n"}))
+}
+
+// noDirCheck is the sandbox without its DirChecker: the write tools as
+// they were before they judged the directories they open.
+type noDirCheck struct{ sb *sandbox.Sandbox }
+
+func (c noDirCheck) Start(cmd *exec.Cmd) error    { return c.sb.Start(cmd) }
+func (c noDirCheck) CheckWrite(path string) error { return c.sb.CheckWrite(path) }
+func (c noDirCheck) Note() string                 { return c.sb.Note() }
+func (c noDirCheck) WriteRoots() []string         { return c.sb.WriteRoots() }
+
+// BenchmarkWriteDirCheck writes a file four directories below the working
+// directory (a .git beside them, read-only) with the write tool, with and
+// without the directory check, in turn within each iteration (the order
+// alternating), so both see the same load: added-us/op is the median of
+// the differences, which fsync's outliers move far less than the means.
+// checkdir-us/op is CheckDir alone on that directory.
+func BenchmarkWriteDirCheck(b *testing.B) {
+	cwd := filepath.Join(b.TempDir(), "work")
+	deep := filepath.Join(cwd, "a", "b", "c", "d")
+	for _, d := range []string{filepath.Join(cwd, ".git", "hooks"), deep} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+	if err != nil || !st.GitReadOnly {
+		b.Skipf("no read-only .git here: %v %+v", err, st)
+	}
+	defer sb.Close()
+	write := func(c tool.Confiner) func() time.Duration {
+		w := tool.Builtins(tool.Env{Dir: cwd, Confine: c})[2]
+		in, _ := json.Marshal(map[string]any{"path": "a/b/c/d/f.txt", "content": "x\n"})
+		return func() time.Duration {
+			t0 := time.Now()
+			if res := w.Run(context.Background(), in); res.IsError {
+				b.Fatal(res.Content)
+			}
+			return time.Since(t0)
+		}
+	}
+	with, without := write(sb), write(noDirCheck{sb})
+	dir, err := os.Open(deep)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dir.Close()
+	var sumWith, sumWithout, sumCheck time.Duration
+	diffs := make([]time.Duration, 0, b.N)
+	for i := 0; b.Loop(); i++ {
+		var dw, dwo time.Duration
+		if i%2 == 0 {
+			dw, dwo = with(), without()
+		} else {
+			dwo, dw = without(), with()
+		}
+		t0 := time.Now()
+		if err := sb.CheckDir(dir); err != nil {
+			b.Fatal(err)
+		}
+		sumCheck += time.Since(t0)
+		sumWith, sumWithout = sumWith+dw, sumWithout+dwo
+		diffs = append(diffs, dw-dwo)
+	}
+	n := float64(len(diffs))
+	slices.Sort(diffs)
+	b.ReportMetric(float64(sumWith.Microseconds())/n, "with-us/op")
+	b.ReportMetric(float64(sumWithout.Microseconds())/n, "without-us/op")
+	b.ReportMetric(float64(diffs[len(diffs)/2].Nanoseconds())/1e3, "added-us/op")
+	b.ReportMetric(float64(sumCheck.Nanoseconds())/n/1e3, "checkdir-us/op")
 }
