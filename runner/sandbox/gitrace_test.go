@@ -304,3 +304,18 @@ func BenchmarkWriteDirCheck(b *testing.B) {
 	b.ReportMetric(float64(diffs[len(diffs)/2].Nanoseconds())/1e3, "added-us/op")
 	b.ReportMetric(float64(sumCheck.Nanoseconds())/n/1e3, "checkdir-us/op")
 }
+
+// A directory whose place cannot be told (its ancestors past PATH_MAX
+// through the descriptor, here 1400 levels deep) is refused, not allowed.
+func TestWriteDirUnknownPlaceRefused(t *testing.T) {
+	_, cwd, sb := gitWork(t, false)
+	rel := strings.Repeat("d/", 1400) + "f.txt"
+	if err := os.MkdirAll(filepath.Join(cwd, filepath.Dir(rel)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := run(toolsFor(cwd, sb), "write", map[string]any{"path": rel, "content": "x"})
+	if !res.IsError || !strings.HasSuffix(res.Content, ": Permission denied\n(awl sandbox: workspace-write; whether the directory is in a read-only git directory cannot be told: file name too long)") {
+		t.Errorf("want the write refused:\n%.300s", res.Content)
+	}
+	mustOK(t, run(toolsFor(cwd, sb), "write", map[string]any{"path": "d/d/f.txt", "content": "x"}))
+}

@@ -572,7 +572,7 @@ func (s *Sandbox) CheckDir(dir *os.File) error {
 	switch {
 	case err != nil:
 		// Where it is cannot be told: refuse it, as a command would be.
-		return &DeniedError{Path: dir.Name(), Note: fmt.Sprintf("(awl sandbox: %s; whether %s is in a read-only git directory cannot be told: %v)", s.Mode, dir.Name(), err)}
+		return &DeniedError{Path: dir.Name(), Note: fmt.Sprintf("(awl sandbox: %s; whether the directory is in a read-only git directory cannot be told: %v)", s.Mode, err)}
 	case i >= 0:
 		return s.readOnlyDenied(dir.Name(), s.ns.readOnly[i])
 	}
