@@ -107,12 +107,27 @@ func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, 
 		return err
 	}
 	r.window = windowState{}
+	if err := r.forgetSummarised(); err != nil {
+		return err
+	}
 	em := r.cfg.Events
 	em.Emit(event.Compaction{
 		Base: em.Stamp("compaction", r.res.SessionID), Reason: reason,
 		TokensBefore: fields.TokensBefore, TokensAfter: fields.TokensAfter,
 		FirstKeptEntryID: fields.FirstKeptEntryID, DurationMS: time.Since(start).Milliseconds(),
 	})
+	return nil
+}
+
+// forgetSummarised drops from memory the entries no request can show any
+// more, now that a summary stands in for them (projection.Reach): a long
+// run then holds about one window of entries, not all it ever wrote.
+// The session file keeps them all.
+func (r *run) forgetSummarised() error {
+	path := r.sess.ActivePath()
+	if at := projection.Reach(path); at > 0 {
+		return r.sess.Forget(path[at].ID)
+	}
 	return nil
 }
 

@@ -109,7 +109,8 @@ func DefaultDir(getenv func(string) string) (string, error) {
 type Session struct {
 	Path   string
 	Header Header
-	// Entries are all entries in file order.
+	// Entries are the entries in file order: all of them, unless Forget
+	// dropped the first ones.
 	Entries []Entry
 	// Recovered is set when Open removed a torn trailing line (and when
 	// Load ignored one).
@@ -713,6 +714,35 @@ func ownEntry(e Entry) (Entry, error) {
 	return e, nil
 }
 
+// Forget drops from memory the entries before the entry id, which must be
+// on the active path: those before it in the file, and so its ancestors.
+// The active path then starts at id. It is for a long run, whose requests
+// no longer show what a compaction summarised: the run holds the entries
+// it can still send, not every entry it ever wrote. The file is not
+// changed (Open reads every entry again), and no entry appended later
+// takes the id of one forgotten.
+func (s *Session) Forget(id string) error {
+	at := -1
+	for _, i := range s.path() {
+		if s.Entries[i].ID == id {
+			at = int(i)
+			break
+		}
+	}
+	if at < 0 {
+		return fmt.Errorf("forget entries of session %s: %q is not on the active path", s.Path, id)
+	}
+	if at == 0 {
+		return nil
+	}
+	s.reserveIDs()
+	// A new array: the old one, and what its entries hold, can then be
+	// collected.
+	s.Entries = append(make([]Entry, 0, len(s.Entries)-at+16), s.Entries[at:]...)
+	s.byID = nil
+	return nil
+}
+
 // now is the time of an entry that has none.
 func (s *Session) now() time.Time {
 	if s.Now != nil {
@@ -753,12 +783,7 @@ func fieldsOf(line []byte) []byte {
 
 // newID returns an entry id not yet used in this session.
 func (s *Session) newID() (string, error) {
-	if s.ids == nil {
-		s.ids = make(map[string]struct{}, len(s.Entries)+16)
-		for i := range s.Entries {
-			s.ids[s.Entries[i].ID] = struct{}{}
-		}
-	}
+	s.reserveIDs()
 	r := s.Rand
 	if r == nil {
 		r = rand.Reader
@@ -774,6 +799,17 @@ func (s *Session) newID() (string, error) {
 		}
 	}
 	return "", errors.New("entry id: no unused id found")
+}
+
+// reserveIDs makes ids hold the id of every entry in memory, once: from
+// then on it holds every id the session has used, forgotten ones too.
+func (s *Session) reserveIDs() {
+	if s.ids == nil {
+		s.ids = make(map[string]struct{}, len(s.Entries)+16)
+		for i := range s.Entries {
+			s.ids[s.Entries[i].ID] = struct{}{}
+		}
+	}
 }
 
 // leafIndex is the index of the current leaf: the last entry with an id.
@@ -842,7 +878,8 @@ func (s *Session) walk(i int, fn func(int)) {
 	}
 }
 
-// ActivePath returns the entries from the root to the leaf.
+// ActivePath returns the entries from the root to the leaf (from the
+// first entry Forget kept, after Forget).
 func (s *Session) ActivePath() []Entry {
 	idx := s.path()
 	out := make([]Entry, len(idx))

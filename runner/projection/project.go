@@ -8,6 +8,7 @@ package projection
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -485,4 +486,59 @@ func AllPruned(path []session.Entry) []conv.Message {
 func pruneFields(upTo string) []byte {
 	b, _ := json.Marshal(session.Prune{UpToID: upTo})
 	return b
+}
+
+// Reach is the index of the first entry of path that a request can still
+// show: with a compaction in force, the first entry it keeps whole, or
+// the compaction itself when it keeps none. Everything before it is
+// superseded by the summary. It is 0 without a compaction in force, and
+// whenever the entries from it on would not project exactly as path does
+// (a prune boundary naming an entry before it, say, in a file edited by
+// hand), or a tool result from it on does not follow its call there (a
+// pruned result's stub names its call): path[Reach(path):] always
+// projects as path.
+//
+// Entries appended later keep that true as long as none of them names an
+// entry before Reach and each tool result follows its call: the runner's
+// prunes and compactions only ever name entries after the compaction in
+// force.
+func Reach(path []session.Entry) int {
+	ids := locator{path: path}
+	for i := len(path) - 1; i >= 0; i-- {
+		f, _, ok := CompactionAt(path, i)
+		if !ok {
+			continue
+		}
+		at := i
+		if k, kept := ids.find(f.FirstKeptEntryID); kept && k < i {
+			at = k
+		}
+		if at == 0 || !callsFirst(path[at:]) || !reflect.DeepEqual(Project(path[at:]), Project(path)) {
+			return 0
+		}
+		return at
+	}
+	return 0
+}
+
+// callsFirst reports whether every tool result in path answers a call
+// made before it in path: the stub of such a result, when pruned, names
+// the same call whatever came before path.
+func callsFirst(path []session.Entry) bool {
+	calls := map[string]bool{}
+	for i := range path {
+		m := path[i].Message
+		if m == nil {
+			continue
+		}
+		for _, b := range m.Content {
+			switch {
+			case b.Type == conv.BlockToolUse && m.Role == conv.RoleAssistant:
+				calls[b.ID] = true
+			case b.Type == conv.BlockToolResult && !calls[b.ToolUseID]:
+				return false
+			}
+		}
+	}
+	return true
 }
