@@ -184,6 +184,28 @@ func BenchmarkList(b *testing.B) {
 	}
 }
 
+// BenchmarkReadVerified reads a directory's verified file of 1,000
+// verdicts, as each listing of BenchmarkList does once.
+func BenchmarkReadVerified(b *testing.B) {
+	dir := b.TempDir()
+	vs := map[string]verdict{}
+	files := make([]string, 0, 1000)
+	for i := range 1000 {
+		name := FileName(time.Date(2026, 4, 25, 14, 0, i, 0, time.UTC), fmt.Sprintf("019dc5ba-53f6-71a5-ab8f-%012x", i+1))
+		files = append(files, filepath.Join(dir, name))
+		vs[name] = verdict{state: fileState{dev: 2049, ino: uint64(1e6 + i), size: 1041234, mtime: 1764686400123456789, ctime: 1764686400123456789}}
+	}
+	if err := os.WriteFile(filepath.Join(dir, VerifiedName), formatVerified(vs), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if vd := readVerified(dir, files); len(vd.old) != len(files) || vd.stale {
+			b.Fatalf("%d verdicts read, stale %v", len(vd.old), vd.stale)
+		}
+	}
+}
+
 // BenchmarkListVerifying is BenchmarkList with no verdict kept: every
 // file verified in full, as on the first listing after an upgrade, or
 // of files just written.

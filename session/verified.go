@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -105,55 +104,74 @@ func readVerified(dir string, files []string) *verifiedDir {
 //	NAME DEV INO SIZE MTIME CTIME corrupt|newer LINE "REST"
 //
 // Any line out of this format makes the whole file unusable.
+//
+// The file is converted to a string once; names are cut from it, so a
+// listing's read of 1,000 verdicts allocates the map and that string.
 func parseVerified(data []byte) (map[string]verdict, error) {
-	first, rest, ok := bytes.Cut(data, []byte("\n"))
-	if !ok || string(first) != verifiedVersion {
+	first, rest, ok := strings.Cut(string(data), "\n")
+	if !ok || first != verifiedVersion {
 		return nil, errors.New("not a verified file of this version")
 	}
-	out := map[string]verdict{}
+	out := make(map[string]verdict, strings.Count(rest, "\n"))
 	for len(rest) > 0 {
-		var line []byte
-		if line, rest, ok = bytes.Cut(rest, []byte("\n")); !ok {
+		var line string
+		if line, rest, ok = strings.Cut(rest, "\n"); !ok {
 			return nil, errors.New("torn last line")
 		}
-		f := strings.Split(string(line), "\t")
-		if len(f) != 7 && len(f) != 9 {
-			return nil, fmt.Errorf("%d fields", len(f))
+		name, v, err := parseVerdict(line)
+		if err != nil {
+			return nil, err
 		}
-		var v verdict
-		var nums [5]uint64
-		for i := range nums {
-			n, err := strconv.ParseUint(f[1+i], 10, 64)
-			if err != nil {
-				return nil, err
-			}
-			nums[i] = n
+		if _, dup := out[name]; dup || !cacheableName(name) {
+			return nil, fmt.Errorf("name %q", name)
 		}
-		v.state = fileState{dev: nums[0], ino: nums[1], size: int64(nums[2]), mtime: int64(nums[3]), ctime: int64(nums[4])}
-		switch {
-		case f[6] == "ok" && len(f) == 7:
-		case (f[6] == "corrupt" || f[6] == "newer") && len(f) == 9:
-			v.kind = KindCorrupt
-			if f[6] == "newer" {
-				v.kind = KindNewer
-			}
-			n, err := strconv.Atoi(f[7])
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("line %q", f[7])
-			}
-			v.line = n
-			if v.rest, err = strconv.Unquote(f[8]); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, fmt.Errorf("verdict %q", f[6])
-		}
-		if _, dup := out[f[0]]; dup || !cacheableName(f[0]) {
-			return nil, fmt.Errorf("name %q", f[0])
-		}
-		out[f[0]] = v
+		out[name] = v
 	}
 	return out, nil
+}
+
+// parseVerdict parses one line of a verified file after its version line.
+func parseVerdict(line string) (string, verdict, error) {
+	var v verdict
+	var f [9]string
+	n := 0 // fields cut
+	for more := true; more; n++ {
+		if n == len(f) {
+			return "", v, errors.New("over 9 fields")
+		}
+		f[n], line, more = strings.Cut(line, "\t")
+	}
+	if n != 7 && n != 9 {
+		return "", v, fmt.Errorf("%d fields", n)
+	}
+	var nums [5]uint64
+	for i := range nums {
+		x, err := strconv.ParseUint(f[1+i], 10, 64)
+		if err != nil {
+			return "", v, err
+		}
+		nums[i] = x
+	}
+	v.state = fileState{dev: nums[0], ino: nums[1], size: int64(nums[2]), mtime: int64(nums[3]), ctime: int64(nums[4])}
+	switch {
+	case f[6] == "ok" && n == 7:
+	case (f[6] == "corrupt" || f[6] == "newer") && n == 9:
+		v.kind = KindCorrupt
+		if f[6] == "newer" {
+			v.kind = KindNewer
+		}
+		l, err := strconv.Atoi(f[7])
+		if err != nil || l < 0 {
+			return "", v, fmt.Errorf("line %q", f[7])
+		}
+		v.line = l
+		if v.rest, err = strconv.Unquote(f[8]); err != nil {
+			return "", v, err
+		}
+	default:
+		return "", v, fmt.Errorf("verdict %q", f[6])
+	}
+	return f[0], v, nil
 }
 
 // cacheableName reports whether a file name can stand in a verified file.

@@ -2,6 +2,8 @@ package session
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -222,6 +224,9 @@ func TestVerifiedGarbage(t *testing.T) {
 		"torn":          []byte(verifiedVersion + "\nx.jsonl\t1\t2\t3"),
 		"bad number":    []byte(verifiedVersion + "\nx.jsonl\t1\t2\t-3\t4\t5\tok\n"),
 		"bad verdict":   []byte(verifiedVersion + "\nx.jsonl\t1\t2\t3\t4\t5\tfine\n"),
+		"eight fields":  []byte(verifiedVersion + "\nx.jsonl\t1\t2\t3\t4\t5\tok\t\n"),
+		"ten fields":    []byte(verifiedVersion + "\nx.jsonl\t1\t2\t3\t4\t5\tcorrupt\t1\t\": r\"\t\n"),
+		"six fields":    []byte(verifiedVersion + "\nx.jsonl\t1\t2\t3\t4\tok\n"),
 		"a directory":   nil,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -301,5 +306,27 @@ func TestVerifiedConcurrentListings(t *testing.T) {
 		if strings.HasPrefix(n.Name(), "."+VerifiedName) || strings.Contains(n.Name(), ".tmp") {
 			t.Errorf("left behind: %s", n.Name())
 		}
+	}
+}
+
+// TestVerifiedRoundTrip: what formatVerified writes, parseVerified reads
+// back as it was, for every kind of verdict.
+func TestVerifiedRoundTrip(t *testing.T) {
+	vs := map[string]verdict{}
+	for i := range 50 {
+		st := fileState{dev: uint64(i), ino: 1<<63 + uint64(i), size: int64(i) << 20, mtime: 1764686400123456789 + int64(i), ctime: 1764686400987654321}
+		var v verdict
+		switch i % 3 {
+		case 1:
+			v = verdict{kind: KindCorrupt, line: i, rest: fmt.Sprintf(":%d: a \"quoted\"\tproblem\n", i)}
+		case 2:
+			v = verdict{kind: KindNewer, line: 1, rest: ": version 9"}
+		}
+		v.state = st
+		vs[fmt.Sprintf("2026-12-02T14-00-00-000Z_%d.jsonl", i)] = v
+	}
+	got, err := parseVerified(formatVerified(vs))
+	if err != nil || !maps.Equal(got, vs) {
+		t.Fatalf("parsed %d of %d verdicts, %v", len(got), len(vs), err)
 	}
 }
