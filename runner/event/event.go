@@ -263,6 +263,9 @@ func eventParts(ev any) ([][]byte, error) {
 	if ee, ok := ev.(Entry); ok && (ee.Stored || json.Valid(ee.Entry)) && isCompact(ee.Entry) {
 		return entryEventParts(ee), nil
 	}
+	if s, ok := ev.(Session); ok {
+		return [][]byte{appendSession(nil, &s)}, nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -277,8 +280,8 @@ func eventParts(ev any) ([][]byte, error) {
 // full pass) into a buffer doubling as it grew, which held up to three
 // times a 50 MB prompt's line. The bytes are the same (TestEntryEventBytes).
 func entryEventParts(ee Entry) [][]byte {
-	head, _ := json.Marshal(ee.Base) // {"type":…,"timestamp":"…"}
-	head = append(head[:len(head)-1], `,"entry":`...)
+	head := appendBase(nil, &ee.Base) // {"type":…,"timestamp":"…"
+	head = append(head, `,"entry":`...)
 	return [][]byte{head, ee.Entry, []byte("}\n")}
 }
 
