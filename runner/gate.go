@@ -113,10 +113,11 @@ func (r *run) gates(ctx context.Context, msg conv.Message) (again bool, err erro
 
 // setupGates decides which schema is in force (the flag's; else, on
 // resume, the one the session recorded, unless --output-schema none) and
-// builds the gates.
+// builds the gates. A new session not made yet (r.sess nil) has recorded
+// none.
 func (r *run) setupGates() error {
 	r.schema = r.cfg.OutputSchema
-	if r.schema == nil && !r.cfg.DropOutputSchema {
+	if r.schema == nil && !r.cfg.DropOutputSchema && r.sess != nil {
 		base, err := modelctx.LastBaseline(r.sess.ActivePath())
 		if err == nil && base != nil && len(base.OutputSchema) > 0 {
 			s, err := CompileOutputSchema(base.OutputSchema)

@@ -301,7 +301,20 @@ func (r *run) do(ctx context.Context) error {
 		closeGiven()
 		return err
 	}
+	var unoffered []string
+	cfg.Tools, unoffered = offerable(cfg.Tools)
+	r.cfg.Tools = cfg.Tools
+	names := make([]string, len(cfg.Tools))
+	for i, t := range cfg.Tools {
+		names[i] = t.Name()
+	}
+	turns := r.turns()
 	var err error
+	// first is the first prompt's entries, stored with a new session's
+	// header (created); firstErr is why they could not be built.
+	var first []session.Entry
+	var created bool
+	var firstErr error
 	resumed := cfg.Resume != nil
 	switch {
 	case resumed:
@@ -315,9 +328,8 @@ func (r *run) do(ctx context.Context) error {
 		})
 		cfg.Fork.Close()
 	default:
-		r.sess, err = cfg.Store.CreateWith(session.CreateOptions{
-			Cwd: cfg.Cwd, Provider: cfg.Provider.Name(), Model: cfg.Model, ID: cfg.SessionID,
-		})
+		first, firstErr, err = r.createWithPrompt(names, turns[0].Content)
+		created = true
 	}
 	if err != nil {
 		return err
@@ -325,14 +337,44 @@ func (r *run) do(ctx context.Context) error {
 	// Run closes the session after appending the run entry (finish).
 	r.res.SessionID = r.sess.Header.ID
 	r.res.SessionPath = r.sess.Path
+	r.emitSession(names, resumed)
 
-	var unoffered []string
-	cfg.Tools, unoffered = offerable(cfg.Tools)
-	r.cfg.Tools = cfg.Tools
-	names := make([]string, len(cfg.Tools))
-	for i, t := range cfg.Tools {
-		names[i] = t.Name()
+	for _, w := range unoffered {
+		r.notice(w)
 	}
+	if resumed || cfg.Fork != nil {
+		// In a fork, the calls its source left dangling are closed in the
+		// fork: the source is never written.
+		if err := r.closeDanglingToolCalls(); err != nil {
+			return err
+		}
+	}
+	if !created {
+		if err := r.setupGates(); err != nil {
+			return err
+		}
+	}
+	for i, t := range turns {
+		switch {
+		case i == 0 && created && firstErr != nil:
+			return firstErr
+		case i == 0 && created:
+			r.echo(first)
+		default:
+			if err := r.appendPrompt(names, t.Content); err != nil {
+				return err
+			}
+		}
+		if err := r.loop(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emitSession emits the session event, the first of the run's.
+func (r *run) emitSession(names []string, resumed bool) {
+	cfg := r.cfg
 	cfg.Events.Emit(event.Session{
 		Base:      cfg.Events.Stamp("session", r.sess.Header.ID),
 		Schema:    event.SchemaVersion,
@@ -348,40 +390,49 @@ func (r *run) do(ctx context.Context) error {
 		Sandbox:   cfg.sandboxStatus(),
 		MCP:       mcpEvents(cfg.MCP),
 	})
+}
 
-	for _, w := range unoffered {
-		r.notice(w)
+// turns is what the run prompts the model with: the script, or the
+// prompt and its images as one user message.
+func (r *run) turns() []conv.Message {
+	if len(r.cfg.Script) > 0 {
+		return r.cfg.Script
 	}
-	if resumed || cfg.Fork != nil {
-		// In a fork, the calls its source left dangling are closed in the
-		// fork: the source is never written.
-		if err := r.closeDanglingToolCalls(); err != nil {
-			return err
-		}
+	var blocks []conv.Block
+	if r.cfg.Prompt != "" {
+		blocks = append(blocks, conv.TextBlock(r.cfg.Prompt))
 	}
-	if err := r.setupGates(); err != nil {
-		return err
+	for _, img := range r.cfg.Images {
+		blocks = append(blocks, conv.Block{Type: conv.BlockImage, MimeType: img.MimeType, Data: img.Data})
 	}
-	turns := cfg.Script
-	if len(turns) == 0 {
-		var blocks []conv.Block
-		if cfg.Prompt != "" {
-			blocks = append(blocks, conv.TextBlock(cfg.Prompt))
-		}
-		for _, img := range cfg.Images {
-			blocks = append(blocks, conv.Block{Type: conv.BlockImage, MimeType: img.MimeType, Data: img.Data})
-		}
-		turns = []conv.Message{{Role: conv.RoleUser, Content: blocks}}
+	return []conv.Message{{Role: conv.RoleUser, Content: blocks}}
+}
+
+// createWithPrompt creates the new session with the first prompt's
+// entries (the context, the prompt, the baseline) written with its
+// header: one fsync for both, where appending them after took one more.
+// Nothing reads the session to build them (a new one holds nothing). It
+// returns the entries as stored, to be echoed after the session event.
+// When they cannot be built (gatherErr), the session is created without
+// them and gatherErr is the run's once the session event is out, as when
+// they were built after.
+func (r *run) createWithPrompt(names []string, blocks []conv.Block) (stored []session.Entry, gatherErr, err error) {
+	cfg := r.cfg
+	o := session.CreateOptions{Cwd: cfg.Cwd, Provider: cfg.Provider.Name(), Model: cfg.Model, ID: cfg.SessionID}
+	var es []session.Entry
+	gatherErr = r.setupGates()
+	if gatherErr == nil {
+		es, gatherErr = r.promptEntries(names, blocks, nil)
 	}
-	for _, t := range turns {
-		if err := r.appendPrompt(names, t.Content); err != nil {
-			return err
-		}
-		if err := r.loop(ctx); err != nil {
-			return err
-		}
+	if gatherErr != nil {
+		r.sess, err = cfg.Store.CreateWith(o)
+		return nil, gatherErr, err
 	}
-	return nil
+	for i := range es {
+		es[i] = cfg.Redact.Entry(es[i])
+	}
+	r.sess, stored, err = cfg.Store.CreateAppending(o, es)
+	return stored, nil, err
 }
 
 // forkOf is the origin a fork's header records; nil for another session.
@@ -433,10 +484,15 @@ func (r *run) appendAll(es []session.Entry) error {
 	if err != nil {
 		return fmt.Errorf("append to session %s: %w", r.sess.Path, err)
 	}
+	r.echo(stored)
+	return nil
+}
+
+// echo emits an entry event for each of stored, entries already durable.
+func (r *run) echo(stored []session.Entry) {
 	for _, e := range stored {
 		r.cfg.Events.Emit(event.Entry{Base: r.cfg.Events.Stamp("entry", r.sess.Header.ID), Entry: event.EchoLine(e.Line), Stored: true})
 	}
-	return nil
 }
 
 // closeDanglingToolCalls appends interrupted results for tool calls that a
@@ -484,20 +540,30 @@ func (r *run) closeDanglingToolCalls() error {
 // appendPrompt appends the context diff, the user's prompt and the new
 // context baseline.
 func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
+	es, err := r.promptEntries(toolNames, blocks, r.sess.ActivePath())
+	if err != nil {
+		return err
+	}
+	return r.appendAll(es)
+}
+
+// promptEntries gathers the context and returns the entries a prompt is
+// appended with: the context diff against the last baseline on path, the
+// user's prompt and the new baseline. They are written together, with one
+// fsync: nothing is done with any of them until all are durable.
+func (r *run) promptEntries(toolNames []string, blocks []conv.Block, path []session.Entry) ([]session.Entry, error) {
 	cfg := r.cfg
 	r.setContextOptions(toolNames)
 	state, err := modelctx.Gather(r.promptOpts)
 	if err != nil {
-		return fmt.Errorf("gather context: %w", err)
+		return nil, fmt.Errorf("gather context: %w", err)
 	}
 	// A malformed baseline is treated as none: the full context is sent
 	// again, which is always correct, only less economical.
-	base, err := modelctx.LastBaseline(r.sess.ActivePath())
+	base, err := modelctx.LastBaseline(path)
 	if err != nil {
 		base = nil
 	}
-	// The context, the prompt and the baseline are written together, with
-	// one fsync: nothing is done with any of them until all are durable.
 	var es []session.Entry
 	for _, m := range modelctx.Build(state, base) {
 		e := session.Entry{Type: "message", Message: &m}
@@ -506,8 +572,7 @@ func (r *run) appendPrompt(toolNames []string, blocks []conv.Block) error {
 		}
 		es = append(es, e)
 	}
-	es = append(es, r.userEntry(blocks), state.Baseline().Entry())
-	return r.appendAll(es)
+	return append(es, r.userEntry(blocks), state.Baseline().Entry()), nil
 }
 
 // setContextOptions sets what the model-visible context is gathered from:

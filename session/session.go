@@ -164,8 +164,17 @@ type CreateOptions struct {
 // fork, the copied history in one write (fsync'd, renamed into place), and
 // holds its lock.
 func (s *Store) CreateWith(o CreateOptions) (*Session, error) {
+	sess, _, err := s.CreateAppending(o, nil)
+	return sess, err
+}
+
+// CreateAppending is CreateWith that also appends es, as AppendAll does,
+// before the file is renamed into place: the header and es are made
+// durable by one fsync, and the file never exists without them. It
+// returns es as stored. With no es it is CreateWith.
+func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry, error) {
 	if s.Dir == "" {
-		return nil, errors.New("create session: no session directory")
+		return nil, nil, errors.New("create session: no session directory")
 	}
 	cwd := filepath.Clean(o.Cwd)
 	ts := s.now().UTC().Truncate(time.Millisecond)
@@ -173,76 +182,50 @@ func (s *Store) CreateWith(o CreateOptions) (*Session, error) {
 	if id == "" {
 		var err error
 		if id, err = newSessionID(ts, s.Rand); err != nil {
-			return nil, fmt.Errorf("create session: %w", err)
+			return nil, nil, fmt.Errorf("create session: %w", err)
 		}
 	} else {
 		// A chosen id is checked and its file made under the store's
 		// creation lock: of two processes given the same id at the same
 		// instant, the second sees the first's file (KindExists).
 		if err := checkIDForm(id); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		unlock, err := s.lockCreate()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer unlock()
 		if err := s.CheckNewID(id); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	h := Header{Version: Version, ID: id, Timestamp: ts, Cwd: cwd, Provider: o.Provider, Model: o.Model}
-	line := appendHeader(nil, &h)
-	var copied []Entry
-	if o.Fork != nil {
-		copied = o.Fork.ActivePath()
-		h.ForkedFrom = o.Fork.Header.ID
-		if len(copied) > 0 {
-			h.ForkedAt = copied[len(copied)-1].ID
-		}
-		line = appendHeader(nil, &h)
-		line = append(line, '\n')
-		for i := range copied {
-			if copied[i].Line == nil {
-				return nil, errors.New("create session: the session to fork was not read with its lines")
-			}
-			line = append(line, copied[i].Line...)
-			line = append(line, '\n')
-		}
-		line = line[:len(line)-1]
+	line, copied, err := headerLines(&h, o.Fork)
+	if err != nil {
+		return nil, nil, err
 	}
-	line = append(line, '\n')
 	dir := filepath.Join(s.Dir, EncodeCwd(cwd))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, accessError(dir, "cannot create a session in", err)
+		return nil, nil, accessError(dir, "cannot create a session in", err)
 	}
 	name := FileName(ts, id)
 	path := filepath.Join(dir, name)
 	tmp := filepath.Join(dir, "."+name+".tmp")
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, accessError(dir, "cannot create a session in", err)
+		return nil, nil, accessError(dir, "cannot create a session in", err)
 	}
-	fail := func(err error) (*Session, error) {
+	fail := func(err error) (*Session, []Entry, error) {
 		f.Close()
 		os.Remove(tmp)
-		return nil, fmt.Errorf("create session %s: %w", id, err)
+		return nil, nil, fmt.Errorf("create session %s: %w", id, err)
 	}
 	if err := lockFile(f); err != nil {
 		return fail(err)
 	}
 	if _, err := f.Write(line); err != nil {
 		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fail(err)
-	}
-	if err := syncDir(dir); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("create session %s: %w", id, err)
 	}
 	sess := &Session{Path: path, Header: h, Now: s.Now, Rand: s.Rand, f: f, size: int64(len(line))}
 	if len(copied) > 0 {
@@ -252,7 +235,47 @@ func (s *Store) CreateWith(o CreateOptions) (*Session, error) {
 			sess.Entries[i] = e
 		}
 	}
-	return sess, nil
+	var stored []Entry
+	if len(es) > 0 {
+		// AppendAll's fsync makes the header durable with es.
+		if stored, err = sess.AppendAll(es); err != nil {
+			return fail(err)
+		}
+	} else if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fail(err)
+	}
+	if err := syncDir(dir); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("create session %s: %w", id, err)
+	}
+	return sess, stored, nil
+}
+
+// headerLines is the new session's first lines: its header and, for a
+// fork, the copied history (returned too), each with its newline. It sets
+// h's fork fields.
+func headerLines(h *Header, fork *Session) ([]byte, []Entry, error) {
+	if fork == nil {
+		return append(appendHeader(nil, h), '\n'), nil, nil
+	}
+	copied := fork.ActivePath()
+	h.ForkedFrom = fork.Header.ID
+	if len(copied) > 0 {
+		h.ForkedAt = copied[len(copied)-1].ID
+	}
+	line := appendHeader(nil, h)
+	line = append(line, '\n')
+	for i := range copied {
+		if copied[i].Line == nil {
+			return nil, nil, errors.New("create session: the session to fork was not read with its lines")
+		}
+		line = append(line, copied[i].Line...)
+		line = append(line, '\n')
+	}
+	return line, copied, nil
 }
 
 // createLockName is the file in the sessions directory whose lock is held
