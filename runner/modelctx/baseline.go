@@ -83,14 +83,7 @@ func (s State) Baseline() Baseline {
 // session.Entry{Type: session.TypeTurnContext, Fields: b.Fields()}. The encoding is
 // deterministic and does not escape <, > or &.
 func (b Baseline) Fields() []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(b); err != nil {
-		// A struct of strings always encodes.
-		panic(fmt.Sprintf("encode baseline: %v", err))
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return appendBaseline(nil, &b)
 }
 
 // Entry returns the turnContext session entry that records b.
