@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/awlrun/awl/internal/jsonstr"
 )
 
 // kind is the JSON type of a tool argument.
@@ -65,8 +67,13 @@ func (ps params) schema() json.RawMessage {
 	return append(b, `],"type":"object"}`...)
 }
 
-// appendJSONString appends s as json.Marshal writes a string.
+// appendJSONString appends s as json.Marshal writes a string: as
+// jsonstr.Append does, but with <, > and & escaped, which no built-in
+// tool's schema holds (encoding/json is left the strings that do).
 func appendJSONString(b []byte, s string) []byte {
+	if !strings.ContainsAny(s, "<>&") {
+		return jsonstr.Append(b, s)
+	}
 	q, err := json.Marshal(s)
 	if err != nil {
 		panic(fmt.Sprintf("tool schema: %v", err)) // a string always encodes

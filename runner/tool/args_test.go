@@ -133,6 +133,8 @@ func TestSchemaBytesAreMarshals(t *testing.T) {
 	cases := []params{
 		{},
 		{{name: "z", kind: kindString, required: true, desc: "last <b> & \"quoted\" \u2028 \x01"}, {name: "a", kind: kindInteger, desc: "first"}, {name: "m", kind: kindBoolean, required: true}},
+		{{name: "amp", kind: kindString, desc: "a & b"}, {name: "gt", kind: kindString, desc: "a > b"}},
+		{{name: "q\"", kind: kindString, desc: "no html: \"quoted\" \\ \u2028 \u2029 \x01 \t bad \xff utf-8 é"}},
 	}
 	for _, tl := range Builtins(Env{}) {
 		if b, ok := tl.(interface{ paramList() params }); ok {
