@@ -22,28 +22,9 @@ func TestBaselineFieldsBytes(t *testing.T) {
 		if s := schemas[rng.IntN(len(schemas))]; s != "" {
 			b.OutputSchema = json.RawMessage(s)
 		}
-		switch rng.IntN(3) {
-		case 1:
-			b.MCP = []ServerDigest{}
-		case 2:
-			for range 1 + rng.IntN(3) {
-				b.MCP = append(b.MCP, ServerDigest{Name: str(), Digest: str()})
-			}
-		}
-		switch rng.IntN(3) {
-		case 1:
-			b.AgentsMD = []SourceDigest{}
-		case 2:
-			for range 1 + rng.IntN(3) {
-				b.AgentsMD = append(b.AgentsMD, SourceDigest{Path: str(), Digest: str()})
-			}
-		}
-		switch rng.IntN(3) {
-		case 1:
-			b.Off = []string{}
-		case 2:
-			b.Off = []string{str(), str()}
-		}
+		b.MCP = randList(rng, func() ServerDigest { return ServerDigest{Name: str(), Digest: str()} })
+		b.AgentsMD = randList(rng, func() SourceDigest { return SourceDigest{Path: str(), Digest: str()} })
+		b.Off = randList(rng, str)
 		cases = append(cases, b)
 	}
 	for _, b := range cases {
@@ -58,4 +39,20 @@ func TestBaselineFieldsBytes(t *testing.T) {
 			t.Fatalf("baseline\n got %s\nwant %s", got, want)
 		}
 	}
+}
+
+// randList is nil, empty or one to three of item's, at random: the three
+// shapes of a list member the baseline must write as encoding/json does.
+func randList[T any](rng *rand.Rand, item func() T) []T {
+	switch rng.IntN(3) {
+	case 1:
+		return []T{}
+	case 2:
+		out := make([]T, 1+rng.IntN(3))
+		for i := range out {
+			out[i] = item()
+		}
+		return out
+	}
+	return nil
 }
