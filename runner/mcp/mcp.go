@@ -111,7 +111,7 @@ func Start(ctx context.Context, servers []Server, o Options) *Manager {
 	}
 	m := &Manager{opts: o, stderr: &lockedWriter{w: o.Stderr}}
 	servers = slices.Clone(servers)
-	slices.SortFunc(servers, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })
+	sortByName(servers)
 	var wg sync.WaitGroup
 	for _, cfg := range servers {
 		s := &server{cfg: cfg, m: m}
