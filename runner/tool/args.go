@@ -38,8 +38,15 @@ type params []param
 // written directly: every run builds every tool's schema, and a map of maps
 // through reflection cost 40 KB of each start.
 func (ps params) schema() json.RawMessage {
+	// Sorted by insertion: a tool has a handful of parameters, and
+	// slices.SortFunc on a []param would link a pdqsort compiled for this
+	// struct shape alone (34 KB of binary).
 	sorted := slices.Clone(ps)
-	slices.SortFunc(sorted, func(a, b param) int { return strings.Compare(a.name, b.name) })
+	for i := 1; i < len(sorted); i++ {
+		for j := i; j > 0 && sorted[j].name < sorted[j-1].name; j-- {
+			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
+		}
+	}
 	b := make([]byte, 0, 128+96*len(ps))
 	b = append(b, `{"additionalProperties":false,"properties":{`...)
 	for i, p := range sorted {
