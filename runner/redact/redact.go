@@ -5,9 +5,9 @@ package redact
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"slices"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -138,7 +138,12 @@ func (sc *scanner) find(s string) []span {
 	if len(found) < 2 {
 		return found
 	}
-	slices.SortFunc(found, func(a, b span) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end)) })
+	// sort.Slice, not slices.SortFunc: the generic sort is compiled anew
+	// for every struct shape sorted by value (tens of KB of binary each).
+	sort.Slice(found, func(i, j int) bool {
+		a, b := found[i], found[j]
+		return a.start < b.start || a.start == b.start && a.end > b.end
+	})
 	merged := found[:1]
 	for _, f := range found[1:] {
 		last := &merged[len(merged)-1]
@@ -365,7 +370,10 @@ func (d *Stream) Flush(emit func(kind string, index int, text string)) {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, func(a, b deltaKey) int { return cmp.Or(cmp.Compare(a.index, b.index), cmp.Compare(a.kind, b.kind)) })
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		return a.index < b.index || a.index == b.index && a.kind < b.kind
+	})
 	for _, k := range keys {
 		emit(k.kind, k.index, d.r.plain.replace(d.pending[k]))
 	}

@@ -188,3 +188,39 @@ func TestDeltaRedactorAcrossPieces(t *testing.T) {
 		t.Errorf("no secrets: %q", s)
 	}
 }
+
+// TestRedactorOverlapNamesTheLongest: where two secrets start at the same
+// byte, the longer one names the replacement, whichever was given first
+// and whichever the scan found first (the shorter one ends first).
+func TestRedactorOverlapNamesTheLongest(t *testing.T) {
+	for _, secrets := range [][]Secret{
+		{{"PREFIX", "sk-ant-0123456789"}, {"FULL", "sk-ant-0123456789-and-more"}},
+		{{"FULL", "sk-ant-0123456789-and-more"}, {"PREFIX", "sk-ant-0123456789"}},
+	} {
+		r := New(secrets)
+		in := "a sk-ant-0123456789-and-more b sk-ant-0123456789 c"
+		if got, want := r.String(in), "a [redacted:FULL] b [redacted:PREFIX] c"; got != want {
+			t.Errorf("%v: String = %q, want %q", secrets, got, want)
+		}
+	}
+}
+
+// TestStreamFlushOrder: Flush lets out what each stream holds back in the
+// order of the content blocks' index, then of the kind of delta.
+func TestStreamFlushOrder(t *testing.T) {
+	d := NewStream(New([]Secret{{"KEY", "sk-ant-0123456789-abcdefghijklmn"}}))
+	for _, k := range []struct {
+		kind  string
+		index int
+	}{{"text_delta", 2}, {"thinking_delta", 0}, {"input_json_delta", 1}, {"text_delta", 0}, {"thinking_delta", 10}} {
+		if s := d.Text(k.kind, k.index, fmt.Sprint(k.kind, k.index)); s != "" {
+			t.Fatalf("%s %d let %q out: a piece shorter than the secret is held back", k.kind, k.index, s)
+		}
+	}
+	var got []string
+	d.Flush(func(kind string, index int, text string) { got = append(got, fmt.Sprint(index, kind, "=", text)) })
+	want := "0text_delta=text_delta0 0thinking_delta=thinking_delta0 1input_json_delta=input_json_delta1 2text_delta=text_delta2 10thinking_delta=thinking_delta10"
+	if strings.Join(got, " ") != want {
+		t.Errorf("Flush order:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
