@@ -352,3 +352,27 @@ func TestFirstPromptIsOneSafeLine(t *testing.T) {
 		t.Errorf("FirstPrompt = %q, want %q", got, want)
 	}
 }
+
+// TestListSameCreatedByPath: sessions created at the same instant are
+// listed by path, not in the order their directories were read: the
+// directory of /a ("--a--") is read before that of /a-- ("--a----"), whose
+// paths sort first ('-' before '/').
+func TestListSameCreatedByPath(t *testing.T) {
+	st := testStore(t)
+	at := time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC)
+	st.Now = func() time.Time { return at }
+	for _, cwd := range []string{"/a", "/a--"} {
+		s, err := st.Create(cwd, "anthropic", "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	infos, err := st.List("")
+	if err != nil || len(infos) != 2 {
+		t.Fatalf("List = %+v, %v", infos, err)
+	}
+	if !infos[0].Created.Equal(infos[1].Created) || infos[0].Cwd != "/a--" || infos[1].Cwd != "/a" || infos[0].Path >= infos[1].Path {
+		t.Errorf("List = %s (%s), %s (%s); want /a-- first, by path", infos[0].Path, infos[0].Created, infos[1].Path, infos[1].Created)
+	}
+}
