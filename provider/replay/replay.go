@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/awlrun/awl/conv"
@@ -453,8 +454,11 @@ func (c *collector) add(m conv.Message) {
 				results = append(results, b)
 			}
 		}
-		slices.SortStableFunc(results, func(a, b conv.Block) int {
-			return c.callOrder(a.ToolUseID) - c.callOrder(b.ToolUseID)
+		// sort.SliceStable, not slices.SortStableFunc, which is compiled
+		// anew for each struct shape it sorts by value (a conv.Block's
+		// stable sort was 16 KB of binary).
+		sort.SliceStable(results, func(i, j int) bool {
+			return c.callOrder(results[i].ToolUseID) < c.callOrder(results[j].ToolUseID)
 		})
 		for _, b := range results {
 			s := fmt.Sprintf("result of tool call %s (%s)", b.ToolUseID, c.calls[b.ToolUseID].desc)

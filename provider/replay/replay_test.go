@@ -176,6 +176,18 @@ func TestParallelResultsInAnotherOrder(t *testing.T) {
 	if !errors.As(err, &de) || !strings.Contains(de.Diff, "--- recorded\n  result of tool call a (read") {
 		t.Fatalf("a missing result: %v", err)
 	}
+	// Where both results differ, the difference told is the first call's,
+	// on both sides, whatever order they came in.
+	changed := results("b", "a")
+	for i := range changed.Content {
+		changed.Content[i].Content += " changed"
+	}
+	_, err = New([]conv.Message{user("go"), calls, results("a", "b"), answerText("done")}, "", false, nil).
+		Stream(context.Background(), provider.Request{Messages: []conv.Message{user("go"), calls, changed}}, nil)
+	if !errors.As(err, &de) || !strings.Contains(de.Diff, "--- recorded\n  result of tool call a (read") ||
+		!strings.Contains(de.Diff, "+++ now\n  result of tool call a (read") {
+		t.Fatalf("both results changed: %v", err)
+	}
 }
 
 // TestAnswersWithNothingBetween: two recorded answers with nothing to
