@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/awlrun/awl/conv"
@@ -253,23 +252,17 @@ func isBaseField(key string) bool {
 	return key == "type" || key == "id" || key == "parentId" || key == "timestamp"
 }
 
-// sizeHint is room for e's line: its strings with a byte more for each
-// newline, tab, carriage return, quote and backslash (counted with
-// strings.Count, which is vectorised), and a few hundred bytes for the
-// fields around them. Encoding into a buffer of that size copies a large
-// entry once, where growing by appending copied it several times over and
-// held up to three times its size at once. Rarer escapes (other control
-// bytes, invalid UTF-8) may still grow it.
+// sizeHint is room for e's line: each long string's exact escaped length
+// (jsonstr.Len, one pass over it), twice a short one's, and a few hundred
+// bytes for the fields around them. Encoding into a buffer of that size
+// copies a large entry once, where growing by appending copied it several
+// times over and held up to three times its size at once.
 func sizeHint(e *Entry) int {
 	str := func(s string) int {
 		if len(s) < 256 {
 			return 2*len(s) + 16
 		}
-		n := len(s) + 16
-		for _, c := range [...]string{"\n", "\t", "\r", `"`, `\`} {
-			n += strings.Count(s, c)
-		}
-		return n
+		return jsonstr.Len(s) + 16
 	}
 	n := 256 + len(e.Fields)
 	if m := e.Message; m != nil {

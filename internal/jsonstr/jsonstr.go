@@ -125,3 +125,48 @@ func Append(dst []byte, s string) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// Len is len(Append(nil, s)), counted in one pass without writing: the
+// exact room a buffer needs for s. Runs of plain ASCII are skipped eight
+// bytes at a time, as Append does.
+func Len(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && !hasSpecial(load8(s, i)) {
+			i += 8
+			continue
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if e := jsonEscape[c]; e != "" {
+				n += len(e) - 1
+			}
+			i++
+			continue
+		}
+		// Append writes an invalid byte as \ufffd (6 bytes for 1) and
+		// U+2028, U+2029 as \u2028, \u2029 (6 for 3), whether or not the
+		// string is otherwise valid.
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 5
+		case r == '\u2028' || r == '\u2029':
+			n += 3
+		}
+		i += size
+	}
+	return n
+}
+
+// SkipPlain returns where a reader of the inside of a JSON string in b
+// must go on from i byte by byte: past the whole eight-byte words from i
+// that hold no control byte, '"', '\\' or 0xE2 (which starts U+2028 and
+// U+2029). It is i itself when the word at i holds one, and never past the
+// first such byte.
+func SkipPlain(b []byte, i int) int {
+	for i+8 <= len(b) && !hasEscape(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8
+	}
+	return i
+}

@@ -3,6 +3,7 @@ package jsonstr
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,4 +50,67 @@ func FuzzAppend(f *testing.F) {
 			t.Fatalf("Append(%q) = %s, want %s", s, got, want)
 		}
 	})
+}
+
+// lenCases are awkward strings and each of them with every one of the 256
+// bytes put at each of the first nine places (so that every escape falls
+// at every offset of the eight-byte words Len skips).
+func lenCases() []string {
+	cases := slices.Clone(awkward)
+	for c := range 256 {
+		for at := range 9 {
+			cases = append(cases, strings.Repeat("a", at)+string([]byte{byte(c)})+strings.Repeat("b", 16))
+		}
+	}
+	for _, s := range awkward {
+		cases = append(cases, strings.Repeat(s, 5), "0123456"+s+"89abcdef")
+	}
+	return cases
+}
+
+func TestLenIsAppendLen(t *testing.T) {
+	for _, s := range lenCases() {
+		if got, want := Len(s), len(Append(nil, s)); got != want {
+			t.Errorf("Len(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+func FuzzLen(f *testing.F) {
+	for _, s := range awkward {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Len(s), len(Append(nil, s)); got != want {
+			t.Fatalf("Len(%q) = %d, want %d", s, got, want)
+		}
+	})
+}
+
+// SkipPlain stops at or before the first byte a string's reader must see,
+// wherever it falls in a word, and skips a long plain run to its last
+// partial word.
+func TestSkipPlain(t *testing.T) {
+	special := func(c byte) bool { return c < 0x20 || c == '"' || c == '\\' || c == 0xE2 }
+	for c := range 256 {
+		for at := range 20 {
+			b := []byte(strings.Repeat("a", at) + string([]byte{byte(c)}) + strings.Repeat("b", 11))
+			for from := 0; from <= at; from++ {
+				got := SkipPlain(b, from)
+				first := len(b)
+				for i := from; i < len(b); i++ {
+					if special(b[i]) {
+						first = i
+						break
+					}
+				}
+				if got > first || got < from {
+					t.Fatalf("SkipPlain(%q, %d) = %d, first special byte at %d", b, from, got, first)
+				}
+				if first == len(b) && len(b)-got >= 8 {
+					t.Fatalf("SkipPlain(%q, %d) = %d: a whole plain word left", b, from, got)
+				}
+			}
+		}
+	}
 }

@@ -67,3 +67,53 @@ func (p *partsBuf) WriteParts(parts ...[]byte) error {
 	p.parts = append(p.parts, parts...)
 	return nil
 }
+
+// compactByByte is isCompact as it was, a byte at a time: the oracle of
+// the word-at-a-time one.
+func compactByByte(b []byte) bool {
+	if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	in := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+			return false
+		case in && (c == 0xe2 && i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xa8 || b[i+2] == 0xa9)):
+			return false
+		}
+	}
+	return true
+}
+
+// isCompact skips the inside of strings a word at a time and still sees
+// every quote, escape, U+2028 and U+2029 in them, and the white space
+// after them, wherever they fall in a word.
+func TestIsCompactSkipsStrings(t *testing.T) {
+	inner := []string{`\"`, `\\`, `\n`, " ", "\u2028", "\u2029", "\xe2\x80", "\xe2", "é", `\u2028`}
+	after := []string{"}", " }", `,"t":1}`, `, "t":1}`, `,"t":"x y"}`, `,"t":"` + strings.Repeat("z", 9) + " \n\"}"}
+	n := 0
+	for _, x := range inner {
+		for at := range 17 {
+			for tail := range 10 {
+				for _, a := range after {
+					line := []byte(`{"s":"` + strings.Repeat("a", at) + x + strings.Repeat("b", tail) + `"` + a)
+					if got, want := isCompact(line), compactByByte(line); got != want {
+						t.Fatalf("isCompact(%q) = %v, want %v", line, got, want)
+					}
+					if isCompact(line) {
+						n++
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no compact line among the cases")
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/awlrun/awl/internal/jsonstr"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -293,6 +294,13 @@ func isCompact(b []byte) bool {
 	}
 	in := false
 	for i := 0; i < len(b); i++ {
+		if in {
+			// Inside a string only '"', '\\' and 0xE2 matter: a 50 MB
+			// prompt's line is skipped a word at a time.
+			if i = jsonstr.SkipPlain(b, i); i == len(b) {
+				break
+			}
+		}
 		c := b[i]
 		switch {
 		case in && c == '\\':
