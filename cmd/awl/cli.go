@@ -87,7 +87,8 @@ type versionCmd struct{}
 // exits.
 type versionFlag bool
 
-// BeforeReset is kong's hook, run before the other flags are applied.
+// BeforeReset is kong's hook, run before the other flags are applied
+// (parse runs it, as kong's Parse would).
 func (versionFlag) BeforeReset(app *kong.Kong) error {
 	fmt.Fprintln(app.Stdout, currentStamp())
 	app.Exit(0)
@@ -160,13 +161,13 @@ func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader
 	rewritten, err := rewriteResume(args)
 	var kctx *kong.Context
 	if err == nil {
-		kctx, err = parser.Parse(rewritten)
+		kctx, err = parse(parser, rewritten)
 	}
 	if err != nil {
 		parseFailure(a, args, err)
 		fmt.Fprintf(stderr, "awl: %v\n", err)
-		if pe := (*kong.ParseError)(nil); errors.As(err, &pe) && pe.Context != nil && pe.Context.Selected() != nil {
-			cmd := strings.Fields(pe.Context.Command())
+		if pe := (*parseError)(nil); errors.As(err, &pe) && pe.ctx.Selected() != nil {
+			cmd := strings.Fields(pe.ctx.Command())
 			words := cmd[:0]
 			for _, w := range cmd {
 				if !strings.HasPrefix(w, "<") {
@@ -182,8 +183,7 @@ func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader
 		return runner.ExitUsage
 	}
 	return runCommand(a, grammar, func(store *session.Store) error {
-		kctx.Bind(a, store)
-		return kctx.Run()
+		return runSelected(kctx, a, store)
 	})
 }
 

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -21,18 +26,89 @@ const initBudget = 16 << 10
 // 296 (linked by the MCP SDK's client until 2026-12), each near 1 ms.
 const initAllocBudget = 100
 
-// TestInitCost builds awl as the release does and reads what each package
-// initialiser costs on `awl --version` (GODEBUG=inittrace=1).
-func TestInitCost(t *testing.T) {
+// release is awl linked once as the release links it (CGO_ENABLED=0,
+// -trimpath), for the tests that read the binary, with what the linker
+// printed of its reachability pass (-dumpdep, which changes nothing else).
+var release struct {
+	once sync.Once
+	dir  string
+	bin  string
+	deps []byte
+	err  error
+}
+
+// releaseBuild returns the release build of awl and the linker's
+// dependency dump; TestMain removes it after the tests (cleanupRun).
+func releaseBuild(t *testing.T) (bin string, deps []byte) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds awl")
 	}
-	bin := filepath.Join(t.TempDir(), "awl")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	release.once.Do(func() {
+		release.dir, release.err = os.MkdirTemp("", "awl-release-")
+		if release.err != nil {
+			return
+		}
+		release.bin = filepath.Join(release.dir, "awl")
+		var stderr bytes.Buffer
+		build := exec.Command("go", "build", "-trimpath", "-ldflags=-dumpdep", "-o", release.bin, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build.Stdout, build.Stderr = &stderr, &stderr
+		if err := build.Run(); err != nil {
+			release.err = fmt.Errorf("go build: %v\n%.4000s", err, stderr.Bytes())
+		}
+		release.deps = stderr.Bytes()
+	})
+	if release.err != nil {
+		t.Fatal(release.err)
 	}
+	return release.bin, release.deps
+}
+
+// cleanupRun is the test run, which then removes the release build.
+type cleanupRun struct{ m *testing.M }
+
+func (c cleanupRun) Run() int {
+	defer func() {
+		if release.dir != "" {
+			os.RemoveAll(release.dir)
+		}
+	}()
+	return c.m.Run()
+}
+
+// TestNoReflectMethod: no function of the binary is one that the linker
+// marks <ReflectMethod>, a call of reflect's Method or MethodByName with a
+// name it cannot see. One such function reachable anywhere makes the
+// linker keep every exported method of every type that may be put in an
+// interface: kong's Parse and Run made awl 2.1 MB bigger (parse.go).
+func TestNoReflectMethod(t *testing.T) {
+	_, deps := releaseBuild(t)
+	reachedFrom := map[string]string{} // a marked function: what reached it first
+	edges := 0
+	for _, line := range strings.Split(string(deps), "\n") {
+		// FROM [<attr>...] -> TO [<attr>...]
+		from, to, ok := strings.Cut(line, " -> ")
+		if !ok {
+			continue
+		}
+		edges++
+		if name, ok := strings.CutSuffix(to, " <ReflectMethod>"); ok && reachedFrom[name] == "" {
+			reachedFrom[name] = from
+		}
+	}
+	if edges < 10000 {
+		t.Fatalf("read only %d edges of the linker's dependency dump:\n%.2000s", edges, deps)
+	}
+	for _, name := range slices.Sorted(maps.Keys(reachedFrom)) {
+		t.Errorf("%s (reached from %s) calls reflect's Method or MethodByName with a name the linker cannot see: every exported method stays linked", name, reachedFrom[name])
+	}
+}
+
+// TestInitCost builds awl as the release does and reads what each package
+// initialiser costs on `awl --version` (GODEBUG=inittrace=1).
+func TestInitCost(t *testing.T) {
+	bin, _ := releaseBuild(t)
 	cmd := exec.Command(bin, "--version")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 	out, err := cmd.CombinedOutput()

@@ -20,7 +20,7 @@ import (
 const sentinelKey = "sk-awl-SENTINEL-0123456789abcdef"
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(cleanupRun{m}, map[string]func(){
 		"awl": func() {
 			ctx, stop := signalContext(context.Background())
 			code := mainAt(ctx, processStart, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
