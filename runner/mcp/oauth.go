@@ -195,28 +195,23 @@ func (s *server) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*
 		err error
 	}
 	got := make(chan result, 1)
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/callback" {
-			http.NotFound(w, r)
-			return
-		}
-		q := r.URL.Query()
-		if e := q.Get("error"); e != "" {
-			fmt.Fprintln(w, "Authorization failed; you may close this page.")
+	send := func(r result) func() {
+		return func() {
 			select {
-			case got <- result{err: fmt.Errorf("the authorization server answered %s: %s", e, q.Get("error_description"))}:
+			case got <- r:
 			default:
 			}
-			return
 		}
-		fmt.Fprintln(w, "awl is authorized; you may close this page.")
-		select {
-		case got <- result{res: &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}}:
-		default:
+	}
+	srv := serveCallback(ln, func(q url.Values) (string, func()) {
+		if e := q.Get("error"); e != "" {
+			return "Authorization failed; you may close this page.\n",
+				send(result{err: fmt.Errorf("the authorization server answered %s: %s", e, q.Get("error_description"))})
 		}
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
+		return "awl is authorized; you may close this page.\n",
+			send(result{res: &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}})
+	})
+	defer srv.close()
 	if login.Browser != "" {
 		cmd := exec.CommandContext(ctx, login.Browser, args.URL)
 		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
@@ -228,13 +223,10 @@ func (s *server) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*
 	}
 	select {
 	case r := <-got:
-		// The handler sent the result before its page was written:
-		// Shutdown lets it finish (srv.Close cut the connection, and the
-		// browser saw an empty reply). It closes the listener; a later
-		// authorization (step-up) serves it again.
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		srv.Shutdown(sctx)
-		cancel()
+		// The page was sent before the result: closing now cuts no reply.
+		// It closes the listener; a later authorization (step-up) serves
+		// it again.
+		srv.close()
 		s.reopenRedirect()
 		return r.res, r.err
 	case <-ctx.Done():
