@@ -22,8 +22,20 @@ const secretValue = "sk-procenv-SENTINEL-0123456789"
 // process may do to itself dumpable or not), and waits for stdin to close
 // so the parent can read its /proc files.
 func TestMain(m *testing.M) {
-	if os.Getenv("AWL_PROCENV_CHILD") != "" {
+	if mode := os.Getenv("AWL_PROCENV_CHILD"); mode != "" {
+		if mode == "setenv" {
+			// A variable set since the start is not in the block:
+			// startBlock must not find it, and Hide still blanks.
+			os.Setenv("AWL_TEST_ADDED", "x")
+		}
 		start, end, berr := envBounds()
+		fast := "none"
+		if mem, err := os.Open("/proc/self/mem"); err == nil {
+			if block, at, ok := startBlock(mem); ok {
+				fast = fmt.Sprintf("%v", at == start && int64(len(block)) == end-start)
+			}
+			mem.Close()
+		}
 		err := Hide([]string{"AWL_TEST_SECRET", "AWL_TEST_EMPTY", "AWL_TEST_UNSET"})
 		dumpable, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
 		fmt.Printf("err=%v dumpable=%d getenv=%s\n", err, dumpable, os.Getenv("AWL_TEST_SECRET"))
@@ -34,6 +46,7 @@ func TestMain(m *testing.M) {
 				[]unix.RemoteIovec{{Base: uintptr(start), Len: len(block)}}, 0)
 		}
 		fmt.Printf("%q %v\n", block, berr)
+		fmt.Printf("startBlock=%s\n", fast)
 		bufio.NewReader(os.Stdin).ReadString('\n')
 		os.Exit(0)
 	}
@@ -43,6 +56,10 @@ func TestMain(m *testing.M) {
 // childEnv is the environment the child hides two variables of.
 var childEnv = []string{"AWL_PROCENV_CHILD=1", "BEFORE=kept-before", "AWL_TEST_SECRET=" + secretValue, "AWL_TEST_EMPTY=", "AFTER=kept-after"}
 
+// childSetenvEnv is childEnv for a child that sets a variable before it
+// hides: the block is then found through /proc/self/stat.
+var childSetenvEnv = append([]string{"AWL_PROCENV_CHILD=setenv"}, childEnv[1:]...)
+
 // runChild runs the test binary bin as the child above, with cred if not
 // nil, and checks that its block lost the secret, and only the secret,
 // both as the child sees it in memory and, where this process may read
@@ -50,8 +67,16 @@ var childEnv = []string{"AWL_PROCENV_CHILD=1", "BEFORE=kept-before", "AWL_TEST_S
 // be refused that file.
 func runChild(t *testing.T, bin string, cred *syscall.Credential) {
 	t.Helper()
+	runChildWith(t, bin, cred, childEnv, "true")
+}
+
+// runChildWith runs the child with env and checks it, and that
+// startBlock found the block where /proc/self/stat puts it (fast "true"),
+// or declined ("none").
+func runChildWith(t *testing.T, bin string, cred *syscall.Credential, env []string, fast string) {
+	t.Helper()
 	cmd := exec.Command(bin)
-	cmd.Env = childEnv
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -75,7 +100,11 @@ func runChild(t *testing.T, bin string, cred *syscall.Credential) {
 	if _, err := fmt.Sscanf(line, "%q <nil>\n", &block); err != nil {
 		t.Fatalf("child's block line %q: %v", line, err)
 	}
-	checkBlock(t, "the child's environment block in memory", []byte(block))
+	checkBlock(t, "the child's environment block in memory", env, []byte(block))
+	line, _ = r.ReadString('\n')
+	if want := "startBlock=" + fast + "\n"; line != want {
+		t.Errorf("child reported %q, want %q", line, want)
+	}
 	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid))
 	if os.Geteuid() != 0 {
 		// Of the same user and not root: a non-dumpable process's
@@ -88,26 +117,33 @@ func runChild(t *testing.T, bin string, cred *syscall.Credential) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkBlock(t, "/proc/PID/environ", environ)
+	checkBlock(t, "/proc/PID/environ", env, environ)
 }
 
-func checkBlock(t *testing.T, what string, environ []byte) {
+func checkBlock(t *testing.T, what string, env []string, environ []byte) {
 	t.Helper()
 	if bytes.Contains(environ, []byte("SENTINEL")) {
 		t.Fatalf("the secret is still in %s: %q", what, environ)
 	}
-	for _, want := range []string{"BEFORE=kept-before", "AFTER=kept-after", "AWL_TEST_SECRET=", "AWL_TEST_EMPTY=", "AWL_PROCENV_CHILD=1"} {
+	for _, want := range []string{"BEFORE=kept-before", "AFTER=kept-after", "AWL_TEST_SECRET=", "AWL_TEST_EMPTY=", env[0]} {
 		if !strings.Contains("\x00"+string(environ), "\x00"+want+"\x00") {
 			t.Errorf("%q missing from %s: %q", want, what, environ)
 		}
 	}
-	if want := len(strings.Join(childEnv, "\x00")) + 1; len(environ) != want {
+	if want := len(strings.Join(env, "\x00")) + 1; len(environ) != want {
 		t.Errorf("%s is %d bytes, want the block's own %d: entries moved", what, len(environ), want)
 	}
 }
 
 func TestHideBlanksTheValueInProcEnviron(t *testing.T) {
 	runChild(t, os.Args[0], nil)
+}
+
+// TestHideAfterSetenv: a process that changed its environment since it
+// started has a block that is not os.Environ's strings; startBlock must
+// decline it, and Hide find the block through /proc/self/stat.
+func TestHideAfterSetenv(t *testing.T) {
+	runChildWith(t, os.Args[0], nil, childSetenvEnv, "none")
 }
 
 // unprivilegedUID is who the test runs the child as when it is root.
@@ -156,9 +192,11 @@ func TestBlank(t *testing.T) {
 	}
 }
 
-// BenchmarkHide is what hiding adds to awl's start: prctl, reading
-// /proc/self/stat, and reading and rewriting the environment block through
-// /proc/self/mem. Target: < 2 ms.
+// BenchmarkHide is what hiding adds to awl's start: prctl, reading the
+// auxiliary vector, and reading and rewriting the environment block through
+// /proc/self/mem. Target: < 2 ms. Run it with none of names set: once a
+// call blanked one, the block is no longer os.Environ's strings, and each
+// later call also reads /proc/self/stat (an awl process hides once).
 func BenchmarkHide(b *testing.B) {
 	names := []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENROUTER_API_KEY", "OLLAMA_API_KEY", "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"}
 	for b.Loop() {
