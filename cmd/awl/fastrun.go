@@ -13,9 +13,10 @@ import (
 // Building kong's model of the grammar and parsing with it took about
 // 4.5 ms of a 27 ms start (half of what awl adds to a bare Go program
 // making the same request, docs/performance.md), every time a pipeline
-// starts a step. fastRun reads the same struct tags (name, short, default,
-// sep, enum) and fills the same runCmd and globals, for the plain shapes a
-// script writes: known flags with valid values, positional words, "--".
+// starts a step. fastRun reads what the same struct tags say (name, short,
+// default, sep, enum: runFlagTable, written from them) and fills the same
+// runCmd and globals, for the plain shapes a script writes: known flags
+// with valid values, positional words, "--".
 //
 // It is an accelerator, never a second grammar: anything it does not
 // handle exactly as kong does (help, --version, an unknown flag, an empty
@@ -49,8 +50,8 @@ func fastRun(args []string) (globals, runCmd, bool) {
 	if i == len(args) {
 		return g, c, false
 	}
-	fl := runCmdFlags()
-	if fl == nil || !fl.defaults(&c) {
+	fl := &runFlagTable
+	if !fl.defaults(&c) {
 		return g, c, false
 	}
 	rv := reflect.ValueOf(&c).Elem()
@@ -85,10 +86,10 @@ func fastRun(args []string) (globals, runCmd, bool) {
 			var f *fastFlag
 			switch {
 			case strings.HasPrefix(name, "--"):
-				f = fl.long[name[2:]]
+				f = fl.byName(name[2:])
 			case len(name) == 2 && !hasValue:
 				// kong reads -f=x as -f with the value "=x".
-				f = fl.short[name[1]]
+				f = fl.byShort(name[1])
 			}
 			if f == nil {
 				return g, c, false
@@ -128,8 +129,8 @@ func fastRun(args []string) (globals, runCmd, bool) {
 // parse.
 func (fl *fastFlags) defaults(c *runCmd) bool {
 	rv := reflect.ValueOf(c).Elem()
-	for _, f := range fl.flags {
-		if f.def != "" && !f.set(rv.Field(f.index), f.def) {
+	for i := range fl.flags {
+		if f := &fl.flags[i]; f.def != "" && !f.set(rv.Field(f.index), f.def) {
 			return false
 		}
 	}
@@ -155,7 +156,9 @@ func sessionDirValue(args []string, i int) (string, int, bool) {
 
 // fastFlag is one flag of runCmd as fastRun reads it.
 type fastFlag struct {
-	index int
+	name  string       // the long name, without "--"
+	short byte         // the short name, 0 for none
+	index int          // of the field in runCmd
 	kind  reflect.Kind // of the value (the element for a slice or pointer)
 	slice bool
 	ptr   bool
@@ -167,89 +170,35 @@ type fastFlag struct {
 	ref   bool // schemaRef
 }
 
+// fastFlags is runCmd's flags, in the fields' order. runFlagTable
+// (fastrun_flags.go) is written from runCmd's struct tags and held to
+// them by TestRunFlagsAreTheTags: reading the tags by reflection at each
+// start cost about 0.4 ms (docs/performance.md).
 type fastFlags struct {
-	flags []*fastFlag
-	long  map[string]*fastFlag
-	short map[byte]*fastFlag
+	flags []fastFlag
 }
 
-var (
-	durationType  = reflect.TypeFor[time.Duration]()
-	schemaRefType = reflect.TypeFor[schemaRef]()
-)
-
-// runCmdFlags reads runCmd's flags from its struct tags, or returns nil when
-// a field uses a tag or a type fastRun does not handle (kong then parses
-// every line).
-func runCmdFlags() *fastFlags {
-	t := reflect.TypeFor[runCmd]()
-	fl := &fastFlags{long: map[string]*fastFlag{}, short: map[byte]*fastFlag{}}
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if !sf.IsExported() {
-			continue
-		}
-		tag := sf.Tag
-		if _, ok := tag.Lookup("arg"); ok {
-			if sf.Name != "Args" {
-				return nil
-			}
-			continue
-		}
-		for _, k := range []string{"env", "type", "negatable", "xor", "and", "required", "hidden", "cmd", "embed", "prefix", "mapper", "aliases"} {
-			if _, ok := tag.Lookup(k); ok {
-				return nil
-			}
-		}
-		name := tag.Get("name")
-		if name == "" {
-			return nil
-		}
-		f := &fastFlag{index: i, def: tag.Get("default")}
-		if e := tag.Get("enum"); e != "" {
-			f.enum = strings.Split(e, ",")
-		}
-		ft := sf.Type
-		switch {
-		case ft == schemaRefType:
-			f.ref = true
-		case ft.Kind() == reflect.Slice:
-			f.slice = true
-			f.sep = ","
-			switch s := tag.Get("sep"); s {
-			case "":
-			case "none":
-				f.sep = ""
-			default:
-				f.sep = s
-			}
-			ft = ft.Elem()
-		case ft.Kind() == reflect.Pointer:
-			f.ptr = true
-			ft = ft.Elem()
-		}
-		if !f.ref {
-			f.kind, f.dur = ft.Kind(), ft == durationType
-			switch f.kind {
-			case reflect.String, reflect.Bool, reflect.Float64:
-			case reflect.Int, reflect.Int64:
-				f.bits = ft.Bits()
-			default:
-				return nil
-			}
-			if f.kind == reflect.Bool && (f.slice || f.ptr || f.def != "") {
-				return nil
-			}
-		}
-		fl.flags = append(fl.flags, f)
-		fl.long[name] = f
-		if s := tag.Get("short"); len(s) == 1 {
-			fl.short[s[0]] = f
-		} else if s != "" {
-			return nil
+// byName returns the flag named --name, or nil.
+func (fl *fastFlags) byName(name string) *fastFlag {
+	for i := range fl.flags {
+		if fl.flags[i].name == name {
+			return &fl.flags[i]
 		}
 	}
-	return fl
+	return nil
+}
+
+// byShort returns the flag named -s, or nil.
+func (fl *fastFlags) byShort(s byte) *fastFlag {
+	for i := range fl.flags {
+		if s == 0 {
+			break
+		}
+		if fl.flags[i].short == s {
+			return &fl.flags[i]
+		}
+	}
+	return nil
 }
 
 // set decodes value into field as kong would, or returns false where kong
