@@ -12,8 +12,9 @@ import (
 var processStart = time.Now()
 
 func main() {
-	ctx, stop := signalContext(context.Background())
-	code := mainAt(ctx, processStart, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stdout, stderr, catchPipe := stdStreams()
+	ctx, stop := signalContext(context.Background(), catchPipe)
+	code := mainAt(ctx, processStart, os.Args[1:], os.Stdin, stdout, stderr)
 	stop()
 	os.Exit(code)
 }

@@ -22,8 +22,9 @@ const sentinelKey = "sk-awl-SENTINEL-0123456789abcdef"
 func TestMain(m *testing.M) {
 	testscript.Main(cleanupRun{m}, map[string]func(){
 		"awl": func() {
-			ctx, stop := signalContext(context.Background())
-			code := mainAt(ctx, processStart, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+			stdout, stderr, catchPipe := stdStreams()
+			ctx, stop := signalContext(context.Background(), catchPipe)
+			code := mainAt(ctx, processStart, os.Args[1:], os.Stdin, stdout, stderr)
 			stop()
 			os.Exit(code)
 		},

@@ -31,15 +31,19 @@ const signalGrace = 1500 * time.Millisecond
 // later, or on a second signal, it exits at once with 130 (SIGINT) or 143
 // (SIGTERM), as the run would have.
 //
-// It also catches SIGPIPE: a consumer that closes stdout early (`| head -1`)
-// must not kill a run halfway through a tool call; writes to the closed pipe
-// fail instead, events stop, and the run finishes its session. The signal is
-// caught and dropped rather than ignored because an ignored signal stays
-// ignored across exec: every tool would inherit it, and `yes | head -1`
-// would print "Broken pipe" and exit 1 instead of dying of SIGPIPE (141).
-// A caught signal is reset to its default in the program a tool execs.
-func signalContext(parent context.Context) (context.Context, func()) {
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+// With catchPipe it also catches SIGPIPE, for a stdout or stderr that is
+// descriptor 1 or 2 itself (stdStreams says why it usually is not): a
+// consumer that closes stdout early (`| head -1`) must not kill a run
+// halfway through a tool call. The signal is caught and dropped rather
+// than ignored because an ignored signal stays ignored across exec: every
+// tool would inherit it, and `yes | head -1` would print "Broken pipe" and
+// exit 1 instead of dying of SIGPIPE (141). A caught signal is reset to its
+// default in the program a tool execs; Go catches SIGPIPE from its start
+// whether or not it is asked to, so tools start with the default either way.
+func signalContext(parent context.Context, catchPipe bool) (context.Context, func()) {
+	if catchPipe {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	}
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
