@@ -125,7 +125,7 @@ func toolSchema(s json.RawMessage) json.RawMessage {
 // Cache breakpoints go on the system prompt, the last tool and the last
 // block of the latest message, so each request reads the previous one's
 // prefix from the cache.
-func (anthropicWire) encode(req Request) ([]byte, error) {
+func (anthropicWire) encode(req Request) (reqBody, error) {
 	return writeJSON(req, anthropicRequest(req))
 }
 

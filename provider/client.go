@@ -83,7 +83,8 @@ func EncodeRequest(name string, req Request) ([]byte, error) {
 	if req.Model == "" {
 		req.Model = DefaultModel(name)
 	}
-	return c.w.encode(req)
+	b, err := c.w.encode(req)
+	return b.bytes(), err
 }
 
 // sleepContext waits for d or until ctx is done.
@@ -106,7 +107,7 @@ type wire interface {
 	// setHeaders sets authentication and fixed headers.
 	setHeaders(h http.Header, apiKey string)
 	// encode projects req (with its model resolved) to the request body.
-	encode(req Request) ([]byte, error)
+	encode(req Request) (reqBody, error)
 	// decoder returns a decoder for one response, reporting to emit
 	// (never nil).
 	decoder(provider string, emit func(Event)) decoder
@@ -170,16 +171,20 @@ var errStall = errors.New("stream stalled")
 
 // attempt sends body once and decodes the answer. A failure is a *wireError
 // that says whether another attempt may succeed, or ctx's error.
-func (c *client) attempt(ctx context.Context, body []byte, emit func(Event), idleTimeout time.Duration) (conv.Message, error) {
+func (c *client) attempt(ctx context.Context, body reqBody, emit func(Event), idleTimeout time.Duration) (conv.Message, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idle := time.AfterFunc(idleTimeout, func() { cancel(errStall) })
 	defer idle.Stop()
 
-	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, body.reader())
 	if err != nil {
 		return conv.Message{}, &wireError{kind: KindConfig, msg: "build request: " + err.Error()}
 	}
+	// Set as NewRequest sets them for one bytes.Reader, for a body in
+	// pieces too.
+	hreq.ContentLength = int64(body.size())
+	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream, application/json")
 	c.w.setHeaders(hreq.Header, c.opts.APIKey)
@@ -200,7 +205,7 @@ func (c *client) attempt(ctx context.Context, body []byte, emit func(Event), idl
 	}
 
 	dec := c.w.decoder(c.name, emit)
-	if rd, ok := dec.(interface{ setRequest([]byte) }); ok {
+	if rd, ok := dec.(interface{ setRequest(reqBody) }); ok {
 		rd.setRequest(body)
 	}
 	ct := resp.Header.Get("Content-Type")

@@ -156,8 +156,8 @@ func runEvents(t *testing.T, provider string, vocab [][]byte, prog []byte, check
 	}
 	var emitted int
 	dec := p.(*client).w.decoder(provider, func(Event) { emitted++ })
-	if rd, ok := dec.(interface{ setRequest([]byte) }); ok {
-		rd.setRequest(prog)
+	if rd, ok := dec.(interface{ setRequest(reqBody) }); ok {
+		rd.setRequest(reqBody{prog})
 	}
 	for i := 0; i+1 < len(prog); i += 2 {
 		idx := []byte(strconv.Itoa(int(prog[i+1] % 4)))

@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strconv"
 
 	"github.com/awlrun/awl/internal/jsonstr"
@@ -11,14 +12,27 @@ import (
 // jsonWriter appends a request body by hand, byte for byte what
 // encoding/json (HTML escaping off) makes of the wire structs, without its
 // reflection, its intermediate buffer and the copy out of it: a resumed
-// session of 100 MB is projected on every turn.
+// session of 100 MB is projected on every turn. A string its memo knows
+// (a session line already holds it escaped) is not copied: the body is
+// then in pieces, what was written before it, its bytes in the line, and
+// what comes after.
 type jsonWriter struct {
-	b   []byte
-	err error
+	b     []byte
+	parts reqBody // the pieces before b
+	memo  *jsonstr.Memo
+	err   error
 }
 
-// newJSONWriter starts a body sized for req, so that it rarely grows.
+// newJSONWriter starts a body sized for req, so that it rarely grows; a
+// string the memo holds takes no room in it.
 func newJSONWriter(req Request) *jsonWriter {
+	memo := req.Memo
+	size := func(s string) int {
+		if memo.Get(s) != nil {
+			return 0
+		}
+		return len(s)
+	}
 	n := 4096
 	for _, t := range req.Tools {
 		n += 64 + len(t.Name) + len(t.Description) + len(t.Schema)
@@ -27,30 +41,47 @@ func newJSONWriter(req Request) *jsonWriter {
 		n += 64
 		for i := range m.Content {
 			b := &m.Content[i]
-			n += 128 + len(b.Text) + len(b.Thinking) + len(b.Signature) + len(b.Redacted) + len(b.ItemID) +
-				len(b.ID) + len(b.Name) + len(b.Input) + len(b.ToolUseID) + len(b.Content) + len(b.Data)
+			n += 128 + size(b.Text) + size(b.Thinking) + len(b.Signature) + len(b.Redacted) + len(b.ItemID) +
+				len(b.ID) + len(b.Name) + size(b.Input) + len(b.ToolUseID) + size(b.Content) + size(b.Data)
 			for _, a := range b.Attachments {
-				n += 128 + len(a.Data)
+				n += 128 + size(a.Data)
 			}
 		}
 	}
-	return &jsonWriter{b: make([]byte, 0, n+n/16)}
+	return &jsonWriter{b: make([]byte, 0, n+n/16), memo: memo}
 }
 
-// writeJSON returns body, a request body built from req, as JSON.
-func writeJSON(req Request, body interface{ appendJSON(*jsonWriter) }) ([]byte, error) {
+// writeJSON returns body, a request body built from req, as JSON. With a
+// memo, what the body did not use is then swept from it.
+func writeJSON(req Request, v interface{ appendJSON(*jsonWriter) }) (reqBody, error) {
 	w := newJSONWriter(req)
-	body.appendJSON(w)
+	v.appendJSON(w)
 	if w.err != nil {
 		return nil, w.err
 	}
-	return w.b, nil
+	req.Memo.Sweep()
+	if len(w.b) > 0 || len(w.parts) == 0 {
+		w.parts = append(w.parts, w.b)
+	}
+	return w.parts, nil
+}
+
+// last is the last byte written, 0 at the start.
+func (w *jsonWriter) last() byte {
+	if n := len(w.b); n > 0 {
+		return w.b[n-1]
+	}
+	if n := len(w.parts); n > 0 {
+		p := w.parts[n-1] // no piece is empty
+		return p[len(p)-1]
+	}
+	return 0
 }
 
 // key appends an object key (a plain ASCII literal), after a comma unless
 // it is the object's first.
 func (w *jsonWriter) key(k string) {
-	if n := len(w.b); n > 0 && w.b[n-1] != '{' {
+	if c := w.last(); c != 0 && c != '{' {
 		w.b = append(w.b, ',')
 	}
 	w.b = append(w.b, '"')
@@ -62,7 +93,19 @@ func (w *jsonWriter) begin() { w.b = append(w.b, '{') }
 
 func (w *jsonWriter) end() { w.b = append(w.b, '}') }
 
-func (w *jsonWriter) str(s string) { w.b = jsonstr.Append(w.b, s) }
+// str appends s as a JSON string: the memo's bytes for it, as a piece of
+// their own, or s escaped.
+func (w *jsonWriter) str(s string) {
+	if j := w.memo.Get(s); j != nil {
+		if len(w.b) > 0 {
+			w.parts = append(w.parts, w.b[:len(w.b):len(w.b)])
+			w.b = w.b[len(w.b):]
+		}
+		w.parts = append(w.parts, j)
+		return
+	}
+	w.b = jsonstr.Append(w.b, s)
+}
 
 func (w *jsonWriter) strField(k, s string) { w.key(k); w.str(s) }
 
@@ -182,3 +225,35 @@ func optObjField[T any, P interface {
 }
 
 func strElem(s string, w *jsonWriter) { w.str(s) }
+
+// reqBody is a request body in pieces, sent one after the other: most often
+// one, the whole body.
+type reqBody [][]byte
+
+func (b reqBody) size() int {
+	n := 0
+	for _, p := range b {
+		n += len(p)
+	}
+	return n
+}
+
+// bytes is the body as one slice: its only piece, or the pieces joined.
+func (b reqBody) bytes() []byte {
+	if len(b) == 1 {
+		return b[0]
+	}
+	return bytes.Join(b, nil)
+}
+
+// reader reads the body from its start, without copying it.
+func (b reqBody) reader() io.Reader {
+	if len(b) == 1 {
+		return bytes.NewReader(b[0])
+	}
+	rs := make([]io.Reader, len(b))
+	for i, p := range b {
+		rs[i] = bytes.NewReader(p)
+	}
+	return io.MultiReader(rs...)
+}

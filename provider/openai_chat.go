@@ -103,7 +103,7 @@ const reasoningContentID = "reasoning_content"
 // messages; tool messages take text only, so images attached to tool
 // results follow the turn's tool messages in one user message that names
 // each tool call before its images.
-func (w chatWire) encode(req Request) ([]byte, error) {
+func (w chatWire) encode(req Request) (reqBody, error) {
 	return writeJSON(req, chatCompletionsRequest(req, w.name))
 }
 
@@ -240,11 +240,11 @@ type chatDecoder struct {
 	lastCall    int64
 	// request is the request body this response answers, hashed into
 	// the ids of tool calls the server sent without one.
-	request []byte
+	request reqBody
 }
 
 // setRequest records the request body the response answers.
-func (d *chatDecoder) setRequest(body []byte) { d.request = body }
+func (d *chatDecoder) setRequest(b reqBody) { d.request = b }
 
 func (chatWire) decoder(provider string, emit func(Event)) decoder {
 	return &chatDecoder{provider: provider, emit: emit,
@@ -489,7 +489,9 @@ func (d *chatDecoder) complete() {
 			h := fnv.New64a()
 			h.Write([]byte(d.id))
 			h.Write([]byte{0})
-			h.Write(d.request)
+			for _, p := range d.request {
+				h.Write(p)
+			}
 			b.ID = fmt.Sprintf("call_%016x_%d", h.Sum64(), call.block)
 		}
 		d.emit(Event{Kind: EventToolCallEnd, Index: call.block, ToolID: b.ID, ToolName: b.Name})

@@ -95,7 +95,7 @@ func reasoningModel(model string) bool {
 // and every turn resends the whole item list, reasoning items included
 // with their encrypted content. System messages are developer messages in
 // place.
-func (responsesWire) encode(req Request) ([]byte, error) {
+func (responsesWire) encode(req Request) (reqBody, error) {
 	return writeJSON(req, responsesRequest(req))
 }
 

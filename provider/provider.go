@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/internal/jsonstr"
 )
 
 // Provider streams one model response. Stream may retry transient failures
@@ -55,6 +56,11 @@ type Request struct {
 	// stay defined (a history with tool calls needs them on some APIs);
 	// "" leaves the choice to the model.
 	ToolChoice string
+	// Memo, when set, holds the JSON form of long strings already written
+	// elsewhere (the session's lines): the body takes those bytes, the same
+	// ones escaping would make, instead of escaping the strings again, and
+	// then sweeps from Memo what it did not use (jsonstr.Memo.Sweep).
+	Memo *jsonstr.Memo
 }
 
 // ToolChoiceNone is Request.ToolChoice that forbids tool calls.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/internal/jsonstr"
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/mcp"
@@ -334,6 +335,11 @@ func (r *run) do(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if r.sess.Memo == nil {
+		// The requests take the long strings the run appends from their
+		// session lines, escaped once (provider.Request.Memo).
+		r.sess.Memo = &jsonstr.Memo{}
+	}
 	// Run closes the session after appending the run entry (finish).
 	r.res.SessionID = r.sess.Header.ID
 	r.res.SessionPath = r.sess.Path
@@ -418,7 +424,8 @@ func (r *run) turns() []conv.Message {
 // they were built after.
 func (r *run) createWithPrompt(names []string, blocks []conv.Block) (stored []session.Entry, gatherErr, err error) {
 	cfg := r.cfg
-	o := session.CreateOptions{Cwd: cfg.Cwd, Provider: cfg.Provider.Name(), Model: cfg.Model, ID: cfg.SessionID}
+	o := session.CreateOptions{Cwd: cfg.Cwd, Provider: cfg.Provider.Name(), Model: cfg.Model, ID: cfg.SessionID,
+		Memo: &jsonstr.Memo{}}
 	var es []session.Entry
 	gatherErr = r.setupGates()
 	if gatherErr == nil {
@@ -643,6 +650,7 @@ func (r *run) loop(ctx context.Context) error {
 			Tools:     specs,
 			MaxTokens: cfg.MaxOutputTokens,
 			Reasoning: cfg.Reasoning,
+			Memo:      r.sess.Memo,
 		}
 		msg, err := r.stream(ctx, req)
 		if err != nil && overflowed(err) && !cfg.Window.NoCompact {

@@ -53,7 +53,7 @@ func realisticSession(n int, seed uint64) []byte {
 				{Type: conv.BlockToolResult, ToolUseID: fmt.Sprintf("toolu_%020d", i-1), Content: text(2048, 60)}}}
 		}
 		var err error
-		if buf, err = appendEntry(buf, &e); err != nil {
+		if buf, err = appendEntry(buf, &e, nil); err != nil {
 			panic(err)
 		}
 		buf = append(buf, '\n')

@@ -83,8 +83,9 @@ func appendHeader(dst []byte, h *Header) []byte {
 var errNoMessage = errors.New("message entry without a message")
 
 // appendEntry appends e as one line (without newline). e.Type, ID, ParentID
-// and Timestamp must be set.
-func appendEntry(dst []byte, e *Entry) ([]byte, error) {
+// and Timestamp must be set. The long strings of a message's blocks are
+// put in memo (nil keeps none) with their bytes in dst.
+func appendEntry(dst []byte, e *Entry, memo *jsonstr.Memo) ([]byte, error) {
 	dst = append(dst, `{"type":`...)
 	dst = jsonstr.Append(dst, e.Type)
 	dst = appendStringField(dst, "id", e.ID)
@@ -130,7 +131,7 @@ func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		var err error
-		if dst, err = appendBlock(dst, &m.Content[i]); err != nil {
+		if dst, err = appendBlock(dst, &m.Content[i], memo); err != nil {
 			return nil, fmt.Errorf("content[%d]: %w", i, err)
 		}
 	}
@@ -163,14 +164,26 @@ func appendEntry(dst []byte, e *Entry) ([]byte, error) {
 	return append(dst, '}', '}'), nil
 }
 
-func appendBlock(dst []byte, b *conv.Block) ([]byte, error) {
+// appendMemoField is appendStringField that puts a long val's JSON form,
+// as written in dst, in memo.
+func appendMemoField(dst []byte, memo *jsonstr.Memo, key, val string) []byte {
+	dst = appendKey(dst, key, false)
+	start := len(dst)
+	dst = jsonstr.Append(dst, val)
+	if len(val) >= jsonstr.MemoMin {
+		memo.Put(val, dst[start:len(dst):len(dst)])
+	}
+	return dst
+}
+
+func appendBlock(dst []byte, b *conv.Block, memo *jsonstr.Memo) ([]byte, error) {
 	dst = append(dst, `{"type":`...)
 	dst = jsonstr.Append(dst, string(b.Type))
 	switch b.Type {
 	case conv.BlockText:
-		dst = appendStringField(dst, "text", b.Text)
+		dst = appendMemoField(dst, memo, "text", b.Text)
 	case conv.BlockThinking:
-		dst = appendStringField(dst, "thinking", b.Thinking)
+		dst = appendMemoField(dst, memo, "thinking", b.Thinking)
 		if b.Signature != "" {
 			dst = appendStringField(dst, "signature", b.Signature)
 		}
@@ -183,10 +196,10 @@ func appendBlock(dst []byte, b *conv.Block) ([]byte, error) {
 	case conv.BlockToolUse:
 		dst = appendStringField(dst, "id", b.ID)
 		dst = appendStringField(dst, "name", b.Name)
-		dst = appendStringField(dst, "input", b.Input)
+		dst = appendMemoField(dst, memo, "input", b.Input)
 	case conv.BlockToolResult:
 		dst = appendStringField(dst, "toolUseId", b.ToolUseID)
-		dst = appendStringField(dst, "content", b.Content)
+		dst = appendMemoField(dst, memo, "content", b.Content)
 		if b.IsError {
 			dst = append(dst, `,"isError":true`...)
 		}
@@ -199,14 +212,14 @@ func appendBlock(dst []byte, b *conv.Block) ([]byte, error) {
 				dst = append(dst, `{"type":`...)
 				dst = jsonstr.Append(dst, a.Type)
 				dst = appendStringField(dst, "mimeType", a.MimeType)
-				dst = appendStringField(dst, "data", a.Data)
+				dst = appendMemoField(dst, memo, "data", a.Data)
 				dst = append(dst, '}')
 			}
 			dst = append(dst, ']')
 		}
 	case conv.BlockImage:
 		dst = appendStringField(dst, "mimeType", b.MimeType)
-		dst = appendStringField(dst, "data", b.Data)
+		dst = appendMemoField(dst, memo, "data", b.Data)
 	default:
 		return nil, fmt.Errorf("unknown block type %q", b.Type)
 	}

@@ -63,7 +63,7 @@ func FuzzParseLine(f *testing.F) {
 			return
 		}
 		e.Timestamp = e.Timestamp.Truncate(time.Millisecond)
-		out, err := appendEntry(nil, &e)
+		out, err := appendEntry(nil, &e, nil)
 		if err != nil {
 			return // e.g. a role the writer refuses
 		}

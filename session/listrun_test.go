@@ -165,8 +165,8 @@ func TestListCostAcrossTheChunkBoundary(t *testing.T) {
 		}
 		e := mustAppend(t, s, Entry{Provider: "p", Model: "m", Message: userMsg("hi")})
 		asst := Entry{Message: costMsg("a", ptr(0.012345678))}
-		probe, _ := appendEntry(nil, &Entry{Type: TypeMessage, ID: "00000000", ParentID: "00000000", Timestamp: e.Timestamp, Message: asst.Message})
-		user, _ := appendEntry(nil, &Entry{Type: TypeMessage, ID: "00000000", ParentID: "00000000", Timestamp: e.Timestamp, Provider: "p", Model: "m", Message: userMsg("")})
+		probe, _ := appendEntry(nil, &Entry{Type: TypeMessage, ID: "00000000", ParentID: "00000000", Timestamp: e.Timestamp, Message: asst.Message}, nil)
+		user, _ := appendEntry(nil, &Entry{Type: TypeMessage, ID: "00000000", ParentID: "00000000", Timestamp: e.Timestamp, Provider: "p", Model: "m", Message: userMsg("")}, nil)
 		// The user line of pad bytes makes the assistant line end delta
 		// bytes after the boundary.
 		pad := scanChunk - int(fileSize(t, s.Path)) - (len(user) + 1) - (len(probe) + 1) + delta + 1

@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/internal/jsonstr"
 )
 
 // Version is the format version this package writes and the newest it reads.
@@ -120,6 +121,10 @@ type Session struct {
 	// time.Now and crypto/rand.
 	Now  func() time.Time
 	Rand io.Reader
+	// Memo, when set, is given the JSON form of each long string of a
+	// message that Append writes (its bytes in the line), so that a
+	// request body can take them instead of escaping the string again.
+	Memo *jsonstr.Memo
 
 	f      *os.File // nil when read-only or closed
 	shared *os.File // the file read under a shared lock (OpenShared)
@@ -158,6 +163,9 @@ type CreateOptions struct {
 	// records where it came from (ForkedFrom, ForkedAt). Fork is only
 	// read; the caller closes it.
 	Fork *Session
+	// Memo is the new session's Memo, set before the entries of
+	// CreateAppending are written.
+	Memo *jsonstr.Memo
 }
 
 // CreateWith makes a new session as o says, writes its header and, for a
@@ -227,7 +235,7 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 	if _, err := f.Write(line); err != nil {
 		return fail(err)
 	}
-	sess := &Session{Path: path, Header: h, Now: s.Now, Rand: s.Rand, f: f, size: int64(len(line))}
+	sess := &Session{Path: path, Header: h, Now: s.Now, Rand: s.Rand, Memo: o.Memo, f: f, size: int64(len(line))}
 	if len(copied) > 0 {
 		sess.Entries = make([]Entry, len(copied))
 		for i, e := range copied {
@@ -674,7 +682,7 @@ func (s *Session) AppendAll(es []Entry) ([]Entry, error) {
 		}
 		e.Timestamp = e.Timestamp.UTC().Truncate(time.Millisecond)
 		start := len(buf)
-		buf, err = appendEntry(buf, &e)
+		buf, err = appendEntry(buf, &e, s.Memo)
 		if err != nil {
 			takeBack()
 			return nil, fmt.Errorf("append to session: %w", err)

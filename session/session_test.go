@@ -292,7 +292,7 @@ func TestSeedExamples(t *testing.T) {
 		}
 		compact.Reset()
 		json.Compact(&compact, read(name))
-		got, err := appendEntry(nil, &e)
+		got, err := appendEntry(nil, &e, nil)
 		if err != nil || string(got) != compact.String() {
 			t.Errorf("%s written as\n%s (%v)\nseed:\n%s", name, got, err, compact.String())
 		}
