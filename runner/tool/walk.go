@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
@@ -114,20 +115,9 @@ func (j *dirJob) read(w *walker) {
 		j.err = err
 		return
 	}
-	// Sorting names with a "/" after each directory's gives the byte-wise
-	// order of the full paths the walk yields.
-	keys := make([]string, len(ds))
-	for i, d := range ds {
-		keys[i] = d.Name()
-		if d.IsDir() {
-			keys[i] += "/"
-		}
-	}
-	idx := make([]int, len(ds))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	// Sorted as os.ReadDir sorts, so that one instantiation of the generic
+	// sort serves both.
+	slices.SortFunc(ds, compareEntries)
 
 	rules := j.rules
 	if rules != nil {
@@ -143,8 +133,7 @@ func (j *dirJob) read(w *walker) {
 	copy(segs, j.rel)
 	var scratch []string
 	j.entries = make([]walkEntry, 0, len(ds))
-	for _, i := range idx {
-		d := ds[i]
+	for _, d := range ds {
 		name := d.Name()
 		isDir := d.IsDir()
 		if isDir && name == ".git" {
@@ -200,4 +189,27 @@ func (w *walker) walk(j *dirJob, fn func(rel string, e fs.DirEntry) error) error
 	}
 	j.entries = nil
 	return nil
+}
+
+// compareEntries orders directory entries by name with a "/" after each
+// directory's: the byte-wise order of the full paths the walk yields.
+func compareEntries(a, b fs.DirEntry) int {
+	an, bn := a.Name(), b.Name()
+	n := min(len(an), len(bn))
+	if c := strings.Compare(an[:n], bn[:n]); c != 0 {
+		return c
+	}
+	return cmp.Compare(keyByte(an, n, a.IsDir()), keyByte(bn, n, b.IsDir()))
+}
+
+// keyByte is the byte at n of name with a "/" after it for a directory,
+// -1 past its end.
+func keyByte(name string, n int, dir bool) int {
+	switch {
+	case n < len(name):
+		return int(name[n])
+	case n == len(name) && dir:
+		return '/'
+	}
+	return -1
 }
