@@ -35,24 +35,20 @@ func Hide(names []string) error {
 	return err
 }
 
-// blankEnviron blanks the values of names in the environment block through
-// /proc/self/mem.
+// blankEnviron blanks the values of names in the environment block.
 func blankEnviron(names []string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	mem, err := os.OpenFile("/proc/self/mem", os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
+	mem := &selfMem{}
 	defer mem.Close()
 	block, start, ok := startBlock(mem)
 	if !ok {
-		var end int64
-		if start, end, err = envBounds(); err != nil {
+		s, end, err := envBounds()
+		if err != nil {
 			return err
 		}
-		block = make([]byte, end-start)
+		start, block = s, make([]byte, end-s)
 		if _, err := mem.ReadAt(block, start); err != nil {
 			return fmt.Errorf("read environment block: %w", err)
 		}
@@ -66,6 +62,59 @@ func blankEnviron(names []string) error {
 	return nil
 }
 
+// useProcessVM is false in a test of the /proc/self/mem way.
+var useProcessVM = true
+
+// selfMem reads and writes this process's own memory with
+// process_vm_readv and process_vm_writev: a system call each, where
+// opening /proc/self/mem (a procfs lookup), reading, writing and closing it
+// took 0.2-0.4 ms at a start. Where those calls are refused (a seccomp
+// filter, a kernel without them) it falls back to /proc/self/mem.
+type selfMem struct{ f *os.File }
+
+func (m *selfMem) ReadAt(b []byte, addr int64) (int, error) {
+	return m.rw(b, addr, false)
+}
+
+func (m *selfMem) WriteAt(b []byte, addr int64) (int, error) {
+	return m.rw(b, addr, true)
+}
+
+func (m *selfMem) rw(b []byte, addr int64, write bool) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	if m.f == nil && useProcessVM {
+		local := []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}}
+		remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
+		rw := unix.ProcessVMReadv
+		if write {
+			rw = unix.ProcessVMWritev
+		}
+		if n, err := rw(os.Getpid(), local, remote, 0); err == nil && n == len(b) {
+			return n, nil
+		}
+	}
+	if m.f == nil {
+		f, err := os.OpenFile("/proc/self/mem", os.O_RDWR, 0)
+		if err != nil {
+			return 0, err
+		}
+		m.f = f
+	}
+	if write {
+		return m.f.WriteAt(b, addr)
+	}
+	return m.f.ReadAt(b, addr)
+}
+
+// Close closes /proc/self/mem if it was opened.
+func (m *selfMem) Close() {
+	if m.f != nil {
+		m.f.Close()
+	}
+}
+
 // startBlock reads the environment block where it lies when the process
 // has not changed its environment, without /proc/self/stat (which the
 // kernel builds from some fifty fields: about a tenth of a millisecond or
@@ -77,7 +126,7 @@ func blankEnviron(names []string) error {
 // else (a variable set or unset since the start, a kernel that lays the
 // stack out otherwise, no AT_EXECFN) returns false, and envBounds says
 // where the block is.
-func startBlock(mem *os.File) ([]byte, int64, bool) {
+func startBlock(mem *selfMem) ([]byte, int64, bool) {
 	auxv, err := unix.Auxv()
 	if err != nil {
 		return nil, 0, false

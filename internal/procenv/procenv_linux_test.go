@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,6 +26,9 @@ const secretValue = "sk-procenv-SENTINEL-0123456789"
 // so the parent can read its /proc files.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("AWL_PROCENV_CHILD"); mode != "" {
+		if mode == "procmem" {
+			useProcessVM = false
+		}
 		if mode == "setenv" {
 			// A variable set since the start is not in the block:
 			// startBlock must not find it, and Hide still blanks.
@@ -30,12 +36,11 @@ func TestMain(m *testing.M) {
 		}
 		start, end, berr := envBounds()
 		fast := "none"
-		if mem, err := os.Open("/proc/self/mem"); err == nil {
-			if block, at, ok := startBlock(mem); ok {
-				fast = fmt.Sprintf("%v", at == start && int64(len(block)) == end-start)
-			}
-			mem.Close()
+		mem := &selfMem{}
+		if block, at, ok := startBlock(mem); ok {
+			fast = fmt.Sprintf("%v", at == start && int64(len(block)) == end-start)
 		}
+		mem.Close()
 		err := Hide([]string{"AWL_TEST_SECRET", "AWL_TEST_EMPTY", "AWL_TEST_UNSET"})
 		dumpable, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
 		fmt.Printf("err=%v dumpable=%d getenv=%s\n", err, dumpable, os.Getenv("AWL_TEST_SECRET"))
@@ -139,6 +144,12 @@ func TestHideBlanksTheValueInProcEnviron(t *testing.T) {
 	runChild(t, os.Args[0], nil)
 }
 
+// TestHideThroughProcMem: where process_vm_readv and process_vm_writev
+// are refused, Hide reads and writes the block through /proc/self/mem.
+func TestHideThroughProcMem(t *testing.T) {
+	runChildWith(t, os.Args[0], nil, append([]string{"AWL_PROCENV_CHILD=procmem"}, childEnv[1:]...), "true")
+}
+
 // TestHideAfterSetenv: a process that changed its environment since it
 // started has a block that is not os.Environ's strings; startBlock must
 // decline it, and Hide find the block through /proc/self/stat.
@@ -204,4 +215,30 @@ func BenchmarkHide(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestSelfMem: selfMem reads and writes this process's memory with
+// process_vm_readv and process_vm_writev, without opening /proc/self/mem,
+// and through /proc/self/mem when told those are refused.
+func TestSelfMem(t *testing.T) {
+	for _, vm := range []bool{true, false} {
+		useProcessVM = vm
+		buf := []byte("before-" + strconv.FormatBool(vm))
+		addr := int64(uintptr(unsafe.Pointer(&buf[0])))
+		m := &selfMem{}
+		got := make([]byte, len(buf))
+		if _, err := m.ReadAt(got, addr); err != nil || !bytes.Equal(got, buf) {
+			t.Errorf("process_vm %v: read %q, %v; want %q", vm, got, err, buf)
+		}
+		want := bytes.ToUpper(buf)
+		if _, err := m.WriteAt(want, addr); err != nil || !bytes.Equal(buf, want) {
+			t.Errorf("process_vm %v: wrote %q, memory holds %q, %v", vm, want, buf, err)
+		}
+		if opened := m.f != nil; opened == vm {
+			t.Errorf("process_vm %v: /proc/self/mem opened: %v", vm, opened)
+		}
+		m.Close()
+		runtime.KeepAlive(buf)
+	}
+	useProcessVM = true
 }
