@@ -61,6 +61,10 @@ func TestMain(m *testing.M) {
 // childEnv is the environment the child hides two variables of.
 var childEnv = []string{"AWL_PROCENV_CHILD=1", "BEFORE=kept-before", "AWL_TEST_SECRET=" + secretValue, "AWL_TEST_EMPTY=", "AFTER=kept-after"}
 
+// childProcMemEnv is childEnv for a child told that process_vm_readv and
+// process_vm_writev are refused.
+var childProcMemEnv = append([]string{"AWL_PROCENV_CHILD=procmem"}, childEnv[1:]...)
+
 // childSetenvEnv is childEnv for a child that sets a variable before it
 // hides: the block is then found through /proc/self/stat.
 var childSetenvEnv = append([]string{"AWL_PROCENV_CHILD=setenv"}, childEnv[1:]...)
@@ -147,7 +151,7 @@ func TestHideBlanksTheValueInProcEnviron(t *testing.T) {
 // TestHideThroughProcMem: where process_vm_readv and process_vm_writev
 // are refused, Hide reads and writes the block through /proc/self/mem.
 func TestHideThroughProcMem(t *testing.T) {
-	runChildWith(t, os.Args[0], nil, append([]string{"AWL_PROCENV_CHILD=procmem"}, childEnv[1:]...), "true")
+	runChildWith(t, os.Args[0], nil, childProcMemEnv, "true")
 }
 
 // TestHideAfterSetenv: a process that changed its environment since it
@@ -187,7 +191,12 @@ func TestHideBlanksAsUnprivilegedUser(t *testing.T) {
 	if err := os.WriteFile(bin, exe, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	runChild(t, bin, &syscall.Credential{Uid: unprivilegedUID, Gid: unprivilegedUID})
+	cred := &syscall.Credential{Uid: unprivilegedUID, Gid: unprivilegedUID}
+	runChild(t, bin, cred)
+	// Where process_vm_writev is refused, the block is written through
+	// /proc/self/mem, which such a process can open only while it is
+	// still dumpable.
+	runChildWith(t, bin, cred, childProcMemEnv, "true")
 }
 
 func TestBlank(t *testing.T) {
