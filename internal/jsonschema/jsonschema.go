@@ -158,23 +158,24 @@ func docURL(u *url.URL) string {
 	return c.String()
 }
 
-var draftOf = map[string]int{
-	"json-schema.org/draft-04/schema":       4,
-	"json-schema.org/draft-06/schema":       6,
-	"json-schema.org/draft-07/schema":       7,
-	"json-schema.org/draft/2019-09/schema":  2019,
-	"json-schema.org/draft/2020-12/schema":  2020,
-	"json-schema.org/schema":                2020,
-	"json-schema.org/draft-03/schema":       4,
-	"json-schema.org/draft/next/schema":     2020,
-	"json-schema.org/draft/2020-12/schema#": 2020,
-}
-
+// schemaDraft is the draft a $schema URI names, or def. A switch, not a
+// package-level map: a map literal is built by the package initialiser at
+// every start of awl, schema or not (docs/performance.md).
 func schemaDraft(s string, def int) int {
 	s = strings.TrimPrefix(strings.TrimPrefix(s, "https://"), "http://")
 	s = strings.TrimSuffix(s, "#")
-	if d, ok := draftOf[s]; ok {
-		return d
+	switch s {
+	case "json-schema.org/draft-03/schema", "json-schema.org/draft-04/schema":
+		return 4
+	case "json-schema.org/draft-06/schema":
+		return 6
+	case "json-schema.org/draft-07/schema":
+		return 7
+	case "json-schema.org/draft/2019-09/schema":
+		return 2019
+	case "json-schema.org/draft/2020-12/schema", "json-schema.org/schema",
+		"json-schema.org/draft/next/schema", "json-schema.org/draft/2020-12/schema#":
+		return 2020
 	}
 	return def
 }
@@ -364,10 +365,17 @@ func ptrOr(p string) string {
 	return p
 }
 
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
-var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+// escape and unescape are RFC 6901's encoding of a reference token:
+// escaping replaces "~" first, unescaping "~1" first. Plain functions, not
+// package-level strings.Replacers, which the initialiser would build at
+// every start.
+func escape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
 
-func escape(s string) string { return pointerEscaper.Replace(s) }
+func unescape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+}
 
 func (c *compiler) resolve(n *node) error {
 	u, err := n.base.Parse(n.refTarget)
@@ -398,7 +406,7 @@ func (c *compiler) resolve(n *node) error {
 	// inside an unknown keyword): walk the raw document and build it.
 	var cur any = c.raw[doc]
 	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = pointerUnescaper.Replace(tok)
+		tok = unescape(tok)
 		switch x := cur.(type) {
 		case map[string]any:
 			v, ok := x[tok]

@@ -357,3 +357,55 @@ func ExampleSchema_Validate() {
 	fmt.Println(s.Validate(v))
 	// Output: [/: missing property "name"]
 }
+
+// The draft a $schema names: every URI awl knows, with either scheme and
+// with or without the trailing "#", and an unknown one keeping the default.
+func TestSchemaDraft(t *testing.T) {
+	known := map[string]int{
+		"json-schema.org/draft-03/schema":      4,
+		"json-schema.org/draft-04/schema":      4,
+		"json-schema.org/draft-06/schema":      6,
+		"json-schema.org/draft-07/schema":      7,
+		"json-schema.org/draft/2019-09/schema": 2019,
+		"json-schema.org/draft/2020-12/schema": 2020,
+		"json-schema.org/schema":               2020,
+		"json-schema.org/draft/next/schema":    2020,
+	}
+	for uri, want := range known {
+		for _, s := range []string{"http://" + uri, "https://" + uri + "#", uri} {
+			if got := schemaDraft(s, -1); got != want {
+				t.Errorf("schemaDraft(%q) = %d, want %d", s, got, want)
+			}
+		}
+	}
+	if got := schemaDraft("https://json-schema.org/draft/2020-12/schema##", -1); got != 2020 {
+		t.Errorf("two #s: %d, want 2020", got)
+	}
+	for _, s := range []string{"https://example.com/schema", "json-schema.org/draft-05/schema", ""} {
+		if got := schemaDraft(s, -1); got != -1 {
+			t.Errorf("schemaDraft(%q) = %d, want the default", s, got)
+		}
+	}
+}
+
+// RFC 6901's reference tokens: escaping turns "~" into "~0" before "/" into
+// "~1", unescaping undoes "~1" first (so "~01" is "~1", not "/"), the same
+// as the strings.Replacers these functions replaced.
+func TestPointerTokens(t *testing.T) {
+	esc := strings.NewReplacer("~", "~0", "/", "~1")
+	unesc := strings.NewReplacer("~1", "/", "~0", "~")
+	for _, s := range []string{"", "a", "a/b", "a~b", "~1", "~0", "/~", "~/", "~~//", "~01", "a~1b~0c", "~~1", "é/~"} {
+		if got, want := escape(s), esc.Replace(s); got != want {
+			t.Errorf("escape(%q) = %q, want %q", s, got, want)
+		}
+		if got, want := unescape(s), unesc.Replace(s); got != want {
+			t.Errorf("unescape(%q) = %q, want %q", s, got, want)
+		}
+		if got := unescape(escape(s)); got != s {
+			t.Errorf("unescape(escape(%q)) = %q", s, got)
+		}
+	}
+	if got := unescape("~01"); got != "~1" {
+		t.Errorf(`unescape("~01") = %q, want "~1"`, got)
+	}
+}

@@ -80,15 +80,25 @@ const metaJSON = `{
   }
 }`
 
-// metaSchema is compiled on first use, never at start.
-var metaSchema = sync.OnceValue(func() *Schema {
+// metaSchema is compiled on first use, never at start: a sync.Once, not a
+// package-level sync.OnceValue, whose call the initialiser would make at
+// every start.
+var (
+	metaOnce sync.Once
+	meta     *Schema
+)
+
+func metaSchema() *Schema {
+	metaOnce.Do(compileMeta)
+	return meta
+}
+
+func compileMeta() {
 	v, err := Unmarshal([]byte(metaJSON))
 	if err != nil {
 		panic("jsonschema: meta-schema: " + err.Error())
 	}
-	s, err := compile(v)
-	if err != nil {
+	if meta, err = compile(v); err != nil {
 		panic("jsonschema: meta-schema: " + err.Error())
 	}
-	return s
-})
+}

@@ -346,8 +346,19 @@ func parseRoots(raw json.RawMessage) ([]string, string) {
 }
 
 // varRE matches ${NAME} and ${NAME:-default}. It is compiled on first use:
-// a run without --mcp-config never pays for it.
-var varRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([^}:]*)(:-([^}]*))?\}`) })
+// a run without --mcp-config never pays for it. A sync.Once and a function,
+// not sync.OnceValue: a package-level OnceValue is a call at every start,
+// and the package initialiser that makes it is the only code of its 64 KB
+// of text that a plain run would touch (docs/performance.md).
+var (
+	varREOnce sync.Once
+	varREVal  *regexp.Regexp
+)
+
+func varRE() *regexp.Regexp {
+	varREOnce.Do(func() { varREVal = regexp.MustCompile(`\$\{([^}:]*)(:-([^}]*))?\}`) })
+	return varREVal
+}
 
 // validVarName is what a variable's name may be ([A-Za-z_][A-Za-z0-9_]*).
 func validVarName(s string) bool {
