@@ -217,9 +217,14 @@ func runSelected(kctx *kong.Context, a *app, store *session.Store) error {
 		return errors.New("no command selected")
 	}
 	switch c := node.Target.Addr().Interface().(type) {
+	case *runCmd:
+		// A run waits for the signals where it may block (prepare).
+		return c.Run(a, store)
 	case storeRunner:
+		awaitSignals(a.ctx)
 		return c.Run(a, store)
 	case appRunner:
+		awaitSignals(a.ctx)
 		return c.Run(a)
 	}
 	return fmt.Errorf("no Run() method found in hierarchy of %s", node.Summary())

@@ -283,15 +283,31 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 			err = fmt.Errorf("working directory: %w", err)
 		}
 	}
+	// The steps before reading stdin do not block, unless one takes a
+	// session's lock: the signals are caught before anything that may
+	// wait, and before the session is created (signalContext).
 	for _, step := range []func() error{
 		func() error { return c.checkFlags(a, st) },
 		func() error { return c.keepSecrets(a, st) },
-		func() error { return c.loadInputs(a, st) },
-		func() error { return c.openSessions(store, st) },
+		func() error {
+			if len(c.MCPConfig) > 0 || len(c.Image) > 0 {
+				awaitSignals(a.ctx) // a file named may be a pipe
+			}
+			return c.loadInputs(a, st)
+		},
+		func() error {
+			if c.Resume != "" || c.Continue || c.Fork != "" {
+				awaitSignals(a.ctx)
+			}
+			return c.openSessions(store, st)
+		},
 		func() error { return c.resolveModel(a, store, st) },
 		func() error { return c.buildTools(a, st) },
 		func() error { return c.priceModel(a, st) },
-		func() error { return c.readPromptInput(ctx, a, st) },
+		func() error {
+			awaitSignals(a.ctx)
+			return c.readPromptInput(ctx, a, st)
+		},
 		func() error { return c.startMCPTools(ctx, a, st) },
 	} {
 		if err != nil {

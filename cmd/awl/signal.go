@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"os"
 	"os/signal"
 	"syscall"
@@ -40,13 +41,32 @@ const signalGrace = 1500 * time.Millisecond
 // exit 1 instead of dying of SIGPIPE (141). A caught signal is reset to its
 // default in the program a tool execs; Go catches SIGPIPE from its start
 // whether or not it is asked to, so tools start with the default either way.
+//
+// The signals are asked for in a goroutine: the first signal.Notify waits
+// for the runtime to start a thread of its own for them, about 0.3 ms that
+// a run spends instead reading its flags and choosing its tools
+// (docs/performance.md). Until then SIGINT and SIGTERM end the process as
+// they would have before main: with nothing written yet, there is nothing
+// to end cleanly. The returned context carries the wait (awaitSignals):
+// a run waits before it reads stdin, takes a session's lock or creates a
+// session, and every other command waits before it starts.
 func signalContext(parent context.Context, catchPipe bool) (context.Context, func()) {
-	if catchPipe {
-		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	}
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	notified := make(chan struct{})
+	go func() {
+		if catchPipe {
+			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+		}
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		close(notified)
+		// While this thread is up: the process's first crypto/rand read
+		// sets up the vDSO getrandom state, 0.2-0.3 ms that the new
+		// session's id would otherwise pay before the first request.
+		var b [16]byte
+		rand.Read(b[:])
+	}()
+	ctx = context.WithValue(ctx, signalsKey{}, notified)
 	done := make(chan struct{})
 	go func() {
 		var s os.Signal
@@ -67,8 +87,21 @@ func signalContext(parent context.Context, catchPipe bool) (context.Context, fun
 		os.Exit(code)
 	}()
 	return ctx, func() {
+		<-notified
 		signal.Stop(ch)
 		close(done)
 		cancel(nil)
+	}
+}
+
+// signalsKey is the context key of the channel signalContext closes once
+// SIGINT and SIGTERM are caught.
+type signalsKey struct{}
+
+// awaitSignals returns once ctx's signals are caught; at once for a
+// context signalContext did not make.
+func awaitSignals(ctx context.Context) {
+	if ch, ok := ctx.Value(signalsKey{}).(chan struct{}); ok {
+		<-ch
 	}
 }
