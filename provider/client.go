@@ -53,8 +53,12 @@ func New(name string, opts Options) (Provider, error) {
 		return nil, &Error{Kind: KindConfig, Provider: name,
 			Message: fmt.Sprintf("base URL %q must start with http:// or https://", base)}
 	}
+	var wd *warmDialer
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{}
+		// Its own transport, configured as http.DefaultTransport, whose
+		// dial can take a connection opened ahead (Warm).
+		wd = &warmDialer{}
+		opts.HTTPClient = &http.Client{Transport: newWarmTransport(wd)}
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = defaultIdleTimeout
@@ -68,14 +72,14 @@ func New(name string, opts Options) (Provider, error) {
 	if opts.MaxRetries < 0 {
 		opts.MaxRetries = 0
 	}
-	return &client{name: name, keyVar: spec.KeyVar, url: base + w.path(), opts: opts, w: w, maxEvent: maxEventBytes}, nil
+	return &client{name: name, keyVar: spec.KeyVar, url: base + w.path(), opts: opts, w: w, maxEvent: maxEventBytes, warm: wd}, nil
 }
 
 // EncodeRequest returns the request body that provider name would send for
 // req: a pure function of its arguments, the same bytes every time. A
 // missing model is the provider's default, as in Stream.
 func EncodeRequest(name string, req Request) ([]byte, error) {
-	p, err := New(name, Options{})
+	p, err := New(name, Options{HTTPClient: http.DefaultClient})
 	if err != nil {
 		return nil, err
 	}
@@ -136,9 +140,15 @@ type client struct {
 	// maxEvent bounds one SSE event's data and a non-streamed body
 	// (maxEventBytes; tests lower it).
 	maxEvent int
+	// warm opens the first request's connection ahead (Warm); nil for
+	// an HTTPClient given in Options.
+	warm *warmDialer
 }
 
-var _ Provider = (*client)(nil)
+var (
+	_ Provider = (*client)(nil)
+	_ Warmer   = (*client)(nil)
+)
 
 // Name implements Provider.
 func (c *client) Name() string { return c.name }

@@ -310,6 +310,11 @@ func (r *run) do(ctx context.Context) error {
 		names[i] = t.Name()
 	}
 	turns := r.turns()
+	// The connection opens while the session is written and its fsyncs
+	// wait: a request follows unless the run fails first.
+	if w, ok := cfg.Provider.(provider.Warmer); ok {
+		w.Warm()
+	}
 	var err error
 	// first is the first prompt's entries, stored with a new session's
 	// header (created); firstErr is why they could not be built.

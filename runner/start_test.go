@@ -9,6 +9,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/awlrun/awl/provider"
+	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/session"
 )
 
@@ -105,5 +107,41 @@ func TestNewSessionCreateFailure(t *testing.T) {
 	}
 	if res.SessionID != "" {
 		t.Errorf("session id %q for a session never made", res.SessionID)
+	}
+}
+
+// warmProbe is the rig's provider, noting what the session store held
+// when the runner asked it to warm its connection.
+type warmProbe struct {
+	provider.Provider
+	dir   string
+	calls int
+	files []string // in the store when Warm was called
+}
+
+func (w *warmProbe) Warm() {
+	w.calls++
+	w.files, _ = filepath.Glob(filepath.Join(w.dir, "*", "*"))
+}
+
+// A new run asks the provider to open its connection before it creates the
+// session, so the connect runs while the session's fsyncs wait; once.
+func TestWarmBeforeTheSessionIsMade(t *testing.T) {
+	g := newBudgetRig(t)
+	g.toolTurns(1, "claude-sonnet-4-5")
+	probe := &warmProbe{Provider: g.prov, dir: g.store.Dir}
+	res := g.run(context.Background(), "claude-sonnet-4-5", func(c *runner.Config) { c.Provider = probe })
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if probe.calls != 1 || len(probe.files) != 0 {
+		t.Errorf("Warm called %d times, with %v in the store; want once, before any session file", probe.calls, probe.files)
+	}
+	// A run that has no prompt sends nothing, and warms nothing.
+	probe.calls = 0
+	g.path = ""
+	g.run(context.Background(), "claude-sonnet-4-5", func(c *runner.Config) { c.Provider, c.Prompt = probe, " " })
+	if probe.calls != 0 {
+		t.Errorf("Warm called %d times for a run with no prompt", probe.calls)
 	}
 }

@@ -1,0 +1,241 @@
+package provider
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/awlrun/awl/provider/providertest"
+)
+
+// acceptLog is a listener that notes when it accepts each connection.
+type acceptLog struct {
+	net.Listener
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (l *acceptLog) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.mu.Lock()
+		l.at = append(l.at, time.Now())
+		l.mu.Unlock()
+	}
+	return c, err
+}
+
+func (l *acceptLog) accepted() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Time(nil), l.at...)
+}
+
+// warmServer serves a text answer on 127.0.0.1 and logs its connections;
+// requests counts the requests it answered.
+func warmServer(t *testing.T, name string) (*acceptLog, string, func() int) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	al := &acceptLog{Listener: l}
+	var mu sync.Mutex
+	n := 0
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		resp := providertest.Text(name, "warm")
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(resp.Body)
+	})}
+	go srv.Serve(al)
+	t.Cleanup(func() { srv.Close() })
+	return al, "http://" + l.Addr().String(), func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
+// TestWarmConnectionTakenByFirstRequest: Warm dials at once, and the first
+// request goes on that connection instead of dialling its own.
+func TestWarmConnectionTakenByFirstRequest(t *testing.T) {
+	al, url, requests := warmServer(t, NameAnthropic)
+	p, err := New(NameAnthropic, Options{APIKey: "k", BaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.(Warmer).Warm()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(al.accepted()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if len(al.accepted()) != 1 {
+		t.Fatalf("Warm made %d connections before any request, want 1", len(al.accepted()))
+	}
+	sent := time.Now()
+	msg, err := p.Stream(context.Background(), hello, nil)
+	if err != nil || msg.Text() != "warm" {
+		t.Fatalf("Stream: %q, %v", msg.Text(), err)
+	}
+	if got := al.accepted(); len(got) != 1 || !got[0].Before(sent) {
+		t.Errorf("connections accepted at %v; want only the one Warm made before the request at %v", got, sent)
+	}
+	if requests() != 1 {
+		t.Errorf("%d requests answered, want 1", requests())
+	}
+	// A second Warm does nothing: the warmed connection is spent.
+	p.(Warmer).Warm()
+	if _, err := p.Stream(context.Background(), hello, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(al.accepted()); n != 1 {
+		t.Errorf("%d connections after a second request on the kept-alive one, want 1", n)
+	}
+}
+
+// TestWarmStaleConnectionNotUsed: a warmed connection older than
+// warmMaxAge is closed and the request dials afresh, so a server's idle
+// timeout never fails it.
+func TestWarmStaleConnectionNotUsed(t *testing.T) {
+	al, url, _ := warmServer(t, NameAnthropic)
+	wd := &warmDialer{}
+	tr := newWarmTransport(wd)
+	defer tr.CloseIdleConnections()
+	addr := url[len("http://"):]
+	wd.warm(addr)
+	<-wd.ready
+	wd.mu.Lock()
+	wd.at = wd.at.Add(-2 * warmMaxAge)
+	warmed := wd.conn
+	wd.mu.Unlock()
+	c, err := wd.DialContext(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c == warmed {
+		t.Fatal("the stale warmed connection was handed out")
+	}
+	if _, err := warmed.Write([]byte("x")); err == nil {
+		t.Error("the stale warmed connection was left open")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(al.accepted()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := len(al.accepted()); n != 2 {
+		t.Errorf("%d connections, want 2 (the warmed one and a fresh one)", n)
+	}
+}
+
+// TestWarmFailedDialFallsBack: a warm dial that fails (nothing listens
+// yet) costs the request nothing: it dials again itself.
+func TestWarmFailedDialFallsBack(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // refused until it listens again
+	wd := &warmDialer{}
+	newWarmTransport(wd)
+	wd.warm(addr)
+	<-wd.ready
+	if wd.conn != nil {
+		t.Fatal("a dial to a closed port succeeded")
+	}
+	l2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("port %s taken again meanwhile: %v", addr, err)
+	}
+	defer l2.Close()
+	c, err := wd.DialContext(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatalf("dial after a failed warm: %v", err)
+	}
+	c.Close()
+}
+
+// TestWarmOtherAddressDialsItsOwn: the warmed connection is for its
+// address only, and a dial cancelled while the warm dial runs returns at
+// once with its context's error.
+func TestWarmOtherAddressDialsItsOwn(t *testing.T) {
+	a1, url1, _ := warmServer(t, NameAnthropic)
+	a2, url2, _ := warmServer(t, NameAnthropic)
+	wd := &warmDialer{}
+	newWarmTransport(wd)
+	wd.warm(url1[len("http://"):])
+	c, err := wd.DialContext(context.Background(), "tcp", url2[len("http://"):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	<-wd.ready
+	deadline := time.Now().Add(5 * time.Second)
+	for (len(a1.accepted()) < 1 || len(a2.accepted()) < 1) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if len(a1.accepted()) != 1 || len(a2.accepted()) != 1 {
+		t.Errorf("accepted %d and %d, want 1 and 1", len(a1.accepted()), len(a2.accepted()))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	wd2 := &warmDialer{ready: make(chan struct{}), addr: "127.0.0.1:1"}
+	if _, err := wd2.DialContext(ctx, "tcp", "127.0.0.1:1"); err != context.Canceled {
+		t.Errorf("cancelled dial: %v, want context.Canceled", err)
+	}
+	close(wd2.ready)
+}
+
+// TestWarmGoesToTheProxy: with a proxy for the API's URL, the connection
+// Warm opens is to the proxy, which is where the transport dials; and the
+// request then takes it.
+func TestWarmGoesToTheProxy(t *testing.T) {
+	al, proxyURL, requests := warmServer(t, NameAnthropic)
+	pu, err := url.Parse(proxyURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd := &warmDialer{proxy: http.ProxyURL(pu)}
+	p, err := New(NameAnthropic, Options{APIKey: "k", BaseURL: "http://api.example.invalid",
+		HTTPClient: &http.Client{Transport: newWarmTransport(wd)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.(*client)
+	c.warm = wd
+	c.Warm()
+	<-wd.ready
+	if len(al.accepted()) != 1 {
+		t.Fatalf("the proxy accepted %d connections on Warm, want 1", len(al.accepted()))
+	}
+	// The plain-HTTP proxy is sent the request itself, on that connection.
+	if _, err := p.Stream(context.Background(), hello, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(al.accepted()) != 1 || requests() != 1 {
+		t.Errorf("%d connections and %d requests at the proxy, want 1 and 1", len(al.accepted()), requests())
+	}
+}
+
+// TestWarmNotWithAGivenClient: a client given in Options is the caller's
+// to configure: Warm does nothing.
+func TestWarmNotWithAGivenClient(t *testing.T) {
+	al, url, _ := warmServer(t, NameAnthropic)
+	p, err := New(NameAnthropic, Options{APIKey: "k", BaseURL: url, HTTPClient: &http.Client{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.(Warmer).Warm()
+	time.Sleep(50 * time.Millisecond)
+	if n := len(al.accepted()); n != 0 {
+		t.Errorf("%d connections after Warm with a given client, want 0", n)
+	}
+}
