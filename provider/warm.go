@@ -35,6 +35,7 @@ type warmDialer struct {
 	addr  string        // the address warmed; "" before Warm
 	ready chan struct{} // closed once the warm dial has ended
 	conn  net.Conn      // set before ready is closed
+	err   error         // the warm dial's failure, set before ready is closed
 	at    time.Time     // when conn was made
 	taken bool          // a dial has had (or refused) the warmed one
 }
@@ -68,6 +69,7 @@ func (wd *warmDialer) warm(addr string) {
 	go func() {
 		c, err := wd.d.DialContext(context.Background(), "tcp", addr)
 		wd.mu.Lock()
+		wd.err = err
 		if err == nil {
 			wd.conn, wd.at = c, time.Now()
 			// Not taken in time (the run ended before a request):
@@ -89,9 +91,11 @@ func (wd *warmDialer) drop() {
 	}
 }
 
-// DialContext is the transport's dial: the warmed connection for the
-// first dial to its address, once it is there and young enough, else a
-// dial of its own.
+// DialContext is the transport's dial. The first dial to the warmed
+// address has the warm dial's outcome, as if it had dialled itself a
+// little earlier: its connection when young enough (else a dial of its
+// own), or its error, which the request's retries then see (dialling again
+// at once would double the wait on a host that does not answer).
 func (wd *warmDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	wd.mu.Lock()
 	ready, mine := wd.ready, !wd.taken && wd.ready != nil && network == "tcp" && addr == wd.addr
@@ -102,12 +106,13 @@ func (wd *warmDialer) DialContext(ctx context.Context, network, addr string) (ne
 	if mine {
 		select {
 		case <-ready:
-			if c := wd.conn; c != nil {
-				if time.Since(wd.at) <= warmMaxAge {
-					return c, nil
-				}
-				c.Close()
+			if wd.err != nil {
+				return nil, wd.err
 			}
+			if time.Since(wd.at) <= warmMaxAge {
+				return wd.conn, nil
+			}
+			wd.conn.Close()
 		case <-ctx.Done():
 			go func() {
 				<-ready

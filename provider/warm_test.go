@@ -135,9 +135,10 @@ func TestWarmStaleConnectionNotUsed(t *testing.T) {
 	}
 }
 
-// TestWarmFailedDialFallsBack: a warm dial that fails (nothing listens
-// yet) costs the request nothing: it dials again itself.
-func TestWarmFailedDialFallsBack(t *testing.T) {
+// TestWarmFailedDialIsTheRequests: a warm dial that fails (nothing
+// listens) gives the first dial its error, as its own dial would have,
+// without a second wait; the next dial (a retry) dials afresh.
+func TestWarmFailedDialIsTheRequests(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +149,7 @@ func TestWarmFailedDialFallsBack(t *testing.T) {
 	newWarmTransport(wd)
 	wd.warm(addr)
 	<-wd.ready
-	if wd.conn != nil {
+	if wd.conn != nil || wd.err == nil {
 		t.Fatal("a dial to a closed port succeeded")
 	}
 	l2, err := net.Listen("tcp", addr)
@@ -156,11 +157,54 @@ func TestWarmFailedDialFallsBack(t *testing.T) {
 		t.Skipf("port %s taken again meanwhile: %v", addr, err)
 	}
 	defer l2.Close()
+	if _, err := wd.DialContext(context.Background(), "tcp", addr); err != wd.err {
+		t.Fatalf("first dial: %v, want the warm dial's error %v", err, wd.err)
+	}
 	c, err := wd.DialContext(context.Background(), "tcp", addr)
 	if err != nil {
-		t.Fatalf("dial after a failed warm: %v", err)
+		t.Fatalf("second dial: %v", err)
 	}
 	c.Close()
+}
+
+// TestWarmRefusedRequestRetried: against a port that refuses the warm
+// dial and the first attempt, the request's retry dials again and gets
+// its answer once the server is up.
+func TestWarmRefusedRequestRetried(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	var slept int
+	p, err := New(NameAnthropic, Options{APIKey: "k", BaseURL: "http://" + addr, MaxRetries: 2,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			if slept++; slept == 1 {
+				l2, err := net.Listen("tcp", addr)
+				if err != nil {
+					t.Skipf("port %s taken again meanwhile: %v", addr, err)
+				}
+				srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "text/event-stream")
+					w.Write(providertest.Text(NameAnthropic, "up").Body)
+				})}
+				go srv.Serve(l2)
+				t.Cleanup(func() { srv.Close() })
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.(Warmer).Warm()
+	msg, err := p.Stream(context.Background(), hello, nil)
+	if err != nil || msg.Text() != "up" {
+		t.Fatalf("Stream: %q, %v", msg.Text(), err)
+	}
+	if slept != 1 {
+		t.Errorf("%d retries, want 1", slept)
+	}
 }
 
 // TestWarmOtherAddressDialsItsOwn: the warmed connection is for its
