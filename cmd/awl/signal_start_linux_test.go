@@ -15,8 +15,8 @@ import (
 	"github.com/awlrun/awl/provider/providertest"
 )
 
-// TestSignalAtAnyMomentOfTheStart: SIGTERM sent at every moment of a
-// run's first milliseconds (the signals are caught in a goroutine,
+// TestSignalAtAnyMomentOfTheStart: SIGTERM sent at every millisecond of a
+// run's start (the signals are caught in a goroutine,
 // signalContext) ends it one of two ways only. Either the signal came
 // before awl caught it, and the process died of it with nothing in the
 // session directory; or awl caught it, exited 143 with a result event,
@@ -30,7 +30,9 @@ func TestSignalAtAnyMomentOfTheStart(t *testing.T) {
 		srv.Enqueue(providertest.Response{Delay: 30 * time.Second, Body: providertest.Text("anthropic", "late").Body})
 	}
 	killed, caught := 0, 0
-	for i := range 40 {
+	// One more millisecond each time, until enough runs have caught it: a
+	// race-detector build (or a loaded machine) takes tens of ms to start.
+	for i := 0; caught < 10 && i < 300; i++ {
 		sessions := filepath.Join(tmp, "sessions", strings.Repeat("x", i+1))
 		cmd := exec.Command(awl, "run", "--no-stdin", "-o", "ndjson", "go")
 		cmd.Dir = tmp
@@ -81,6 +83,6 @@ func TestSignalAtAnyMomentOfTheStart(t *testing.T) {
 	}
 	t.Logf("%d killed before the signals were caught, %d caught", killed, caught)
 	if caught == 0 {
-		t.Error("no run caught the signal, even 39 ms after its start")
+		t.Error("no run caught the signal, even 300 ms after its start")
 	}
 }
