@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"sync"
 	"testing"
@@ -257,6 +258,11 @@ func TestWarmGoesToTheProxy(t *testing.T) {
 	c.warm = wd
 	c.Warm()
 	<-wd.ready
+	// The dial is done; the server's Accept may come a moment later.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(al.accepted()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	if len(al.accepted()) != 1 {
 		t.Fatalf("the proxy accepted %d connections on Warm, want 1", len(al.accepted()))
 	}
@@ -281,5 +287,39 @@ func TestWarmNotWithAGivenClient(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if n := len(al.accepted()); n != 0 {
 		t.Errorf("%d connections after Warm with a given client, want 0", n)
+	}
+}
+
+// TestWarmTransportSpeaksHTTP2: the client's own transport (a dial of its
+// own in place of http.DefaultTransport's) still negotiates HTTP/2 over
+// TLS, as the default one does with the real APIs, and the warmed TCP
+// connection carries the TLS handshake.
+func TestWarmTransportSpeaksHTTP2(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Proto", r.Proto)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	wd := &warmDialer{}
+	tr := newWarmTransport(wd)
+	tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	defer tr.CloseIdleConnections()
+	wd.warm(srv.Listener.Addr().String())
+	<-wd.ready
+	warmed := wd.conn
+	resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Proto != "HTTP/2.0" || resp.Header.Get("X-Proto") != "HTTP/2.0" {
+		t.Errorf("spoke %s (server saw %s), want HTTP/2.0", resp.Proto, resp.Header.Get("X-Proto"))
+	}
+	wd.mu.Lock()
+	taken := wd.taken
+	wd.mu.Unlock()
+	if resp.TLS == nil || !taken || warmed == nil {
+		t.Errorf("TLS %v, warmed connection taken %v", resp.TLS != nil, taken)
 	}
 }
