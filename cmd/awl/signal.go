@@ -51,13 +51,15 @@ const signalGrace = 1500 * time.Millisecond
 // a run waits before it reads stdin, takes a session's lock or creates a
 // session, and every other command waits before it starts.
 func signalContext(parent context.Context, catchPipe bool) (context.Context, func()) {
+	if catchPipe {
+		// At once: the first write may come before the goroutine's
+		// Notify (the rare case that stdout is descriptor 1 itself).
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	}
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
 	notified := make(chan struct{})
 	go func() {
-		if catchPipe {
-			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-		}
 		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 		close(notified)
 		// While this thread is up: the process's first crypto/rand read
