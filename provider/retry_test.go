@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -251,12 +250,7 @@ func TestTruncatedStreamRetried(t *testing.T) {
 }
 
 func TestConnectionRefusedRetried(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := closedPort(t)
 	rec := &recorder{}
 	p, err := New(NameOpenAIChat, Options{APIKey: sentinelKey, BaseURL: "http://" + addr, MaxRetries: 1, Sleep: rec.sleep})
 	if err != nil {

@@ -36,6 +36,29 @@ func (l *acceptLog) accepted() []time.Time {
 	return append([]time.Time(nil), l.at...)
 }
 
+// waitAccepted waits up to 5 s for at least n accepts (a dial can
+// return before the server's Accept), and returns how many there were.
+func (l *acceptLog) waitAccepted(n int) int {
+	deadline := time.Now().Add(5 * time.Second)
+	for len(l.accepted()) < n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return len(l.accepted())
+}
+
+// closedPort is an address on 127.0.0.1 where nothing listens: connects
+// are refused until a test listens there again.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
 // warmServer serves a text answer on 127.0.0.1 and logs its connections;
 // requests counts the requests it answered.
 func warmServer(t *testing.T, name string) (*acceptLog, string, func() int) {
@@ -73,10 +96,7 @@ func TestWarmConnectionTakenByFirstRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.(Warmer).Warm()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(al.accepted()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	al.waitAccepted(1)
 	if len(al.accepted()) != 1 {
 		t.Fatalf("Warm made %d connections before any request, want 1", len(al.accepted()))
 	}
@@ -127,10 +147,7 @@ func TestWarmStaleConnectionNotUsed(t *testing.T) {
 	if _, err := warmed.Write([]byte("x")); err == nil {
 		t.Error("the stale warmed connection was left open")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(al.accepted()) < 2 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	al.waitAccepted(2)
 	if n := len(al.accepted()); n != 2 {
 		t.Errorf("%d connections, want 2 (the warmed one and a fresh one)", n)
 	}
@@ -140,12 +157,7 @@ func TestWarmStaleConnectionNotUsed(t *testing.T) {
 // listens) gives the first dial its error, as its own dial would have,
 // without a second wait; the next dial (a retry) dials afresh.
 func TestWarmFailedDialIsTheRequests(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // refused until it listens again
+	addr := closedPort(t)
 	wd := &warmDialer{}
 	newWarmTransport(wd)
 	wd.warm(addr)
@@ -172,12 +184,7 @@ func TestWarmFailedDialIsTheRequests(t *testing.T) {
 // dial and the first attempt, the request's retry dials again and gets
 // its answer once the server is up.
 func TestWarmRefusedRequestRetried(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := closedPort(t)
 	var slept int
 	p, err := New(NameAnthropic, Options{APIKey: "k", BaseURL: "http://" + addr, MaxRetries: 2,
 		Sleep: func(ctx context.Context, d time.Duration) error {
@@ -223,12 +230,8 @@ func TestWarmOtherAddressDialsItsOwn(t *testing.T) {
 	}
 	c.Close()
 	<-wd.ready
-	deadline := time.Now().Add(5 * time.Second)
-	for (len(a1.accepted()) < 1 || len(a2.accepted()) < 1) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if len(a1.accepted()) != 1 || len(a2.accepted()) != 1 {
-		t.Errorf("accepted %d and %d, want 1 and 1", len(a1.accepted()), len(a2.accepted()))
+	if n1, n2 := a1.waitAccepted(1), a2.waitAccepted(1); n1 != 1 || n2 != 1 {
+		t.Errorf("accepted %d and %d, want 1 and 1", n1, n2)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -258,11 +261,7 @@ func TestWarmGoesToTheProxy(t *testing.T) {
 	c.warm = wd
 	c.Warm()
 	<-wd.ready
-	// The dial is done; the server's Accept may come a moment later.
-	deadline := time.Now().Add(5 * time.Second)
-	for len(al.accepted()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	al.waitAccepted(1) // the dial is done; the Accept may come after
 	if len(al.accepted()) != 1 {
 		t.Fatalf("the proxy accepted %d connections on Warm, want 1", len(al.accepted()))
 	}

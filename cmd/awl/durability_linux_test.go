@@ -34,8 +34,7 @@ func TestSessionLineSyncedBeforeEcho(t *testing.T) {
 	cmd := exec.Command("strace", "-f", "-qq", "-y", "-s", "64", "-e", "trace=write,fsync,fdatasync", "-e", "signal=none", "-o", trace,
 		awl, "run", "--no-stdin", "-o", "ndjson", "go")
 	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic", "AWL_MODEL=",
-		"AWL_SESSION_DIR="+filepath.Join(tmp, "sessions"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+	cmd.Env = awlEnv(tmp, srv.URL, filepath.Join(tmp, "sessions"), "AWL_MODEL=")
 	out, err := cmd.Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok && strings.Contains(string(ee.Stderr), "PTRACE") {

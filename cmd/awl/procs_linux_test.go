@@ -95,8 +95,7 @@ func testToolDiesWithAwl(t *testing.T, command string, sleeps int, args ...strin
 	srv.Enqueue(providertest.ToolCall("anthropic", "c1", "bash", string(input)), providertest.Text("anthropic", "done"))
 	cmd := exec.Command(awl, append(append([]string{"run", "--no-stdin"}, args...), "go")...)
 	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic",
-		"AWL_SESSION_DIR="+filepath.Join(tmp, "sessions"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+	cmd.Env = awlEnv(tmp, srv.URL, filepath.Join(tmp, "sessions"))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +145,7 @@ func TestResumeRightAfterKill(t *testing.T) {
 	tmp, awl := linkedAwl(t)
 	srv := providertest.New()
 	defer srv.Close()
-	env := append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic",
-		"AWL_SESSION_DIR="+filepath.Join(tmp, "sessions"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+	env := awlEnv(tmp, srv.URL, filepath.Join(tmp, "sessions"))
 	path := ""
 	for round := range 2 {
 		srv.Enqueue(providertest.ToolCall("anthropic", fmt.Sprintf("c%d", round), "bash", `{"command":"sleep 30"}`))

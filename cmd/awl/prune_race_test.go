@@ -29,6 +29,15 @@ func linkedAwl(t *testing.T) (tmp, awl string) {
 	return tmp, awl
 }
 
+// awlEnv is the environment of an awl process run against the fake
+// provider at url: the anthropic provider with a dummy key, sessions in
+// sessions, and no user configuration (XDG_CONFIG_HOME in tmp); extra
+// variables follow.
+func awlEnv(tmp, url, sessions string, extra ...string) []string {
+	return append(append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+url, "AWL_PROVIDER=anthropic",
+		"AWL_SESSION_DIR="+sessions, "XDG_CONFIG_HOME="+filepath.Join(tmp, "config")), extra...)
+}
+
 // TestPruneRacingResume: `awl sessions prune` chooses sessions by the age
 // it listed; a resume that finishes (exit 0) after that choice and before
 // the removal keeps its session: prune checks the age again under the
@@ -39,8 +48,7 @@ func TestPruneRacingResume(t *testing.T) {
 	srv := providertest.New()
 	defer srv.Close()
 	sessions := filepath.Join(tmp, "sessions")
-	env := append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic",
-		"AWL_SESSION_DIR="+sessions, "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+	env := awlEnv(tmp, srv.URL, sessions)
 	awlRun := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(awl, args...)

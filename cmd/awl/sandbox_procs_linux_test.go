@@ -92,8 +92,7 @@ func sandboxRun(t *testing.T, command, parentSecret string, args ...string) (*ex
 	if err := os.Mkdir(cmd.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic",
-		"AWL_SESSION_DIR="+filepath.Join(tmp, "sessions"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+	cmd.Env = awlEnv(tmp, srv.URL, filepath.Join(tmp, "sessions"))
 	if withParent {
 		cmd.Env = append(cmd.Env, parentSecret)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -29,8 +28,7 @@ func TestSessionIDRace(t *testing.T) {
 		srv.Enqueue(providertest.Text("anthropic", "done"))
 	}
 	sessions := filepath.Join(tmp, "sessions")
-	env := append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic",
-		"AWL_SESSION_DIR="+sessions, "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+	env := awlEnv(tmp, srv.URL, sessions)
 	const id = "5b1d3c9e-7a2f-4e6b-9c8d-0123456789ab"
 	cmds := make([]*exec.Cmd, n)
 	stdins := make([]io.WriteCloser, n)

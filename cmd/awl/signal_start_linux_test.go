@@ -36,8 +36,7 @@ func TestSignalAtAnyMomentOfTheStart(t *testing.T) {
 		sessions := filepath.Join(tmp, "sessions", strings.Repeat("x", i+1))
 		cmd := exec.Command(awl, "run", "--no-stdin", "-o", "ndjson", "go")
 		cmd.Dir = tmp
-		cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic",
-			"AWL_SESSION_DIR="+sessions, "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+		cmd.Env = awlEnv(tmp, srv.URL, sessions)
 		var out bytes.Buffer
 		cmd.Stdout = &out
 		if err := cmd.Start(); err != nil {
