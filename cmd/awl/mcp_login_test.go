@@ -20,6 +20,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner/mcp"
 )
@@ -147,24 +148,6 @@ func (f *oauthFake) tokens() []string {
 	return append([]string(nil), f.issued...)
 }
 
-// syncBuf is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestMCPLoginRefreshLogout: `awl mcp login` runs the authorization-code
 // flow (the URL printed and given to $BROWSER, the redirect caught on
 // 127.0.0.1) and stores the tokens at 0600; a later headless `awl run`
@@ -191,7 +174,7 @@ func TestMCPLoginRefreshLogout(t *testing.T) {
 	t.Setenv("BROWSER", browser)
 
 	var stdout bytes.Buffer
-	var stderr syncBuf
+	var stderr testenv.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(context.Background(), []string{"mcp", "login", "web", "--mcp-config", cfg, "--timeout", "2m"}, strings.NewReader(""), &stdout, &stderr)

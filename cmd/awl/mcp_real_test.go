@@ -133,7 +133,7 @@ func TestRealServersOnEveryAPI(t *testing.T) {
 			// The servers' stderr lines are written by their copying
 			// goroutines, awl's own by the run: a file takes both, a
 			// bytes.Buffer would race.
-			var stdout, stderr syncBuf
+			var stdout, stderr testenv.Buffer
 			code := Main(context.Background(), []string{"run", "--no-stdin", "--provider", api.provider, "--model", "m",
 				"--mcp-config", cfgPath, "--mcp-strict", "-o", "ndjson", "go"}, strings.NewReader(""), &stdout, &stderr)
 			if code != 0 {

@@ -9,25 +9,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/awlrun/awl/internal/testenv"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the output goroutine and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 const (
 	evSession = `{"type":"session","session_id":"s1","timestamp":"2026-12-01T10:00:00.000Z","provider":"anthropic","model":"m","resumed":false,"tools":["bash","read"]}`
@@ -46,7 +30,7 @@ func feed(p *Printer, events ...string) {
 }
 
 func TestStepLines(t *testing.T) {
-	var out lockedBuffer
+	var out testenv.Buffer
 	p := New(&out, Options{Steps: true, MaxCostUSD: 0.5})
 	feed(p, evSession, evUser, evTurn1, evStart1, evEnd1, evTurn2, evResult)
 	fmt.Fprintf(p.Diag(), "awl: model request failed (529); retry 1 in 1s\n")
@@ -64,7 +48,7 @@ awl: model request failed (529); retry 1 in 1s
 }
 
 func TestGitHub(t *testing.T) {
-	var out lockedBuffer
+	var out testenv.Buffer
 	p := New(&out, Options{Steps: true, GitHub: true})
 	feed(p, evSession, evTurn1, evStart1, evEnd1)
 	// Diagnostics: a warning becomes an annotation; a line that would be
@@ -173,7 +157,7 @@ func TestFailingDestinationStopsOutput(t *testing.T) {
 // slow lets writes through one at a time, when the test says so.
 type slow struct {
 	gate chan struct{}
-	out  lockedBuffer
+	out  testenv.Buffer
 }
 
 func (s *slow) Write(p []byte) (int, error) {
@@ -201,7 +185,7 @@ func TestDroppedLinesAreCounted(t *testing.T) {
 }
 
 func TestLiveStatusLine(t *testing.T) {
-	var out lockedBuffer
+	var out testenv.Buffer
 	now := time.Date(2026, 12, 1, 10, 0, 12, 0, time.UTC)
 	p := New(&out, Options{Steps: true, Live: true, Width: 60, Start: now.Add(-12 * time.Second),
 		Now: func() time.Time { return now }, Tick: time.Hour})
@@ -231,7 +215,7 @@ func TestSummary(t *testing.T) {
 		{`{"type":"tool_start","name":"bash","call_id":"a","input":{"command":"echo \u001b[31mred"}}`, "awl: tool bash: echo  [31mred"},
 		{`{"type":"tool_start","name":"bash","call_id":"a","input":{"command":"` + strings.Repeat("x", 200) + `"}}`, "awl: tool bash: " + strings.Repeat("x", 79) + "…"},
 	} {
-		var out lockedBuffer
+		var out testenv.Buffer
 		p := New(&out, Options{Steps: true})
 		feed(p, c.ev)
 		if got := p.st.calls["a"]; got != c.want {
@@ -246,7 +230,7 @@ func TestSummary(t *testing.T) {
 // it, and the lines are the same as without it.
 func TestLargeUserEntryNotCopied(t *testing.T) {
 	big := `{"type":"entry","session_id":"s1","timestamp":"2026-12-01T10:00:00.100Z","entry":{"type":"message","message":{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("x", 10<<20) + `"}]}}}`
-	var out lockedBuffer
+	var out testenv.Buffer
 	p := New(&out, Options{Steps: true})
 	line := []byte(big + "\n")
 	var before, after runtime.MemStats
@@ -258,7 +242,7 @@ func TestLargeUserEntryNotCopied(t *testing.T) {
 	}
 	feed(p, evSession, evUser, evTurn1, evStart1, evEnd1, evTurn2, evResult)
 	p.Close(time.Second)
-	var ref lockedBuffer
+	var ref testenv.Buffer
 	q := New(&ref, Options{Steps: true})
 	feed(q, evSession, evUser, evTurn1, evStart1, evEnd1, evTurn2, evResult)
 	q.Close(time.Second)
@@ -287,7 +271,7 @@ func TestWriteParts(t *testing.T) {
 		i := strings.Index(ev, `"entry":`) + len(`"entry":`)
 		return [][]byte{[]byte(ev[:i]), []byte(ev[i : len(ev)-1]), []byte("}\n")}
 	}
-	var out, ref lockedBuffer
+	var out, ref testenv.Buffer
 	p, q := New(&out, Options{Steps: true}), New(&ref, Options{Steps: true})
 	for _, ev := range []string{evSession, evUser, evTurn1, evStart1, evEnd1, evTurn2, evResult} {
 		q.Write([]byte(ev + "\n"))

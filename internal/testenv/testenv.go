@@ -5,6 +5,8 @@
 //
 // CI means CI=true, as .ci/run sets it (GitHub Actions and GitLab do too).
 // Any other value, an empty one included, is a contributor's machine.
+//
+// It also holds what the tests of every package share: Buffer.
 package testenv
 
 import (

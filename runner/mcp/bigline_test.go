@@ -8,13 +8,15 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/awlrun/awl/internal/testenv"
 )
 
 // readAll passes the server's stdout through jsonLines and returns the
 // lines the MCP client gets, and what awl said on stderr.
 func readAll(t *testing.T, stdout string) ([]string, string) {
 	t.Helper()
-	stderr := &syncBuffer{}
+	stderr := &testenv.Buffer{}
 	j := &jsonLines{r: io.NopCloser(nil), br: bufio.NewReaderSize(strings.NewReader(stdout), 64<<10),
 		note: &lineWriter{prefix: "mcp s (stdout, not JSON-RPC): ", w: stderr},
 		warn: &lineWriter{prefix: "mcp s: ", w: stderr}}

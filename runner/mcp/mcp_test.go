@@ -52,27 +52,9 @@ func npmBin(t testing.TB, name string) string {
 	return p
 }
 
-// syncBuffer is a bytes.Buffer safe for the servers' concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func start(t *testing.T, servers []Server, o Options) (*Manager, *syncBuffer) {
+func start(t *testing.T, servers []Server, o Options) (*Manager, *testenv.Buffer) {
 	t.Helper()
-	stderr := &syncBuffer{}
+	stderr := &testenv.Buffer{}
 	o.Stderr = stderr
 	if o.Environ == nil {
 		o.Environ = tool.ScrubEnviron(os.Environ())
@@ -192,7 +174,7 @@ func TestEverythingHTTP(t *testing.T) {
 	port := freePort(t)
 	cmd := exec.Command("node", bin, "streamableHttp")
 	cmd.Env = append(os.Environ(), "PORT="+port)
-	var out syncBuffer
+	var out testenv.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -226,7 +208,7 @@ func freePort(t *testing.T) string {
 	return port
 }
 
-func waitListening(t *testing.T, addr string, out *syncBuffer) {
+func waitListening(t *testing.T, addr string, out *testenv.Buffer) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		c, err := net.Dial("tcp", addr)

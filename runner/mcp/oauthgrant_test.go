@@ -21,6 +21,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/awlrun/awl/internal/testenv"
 )
 
 // protectedMCP is an MCP server with one tool, "hello", that answers only
@@ -281,12 +283,12 @@ func newLegacyFake(t *testing.T, issuer func(base string) string, prm bool) *leg
 
 // follower is a Login's Notify that follows each authorization URL awl
 // prints, as a person's browser would.
-type follower struct{ syncBuffer }
+type follower struct{ testenv.Buffer }
 
 var urlRE = regexp.MustCompile(`http://\S+`)
 
 func (f *follower) Write(p []byte) (int, error) {
-	f.syncBuffer.Write(p)
+	f.Buffer.Write(p)
 	for _, u := range urlRE.FindAllString(string(p), -1) {
 		go func() {
 			if resp, err := http.Get(u); err == nil {
