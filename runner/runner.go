@@ -186,6 +186,17 @@ func execute(ctx context.Context, cfg Config, body func(*run, context.Context) e
 			err = ctx.Err()
 		}
 	}
+	if r.sess != nil {
+		if derr := r.sess.Durable(); derr != nil {
+			// The new session could not be made durable: it does not
+			// exist, nothing said it did, and the run ends as when it
+			// could not be created.
+			err = derr
+			r.sess.Close()
+			r.sess = nil
+			r.res.SessionID, r.res.SessionPath = "", ""
+		}
+	}
 	r.res.Err = cfg.Redact.Error(err)
 	if r.checks != nil {
 		r.res.Checks = r.checks.results
@@ -348,6 +359,13 @@ func (r *run) do(ctx context.Context) error {
 	// Run closes the session after appending the run entry (finish).
 	r.res.SessionID = r.sess.Header.ID
 	r.res.SessionPath = r.sess.Path
+	// A new session's first entries are still being made durable while
+	// the first request is built and sent: the events that say they are
+	// stored wait for that, and are written before any later event.
+	deferred := created && firstErr == nil
+	if deferred {
+		cfg.Events.Hold()
+	}
 	r.emitSession(names, resumed)
 
 	for _, w := range unoffered {
@@ -371,6 +389,9 @@ func (r *run) do(ctx context.Context) error {
 			return firstErr
 		case i == 0 && created:
 			r.echo(first)
+			if deferred {
+				cfg.Events.Release(r.sess.Durable)
+			}
 		default:
 			if err := r.appendPrompt(names, t.Content); err != nil {
 				return err
@@ -443,6 +464,7 @@ func (r *run) createWithPrompt(names []string, blocks []conv.Block) (stored []se
 	for i := range es {
 		es[i] = cfg.Redact.Entry(es[i])
 	}
+	o.DeferSync = true
 	r.sess, stored, err = cfg.Store.CreateAppending(o, es)
 	return stored, nil, err
 }

@@ -85,6 +85,9 @@ type Store struct {
 	// stopped the run (Info.Status "limit" rather than "failed"): the
 	// exit codes are the runner's, not the session's.
 	IsLimit func(exitCode int) bool
+	// Fsync makes a session file durable; nil means (*os.File).Sync. It
+	// is for tests of a failed fsync.
+	Fsync func(*os.File) error
 }
 
 // DefaultDir returns the sessions directory from AWL_SESSION_DIR, else
@@ -131,8 +134,14 @@ type Session struct {
 	size   int64    // bytes known to be in the file
 	broken error    // set when a failed write could not be undone
 	closed bool
-	ids    map[string]struct{}
-	byID   map[string]int
+	fsync  func(*os.File) error
+	// pending, for a creation whose fsyncs run in the background
+	// (CreateOptions.DeferSync), is closed once they are done, and
+	// pendingErr is then why the session could not be made; nil otherwise.
+	pending    chan struct{}
+	pendingErr error
+	ids        map[string]struct{}
+	byID       map[string]int
 }
 
 func (s *Store) now() time.Time {
@@ -166,6 +175,14 @@ type CreateOptions struct {
 	// Memo is the new session's Memo, set before the entries of
 	// CreateAppending are written.
 	Memo *jsonstr.Memo
+	// DeferSync makes CreateAppending return once the header and the
+	// entries are written, before they are durable: the file's fsync, its
+	// rename into place and the directory's fsync run in the background,
+	// so that a first request can be built and sent meanwhile. Nothing
+	// may claim the entries are stored (echo them, act on an answer to
+	// them) before Durable has returned nil; every later write, and
+	// Close, waits for it. Until then the session has no file at Path.
+	DeferSync bool
 }
 
 // CreateWith makes a new session as o says, writes its header and, for a
@@ -187,6 +204,15 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 	cwd := filepath.Clean(o.Cwd)
 	ts := s.now().UTC().Truncate(time.Millisecond)
 	id := o.ID
+	// unlock releases the creation lock a chosen id takes; a deferred
+	// creation hands it to its background fsyncs, which hold it until the
+	// file is in place and others can see the id taken.
+	var unlock func()
+	defer func() {
+		if unlock != nil {
+			unlock()
+		}
+	}()
 	if id == "" {
 		var err error
 		if id, err = newSessionID(ts, s.Rand); err != nil {
@@ -199,11 +225,10 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 		if err := checkIDForm(id); err != nil {
 			return nil, nil, err
 		}
-		unlock, err := s.lockCreate()
-		if err != nil {
+		var err error
+		if unlock, err = s.lockCreate(); err != nil {
 			return nil, nil, err
 		}
-		defer unlock()
 		if err := s.CheckNewID(id); err != nil {
 			return nil, nil, err
 		}
@@ -235,7 +260,7 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 	if _, err := f.Write(line); err != nil {
 		return fail(err)
 	}
-	sess := &Session{Path: path, Header: h, Now: s.Now, Rand: s.Rand, Memo: o.Memo, f: f, size: int64(len(line))}
+	sess := &Session{Path: path, Header: h, Now: s.Now, Rand: s.Rand, Memo: o.Memo, f: f, size: int64(len(line)), fsync: s.Fsync}
 	if len(copied) > 0 {
 		sess.Entries = make([]Entry, len(copied))
 		for i, e := range copied {
@@ -244,13 +269,36 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 		}
 	}
 	var stored []Entry
-	if len(es) > 0 {
+	switch {
+	case len(es) > 0 && o.DeferSync:
+		b, err := sess.encodeAll(es)
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := f.Write(b.buf); err != nil {
+			return fail(fmt.Errorf("append to session %s: %w", path, err))
+		}
+		stored = sess.commit(b)
+		sess.pending = make(chan struct{})
+		held := unlock
+		unlock = nil
+		go func() {
+			defer close(sess.pending)
+			sess.pendingErr = sess.place(tmp, dir)
+			if held != nil {
+				held()
+			}
+		}()
+		return sess, stored, nil
+	case len(es) > 0:
 		// AppendAll's fsync makes the header durable with es.
 		if stored, err = sess.AppendAll(es); err != nil {
 			return fail(err)
 		}
-	} else if err := f.Sync(); err != nil {
-		return fail(err)
+	default:
+		if err := sess.sync(); err != nil {
+			return fail(err)
+		}
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fail(err)
@@ -260,6 +308,47 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 		return nil, nil, fmt.Errorf("create session %s: %w", id, err)
 	}
 	return sess, stored, nil
+}
+
+// place makes a new session's written file durable and puts it at Path,
+// for DeferSync: the file's fsync, the rename and the directory's fsync,
+// in that order. The temporary file is removed when it fails before the
+// rename, as CreateAppending does.
+func (s *Session) place(tmp, dir string) error {
+	fail := func(err error) error {
+		return fmt.Errorf("create session %s: %w", s.Header.ID, err)
+	}
+	if err := s.sync(); err != nil {
+		os.Remove(tmp)
+		return fail(err)
+	}
+	if err := os.Rename(tmp, s.Path); err != nil {
+		os.Remove(tmp)
+		return fail(err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// Durable waits for a creation with DeferSync to be durable and in place,
+// and returns why it could not be; for any other session it returns nil
+// at once. It is safe to call more than once, and from any goroutine.
+func (s *Session) Durable() error {
+	if s.pending == nil {
+		return nil
+	}
+	<-s.pending
+	return s.pendingErr
+}
+
+// sync is the file's fsync (Store.Fsync, for tests).
+func (s *Session) sync() error {
+	if s.fsync != nil {
+		return s.fsync(s.f)
+	}
+	return s.f.Sync()
 }
 
 // headerLines is the new session's first lines: its header and, for a
@@ -635,45 +724,74 @@ func (s *Session) Append(e Entry) (Entry, error) {
 // instead of one each. Either every entry is stored or, on an error, none
 // is counted as stored (a failed write is taken back).
 func (s *Session) AppendAll(es []Entry) ([]Entry, error) {
+	if err := s.writable(); err != nil {
+		return nil, err
+	}
+	b, err := s.encodeAll(es)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.writeDurable(b.buf); err != nil {
+		s.takeBack(b)
+		return nil, err
+	}
+	return s.commit(b), nil
+}
+
+// writable says why the session cannot be appended to, or nil. It waits
+// for a deferred creation (CreateOptions.DeferSync) first.
+func (s *Session) writable() error {
 	switch {
 	case s.closed:
-		return nil, errors.New("append to session: closed")
+		return errors.New("append to session: closed")
 	case s.f == nil:
-		return nil, errors.New("append to session: opened read-only")
-	case s.broken != nil:
-		return nil, fmt.Errorf("append to session: an earlier write failed: %w", s.broken)
+		return errors.New("append to session: opened read-only")
 	}
-	out := make([]Entry, len(es))
-	ends := make([]int, len(es))
+	if err := s.Durable(); err != nil {
+		return err
+	}
+	if s.broken != nil {
+		return fmt.Errorf("append to session: an earlier write failed: %w", s.broken)
+	}
+	return nil
+}
+
+// batch is entries encoded for one write, their ids reserved, not yet
+// stored.
+type batch struct {
+	buf    []byte
+	ends   []int // the end of each entry's line in buf, its newline included
+	out    []Entry
+	newIDs []string
+}
+
+// encodeAll gives es their ids, parents and timestamps and encodes them,
+// each line with its newline, into one buffer of the size they need.
+func (s *Session) encodeAll(es []Entry) (*batch, error) {
+	b := &batch{out: make([]Entry, len(es)), ends: make([]int, len(es))}
 	size := 0
 	for i := range es {
 		size += sizeHint(&es[i])
 	}
-	buf := make([]byte, 0, size)
+	b.buf = make([]byte, 0, size)
 	parent := ""
 	if leaf := s.leafIndex(); leaf >= 0 {
 		parent = s.Entries[leaf].ID
 	}
-	var newIDs []string
-	takeBack := func() {
-		for _, id := range newIDs {
-			delete(s.ids, id)
-		}
-	}
 	for i, e := range es {
 		e, err := ownEntry(e)
 		if err != nil {
-			takeBack()
+			s.takeBack(b)
 			return nil, err
 		}
 		id, err := s.newID()
 		if err != nil {
-			takeBack()
+			s.takeBack(b)
 			return nil, fmt.Errorf("append to session: %w", err)
 		}
 		// Reserved now so that the next entry of the batch cannot draw it.
 		s.ids[id] = struct{}{}
-		newIDs = append(newIDs, id)
+		b.newIDs = append(b.newIDs, id)
 		e.ID = id
 		e.ParentID = parent
 		parent = id
@@ -681,39 +799,48 @@ func (s *Session) AppendAll(es []Entry) ([]Entry, error) {
 			e.Timestamp = s.now()
 		}
 		e.Timestamp = e.Timestamp.UTC().Truncate(time.Millisecond)
-		start := len(buf)
-		buf, err = appendEntry(buf, &e, s.Memo)
+		start := len(b.buf)
+		b.buf, err = appendEntry(b.buf, &e, s.Memo)
 		if err != nil {
-			takeBack()
+			s.takeBack(b)
 			return nil, fmt.Errorf("append to session: %w", err)
 		}
 		if e.Type != TypeMessage {
-			e.Fields = fieldsOf(buf[start:])
+			e.Fields = fieldsOf(b.buf[start:])
 		}
-		buf = append(buf, '\n')
-		ends[i] = len(buf)
-		out[i] = e
+		b.buf = append(b.buf, '\n')
+		b.ends[i] = len(b.buf)
+		b.out[i] = e
 	}
-	if err := s.writeDurable(buf); err != nil {
-		takeBack()
-		return nil, err
+	return b, nil
+}
+
+// takeBack releases the ids of a batch that was not stored.
+func (s *Session) takeBack(b *batch) {
+	for _, id := range b.newIDs {
+		delete(s.ids, id)
 	}
-	s.size += int64(len(buf))
+}
+
+// commit counts a written batch as stored and returns its entries, each
+// with its line.
+func (s *Session) commit(b *batch) []Entry {
+	s.size += int64(len(b.buf))
 	start := 0
-	for i := range out {
-		out[i].Line = buf[start : ends[i]-1 : ends[i]-1]
-		start = ends[i]
+	for i := range b.out {
+		b.out[i].Line = b.buf[start : b.ends[i]-1 : b.ends[i]-1]
+		start = b.ends[i]
 		// The session keeps the entry without its line, as Open does: a
 		// long or large run then holds each entry once (its decoded
 		// values), not twice. The caller has the line until it lets go.
-		kept := out[i]
+		kept := b.out[i]
 		kept.Line = nil
 		s.Entries = append(s.Entries, kept)
 		if s.byID != nil {
-			s.byID[out[i].ID] = len(s.Entries) - 1
+			s.byID[b.out[i].ID] = len(s.Entries) - 1
 		}
 	}
-	return out, nil
+	return b.out
 }
 
 // ownEntry checks an entry's type and gives it a message of its own (the
@@ -793,7 +920,7 @@ func (s *Session) writeDurable(buf []byte) error {
 		}
 		return fmt.Errorf("append to session %s: %w", s.Path, err)
 	}
-	if err := s.f.Sync(); err != nil {
+	if err := s.sync(); err != nil {
 		// After a failed fsync the page cache cannot be trusted (the
 		// kernel may have dropped the dirty pages): stop writing.
 		s.broken = err
@@ -952,6 +1079,7 @@ func (s *Session) Close() error {
 	if s.closed {
 		return nil
 	}
+	s.Durable() // the background fsync is done with the file
 	s.closed = true
 	if s.shared != nil {
 		s.shared.Close()

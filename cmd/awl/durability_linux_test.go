@@ -18,12 +18,18 @@ import (
 // "PID write(FD</path>, "data"...".
 var traceLine = regexp.MustCompile(`^\d+\s+(write|fsync|fdatasync)\((\d+)<([^>]*)>(?:, "(.*))?`)
 
+// renameLine is one strace line of a new session's rename into place; its
+// group is the session file's final path.
+var renameLine = regexp.MustCompile(`^\d+\s+renameat2?\(.*\.jsonl\.tmp", [^"]*"([^"]*\.jsonl)"`)
+
 // TestSessionLineSyncedBeforeEcho traces the real awl's write, fsync and
 // fdatasync calls (strace) through a run with a tool call and checks what
 // docs/session-format.md promises: each entry line is written to the
 // session file and fsync'd before awl echoes it as an entry event on
 // stdout. A session file written but not yet synced when an entry event
-// goes out is a failure.
+// goes out is a failure. The new session's file must also be renamed into
+// place, and its directory fsync'd, before the session event: the first
+// request may be sent while that happens, but nothing may say so first.
 func TestSessionLineSyncedBeforeEcho(t *testing.T) {
 	testenv.RequireCommands(t, "strace")
 	tmp, awl := linkedAwl(t)
@@ -31,7 +37,7 @@ func TestSessionLineSyncedBeforeEcho(t *testing.T) {
 	defer srv.Close()
 	srv.Enqueue(providertest.ToolCall("anthropic", "c1", "bash", `{"command":"echo hi"}`), providertest.Text("anthropic", "done"))
 	trace := filepath.Join(tmp, "trace")
-	cmd := exec.Command("strace", "-f", "-qq", "-y", "-s", "64", "-e", "trace=write,fsync,fdatasync", "-e", "signal=none", "-o", trace,
+	cmd := exec.Command("strace", "-f", "-qq", "-y", "-s", "64", "-e", "trace=write,fsync,fdatasync,rename,renameat,renameat2", "-e", "signal=none", "-o", trace,
 		awl, "run", "--no-stdin", "-o", "ndjson", "go")
 	cmd.Dir = tmp
 	cmd.Env = awlEnv(tmp, srv.URL, filepath.Join(tmp, "sessions"), "AWL_MODEL=")
@@ -58,9 +64,15 @@ func TestSessionLineSyncedBeforeEcho(t *testing.T) {
 	}
 	dirty := map[string]bool{} // session files written since their last sync
 	var lines, syncs, echoes int
+	var placedDir string // the new session's directory, once it is renamed
+	var dirSynced, sessionEvent bool
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
+		if m := renameLine.FindStringSubmatch(sc.Text()); m != nil {
+			placedDir = filepath.Dir(m[1])
+			continue
+		}
 		m := traceLine.FindStringSubmatch(sc.Text())
 		if m == nil {
 			continue
@@ -76,6 +88,14 @@ func TestSessionLineSyncedBeforeEcho(t *testing.T) {
 		case session:
 			dirty[path] = false
 			syncs++
+		case call != "write" && placedDir != "" && path == placedDir:
+			dirSynced = true
+		case call == "write" && strings.HasPrefix(data, `{\"type\":\"session\"`):
+			sessionEvent = true
+			if placedDir == "" || !dirSynced {
+				t.Fatalf("session event written to stdout before the new session was renamed into place (%q) and its directory fsync'd (%v):\n%s",
+					placedDir, dirSynced, sc.Text())
+			}
 		case call == "write" && strings.HasPrefix(data, `{\"type\":\"entry\"`):
 			// On stdout: awl writes it through a duplicate of
 			// descriptor 1 (stdStreams), whatever its number.
@@ -94,6 +114,9 @@ func TestSessionLineSyncedBeforeEcho(t *testing.T) {
 		if d {
 			t.Errorf("%s ends with a line not fsync'd", p)
 		}
+	}
+	if !sessionEvent {
+		t.Error("no session event traced on stdout")
 	}
 	if lines < 5 || syncs < 4 || echoes < 5 {
 		t.Fatalf("traced %d session writes, %d syncs, %d entry events; want ≥ 5 writes, ≥ 4 syncs and ≥ 5 events; the trace begins:\n%s",

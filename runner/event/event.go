@@ -214,6 +214,11 @@ type Emitter struct {
 	w   io.Writer
 	now func() time.Time
 	err error
+	// holding keeps events in held instead of writing them (Hold); wait,
+	// once Release has set it, is waited for before held is written.
+	holding bool
+	held    [][][]byte
+	wait    func() error
 }
 
 // NewEmitter returns an Emitter writing to w; a nil w discards events.
@@ -241,6 +246,24 @@ func (e *Emitter) Emit(ev any) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.holding {
+		e.held = append(e.held, parts)
+		return
+	}
+	if e.wait != nil {
+		wait, held := e.wait, e.held
+		e.wait, e.held = nil, nil
+		if wait() == nil {
+			for _, p := range held {
+				e.write(p)
+			}
+		}
+	}
+	e.write(parts)
+}
+
+// write writes one event's parts, unless an earlier write failed.
+func (e *Emitter) write(parts [][]byte) {
 	if e.err != nil {
 		return
 	}
@@ -249,6 +272,31 @@ func (e *Emitter) Emit(ev any) {
 	} else if _, err := e.w.Write(Join(parts...)); err != nil {
 		e.err = err
 	}
+}
+
+// Hold keeps the events emitted from now on, in order, instead of writing
+// them, until Release. It is for a run that sends its first request while
+// the entries those events echo are still being made durable.
+func (e *Emitter) Hold() {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	e.holding = true
+	e.mu.Unlock()
+}
+
+// Release ends Hold: the next event emitted first waits for durable, then
+// writes the held events before itself, or drops them when durable
+// returns an error (what they echo was never stored).
+func (e *Emitter) Release(durable func() error) {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	e.holding = false
+	e.wait = durable
+	e.mu.Unlock()
 }
 
 // marshalEvent is ev as one NDJSON line.
