@@ -3,10 +3,12 @@ package modelctx
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -93,7 +95,7 @@ func Gather(o Options) (State, error) {
 			continue
 		}
 		seen[p] = true
-		data, err := os.ReadFile(p)
+		data, err := readRegular(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -188,4 +190,24 @@ func localName(getenv func(string) string, localtime string) string {
 		return name
 	}
 	return ""
+}
+
+// readRegular reads the regular file at p. Anything else is an error: a
+// FIFO named AGENTS.md in a repository would otherwise hold the run
+// forever, opening it waiting for a writer that never comes (O_NONBLOCK
+// makes the open return at once).
+func readRegular(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	return io.ReadAll(f)
 }
