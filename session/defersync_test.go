@@ -182,3 +182,12 @@ func TestCreateDeferSyncHoldsChosenID(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A session's file name is its header's timestamp with ':' and '.' made
+// '-', then its id: the form docs/session-format.md gives.
+func TestFileName(t *testing.T) {
+	got := FileName(time.Date(2026, 4, 25, 14, 3, 7, 123e6, time.UTC), "019dc5ba-53f6-71a5-ab8f-b1f8709c2572")
+	if want := "2026-04-25T14-03-07-123Z_019dc5ba-53f6-71a5-ab8f-b1f8709c2572.jsonl"; got != want {
+		t.Errorf("FileName = %q, want %q", got, want)
+	}
+}

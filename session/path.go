@@ -29,9 +29,18 @@ func EncodeCwd(cwd string) string {
 // FileName returns a session's file name: "<timestamp>_<id>.jsonl", the
 // timestamp the header's with ':' and '.' replaced by '-'.
 func FileName(created time.Time, id string) string {
-	ts := string(appendTime(nil, created))
-	ts = strings.NewReplacer(":", "-", ".", "-", `"`, "").Replace(ts)
-	return ts + "_" + id + ".jsonl"
+	var buf [40]byte
+	b := make([]byte, 0, 64)
+	for _, c := range appendTime(buf[:0], created) {
+		switch c {
+		case ':', '.':
+			b = append(b, '-')
+		case '"':
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(append(append(append(b, '_'), id...), ".jsonl"...))
 }
 
 // SessionIDFromPath returns the session id in a session file's name, or ""

@@ -362,12 +362,27 @@ func command(name, title, value string) string {
 	return "::" + name + props + "::" + escapeData(value) + "\n"
 }
 
-func escapeData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
+func escapeData(s string) string { return percentEscape(s, "%\r\n") }
 
-func escapeProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+func escapeProperty(s string) string { return percentEscape(s, "%\r\n:,") }
+
+// percentEscape writes each byte of s that is in set as %XX (upper-case
+// hex). A loop, not a strings.Replacer, which builds its tables anew for
+// each line.
+func percentEscape(s, set string) string {
+	if !strings.ContainsAny(s, set) {
+		return s
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; strings.IndexByte(set, c) >= 0 {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		} else {
+			b = append(b, c)
+		}
+	}
+	return string(b)
 }
 
 // defuse makes sure a line cannot be read as a workflow command: the

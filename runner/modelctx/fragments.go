@@ -297,8 +297,27 @@ func (environmentContext) build(cur State, base *Baseline) []fragment {
 }
 
 // escapeXML escapes the characters that would end or confuse an element.
+// A loop, not a strings.Replacer: a Replacer builds its 6 KB of tables at
+// each first use, and every run renders its environment context.
 func escapeXML(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	if !strings.ContainsAny(s, "&<>") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // agentsMDRemoved tells the model that an AGENTS.md it was shown no longer
