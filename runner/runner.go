@@ -297,29 +297,17 @@ type run struct {
 
 func (r *run) do(ctx context.Context) error {
 	cfg := r.cfg
-	closeGiven := func() {
+	if err := r.checkStart(); err != nil {
 		if cfg.Resume != nil {
 			cfg.Resume.Close()
 		}
 		if cfg.Fork != nil {
 			cfg.Fork.Close()
 		}
-	}
-	if strings.Trim(cfg.Prompt, " \t\r\n\x00") == "" && len(cfg.Images) == 0 && len(cfg.Script) == 0 {
-		closeGiven()
-		return Usagef("no prompt: give one as arguments, with -p/--prompt, -f/--prompt-file, or on stdin")
-	}
-	if err := r.checkPriced(); err != nil {
-		closeGiven()
 		return err
 	}
-	var unoffered []string
-	cfg.Tools, unoffered = offerable(cfg.Tools)
-	r.cfg.Tools = cfg.Tools
-	names := make([]string, len(cfg.Tools))
-	for i, t := range cfg.Tools {
-		names[i] = t.Name()
-	}
+	names, unoffered := r.offerTools()
+	cfg = r.cfg
 	turns := r.turns()
 	// The connection opens while the session is written and its fsyncs
 	// wait: a request follows unless the run fails first.
@@ -402,6 +390,27 @@ func (r *run) do(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// checkStart says why the run cannot start: no prompt, or no price for a
+// cost limit.
+func (r *run) checkStart() error {
+	cfg := r.cfg
+	if strings.Trim(cfg.Prompt, " \t\r\n\x00") == "" && len(cfg.Images) == 0 && len(cfg.Script) == 0 {
+		return Usagef("no prompt: give one as arguments, with -p/--prompt, -f/--prompt-file, or on stdin")
+	}
+	return r.checkPriced()
+}
+
+// offerTools keeps the tools whose schemas can be sent, and returns their
+// names and a warning for each one left out.
+func (r *run) offerTools() (names, unoffered []string) {
+	r.cfg.Tools, unoffered = offerable(r.cfg.Tools)
+	names = make([]string, len(r.cfg.Tools))
+	for i, t := range r.cfg.Tools {
+		names[i] = t.Name()
+	}
+	return names, unoffered
 }
 
 // emitSession emits the session event, the first of the run's.

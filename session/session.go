@@ -203,36 +203,18 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 	}
 	cwd := filepath.Clean(o.Cwd)
 	ts := s.now().UTC().Truncate(time.Millisecond)
-	id := o.ID
 	// unlock releases the creation lock a chosen id takes; a deferred
 	// creation hands it to its background fsyncs, which hold it until the
 	// file is in place and others can see the id taken.
-	var unlock func()
+	id, unlock, err := s.createID(o.ID, ts)
+	if err != nil {
+		return nil, nil, err
+	}
 	defer func() {
 		if unlock != nil {
 			unlock()
 		}
 	}()
-	if id == "" {
-		var err error
-		if id, err = newSessionID(ts, s.Rand); err != nil {
-			return nil, nil, fmt.Errorf("create session: %w", err)
-		}
-	} else {
-		// A chosen id is checked and its file made under the store's
-		// creation lock: of two processes given the same id at the same
-		// instant, the second sees the first's file (KindExists).
-		if err := checkIDForm(id); err != nil {
-			return nil, nil, err
-		}
-		var err error
-		if unlock, err = s.lockCreate(); err != nil {
-			return nil, nil, err
-		}
-		if err := s.CheckNewID(id); err != nil {
-			return nil, nil, err
-		}
-	}
 	h := Header{Version: Version, ID: id, Timestamp: ts, Cwd: cwd, Provider: o.Provider, Model: o.Model}
 	line, copied, err := headerLines(&h, o.Fork)
 	if err != nil {
@@ -271,24 +253,10 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 	var stored []Entry
 	switch {
 	case len(es) > 0 && o.DeferSync:
-		b, err := sess.encodeAll(es)
-		if err != nil {
+		if stored, err = sess.writeDeferred(es, tmp, dir, unlock); err != nil {
 			return fail(err)
 		}
-		if _, err := f.Write(b.buf); err != nil {
-			return fail(fmt.Errorf("append to session %s: %w", path, err))
-		}
-		stored = sess.commit(b)
-		sess.pending = make(chan struct{})
-		held := unlock
-		unlock = nil
-		go func() {
-			defer close(sess.pending)
-			sess.pendingErr = sess.place(tmp, dir)
-			if held != nil {
-				held()
-			}
-		}()
+		unlock = nil // the background fsyncs hold it now
 		return sess, stored, nil
 	case len(es) > 0:
 		// AppendAll's fsync makes the header durable with es.
@@ -308,6 +276,56 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 		return nil, nil, fmt.Errorf("create session %s: %w", id, err)
 	}
 	return sess, stored, nil
+}
+
+// createID is a new session's id: chosen (checked under the store's
+// creation lock, whose release it returns) or drawn (no lock, nil).
+func (s *Store) createID(chosen string, ts time.Time) (string, func(), error) {
+	if chosen == "" {
+		id, err := newSessionID(ts, s.Rand)
+		if err != nil {
+			return "", nil, fmt.Errorf("create session: %w", err)
+		}
+		return id, nil, nil
+	}
+	// Of two processes given the same id at the same instant, the second
+	// sees the first's file (KindExists).
+	if err := checkIDForm(chosen); err != nil {
+		return "", nil, err
+	}
+	unlock, err := s.lockCreate()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := s.CheckNewID(chosen); err != nil {
+		unlock()
+		return "", nil, err
+	}
+	return chosen, unlock, nil
+}
+
+// writeDeferred writes es after the header, unsynced, and starts the
+// background fsyncs (place) that DeferSync describes; they call unlock,
+// when it is not nil, once the file is in place.
+func (s *Session) writeDeferred(es []Entry, tmp, dir string, unlock func()) ([]Entry, error) {
+	b, err := s.encodeAll(es)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.f.Write(b.buf); err != nil {
+		s.takeBack(b)
+		return nil, fmt.Errorf("append to session %s: %w", s.Path, err)
+	}
+	stored := s.commit(b)
+	s.pending = make(chan struct{})
+	go func() {
+		defer close(s.pending)
+		s.pendingErr = s.place(tmp, dir)
+		if unlock != nil {
+			unlock()
+		}
+	}()
+	return stored, nil
 }
 
 // place makes a new session's written file durable and puts it at Path,
