@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // opener is a Login's Notify that opens each URL awl prints, as a browser
@@ -78,7 +76,7 @@ func TestFetchCodeCallback(t *testing.T) {
 	base := "http://" + ln.Addr().String()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := s.fetchCode(ctx, &auth.AuthorizationArgs{URL: base + "/callback?code=c0de&state=st&iss=https%3A%2F%2Fas.example"})
+	res, err := s.fetchCode(ctx, base+"/callback?code=c0de&state=st&iss=https%3A%2F%2Fas.example")
 	if err != nil || res.Code != "c0de" || res.State != "st" || res.Iss != "https://as.example" {
 		t.Fatalf("code: %+v, %v", res, err)
 	}
@@ -90,7 +88,7 @@ func TestFetchCodeCallback(t *testing.T) {
 	}
 
 	// Listening again, after the first authorization closed it.
-	_, err = s.fetchCode(ctx, &auth.AuthorizationArgs{URL: base + "/callback?error=access_denied&error_description=no+thanks"})
+	_, err = s.fetchCode(ctx, base+"/callback?error=access_denied&error_description=no+thanks")
 	if err == nil || err.Error() != "the authorization server answered access_denied: no thanks" {
 		t.Fatalf("error: %v", err)
 	}

@@ -22,8 +22,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-
 	"github.com/awlrun/awl/runner/tool"
 )
 
@@ -187,7 +185,7 @@ type server struct {
 	calls activeCalls
 
 	// oauth is the server's OAuth handler, made at its first connect.
-	oauth     auth.OAuthHandler
+	oauth     oauthHandler
 	oauthDone bool
 	// redirect is the OAuth redirect listener (with Options.Login); once
 	// redirectClosed, it is not opened again.

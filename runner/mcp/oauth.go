@@ -26,8 +26,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
 	"github.com/awlrun/awl/internal/atomicfile"
@@ -97,7 +95,7 @@ var ErrLoginNeeded = errors.New("the server wants OAuth authorization")
 
 // oauthHandler returns the OAuth handler of an HTTP server, or nil when its
 // config sends its own Authorization header.
-func (s *server) oauthHandler() (auth.OAuthHandler, error) {
+func (s *server) oauthHandler() (oauthHandler, error) {
 	for k := range s.cfg.Headers {
 		if strings.EqualFold(k, "Authorization") {
 			return nil, nil
@@ -113,12 +111,14 @@ func (s *server) oauthHandler() (auth.OAuthHandler, error) {
 	return s.authCodeHandler(o)
 }
 
-// authCodeHandler is go-sdk's authorization-code handler (PKCE, the
-// resource parameter, metadata discovery with its fallbacks, CIMD,
-// pre-registration and dynamic registration, step-up), with awl's token
-// store and redirect listener, and awl's own flow where go-sdk refuses a
-// 2025-03-26 server (codeHandler).
-func (s *server) authCodeHandler(o *OAuth) (auth.OAuthHandler, error) {
+// authCodeHandler is the authorization-code flow (oauthcode.go), with
+// awl's token store and redirect listener.
+func (s *server) authCodeHandler(o *OAuth) (oauthHandler, error) {
+	if u := o.ClientMetadataURL; u != "" {
+		if pu, err := url.Parse(u); err != nil || pu.Scheme != "https" || strings.Trim(pu.Path, "/") == "" {
+			return nil, fmt.Errorf("client_metadata_url %q: not an https URL with a path", u)
+		}
+	}
 	redirect := "http://127.0.0.1/callback"
 	login := s.m.opts.Login
 	if login != nil {
@@ -131,55 +131,34 @@ func (s *server) authCodeHandler(o *OAuth) (auth.OAuthHandler, error) {
 		s.redirectMu.Unlock()
 		redirect = "http://" + ln.Addr().String() + "/callback"
 	}
-	dcr := &oauthex.ClientRegistrationMetadata{
+	h := &codeHandler{s: s, o: o, redirect: redirect, dcr: &clientMeta{
 		ClientName:              "awl",
 		RedirectURIs:            []string{redirect},
 		GrantTypes:              []string{"authorization_code", "refresh_token"},
 		ResponseTypes:           []string{"code"},
 		TokenEndpointAuthMethod: "none",
-	}
-	cfg := &auth.AuthorizationCodeHandlerConfig{
-		RedirectURL:                     redirect,
-		AuthorizationCodeFetcher:        s.fetchCode,
-		RequestRefreshToken:             true,
-		Client:                          s.plainHTTPClient(),
-		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: dcr},
-		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			return s.storingSource(c, c.TokenSource(ctx, tok), tok), nil
-		},
-	}
-	if o.ClientMetadataURL != "" {
-		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: o.ClientMetadataURL}
-	}
-	if o.ClientID != "" {
-		pre := &oauthex.ClientCredentials{ClientID: o.ClientID}
-		if o.ClientSecret != "" {
-			pre.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}
-		}
-		cfg.PreregisteredClient = pre
-	}
-	if len(o.Scopes) > 0 {
-		scopes := slices.Clone(o.Scopes)
-		cfg.ScopeFilter = func([]string) []string { return scopes }
-	}
+		// A loopback redirect is a native application's (RFC 8252).
+		ApplicationType: "native",
+	}}
 	if login == nil || !login.Fresh {
 		if st, err := s.loadTokens(); err == nil && st != nil {
 			c := st.config()
 			ctx := context.WithValue(context.Background(), oauth2.HTTPClient, s.plainHTTPClient())
-			cfg.InitialTokenSource = s.storingSource(c, c.TokenSource(ctx, st.Token), st.Token)
+			h.ts = s.storingSource(c, c.TokenSource(ctx, st.Token), st.Token)
 			s.addSecret(st.Token.AccessToken, st.Token.RefreshToken)
 		}
 	}
-	sdk, err := auth.NewAuthorizationCodeHandler(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &codeHandler{sdk: sdk, s: s, o: o, redirect: redirect, dcr: dcr}, nil
+	return h, nil
+}
+
+// codeResult is what the redirect brought.
+type codeResult struct {
+	Code, State, Iss string
 }
 
 // fetchCode gets an authorization code: the URL goes to the person, the
 // code comes back to the redirect listener.
-func (s *server) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+func (s *server) fetchCode(ctx context.Context, authURL string) (*codeResult, error) {
 	login := s.m.opts.Login
 	s.redirectMu.Lock()
 	ln := s.redirect
@@ -188,10 +167,10 @@ func (s *server) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*
 		return nil, fmt.Errorf("%w: run `awl mcp login %s --mcp-config %s` once (it stores tokens that later runs use and refresh), or configure client credentials", ErrLoginNeeded, s.cfg.Name, s.cfg.File)
 	}
 	if login.Notify != nil {
-		fmt.Fprintf(login.Notify, "awl: to authorize mcp server %s, open this URL in a browser:\n%s\n", s.cfg.Name, args.URL)
+		fmt.Fprintf(login.Notify, "awl: to authorize mcp server %s, open this URL in a browser:\n%s\n", s.cfg.Name, authURL)
 	}
 	type result struct {
-		res *auth.AuthorizationResult
+		res *codeResult
 		err error
 	}
 	got := make(chan result, 1)
@@ -209,11 +188,11 @@ func (s *server) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*
 				send(result{err: fmt.Errorf("the authorization server answered %s: %s", e, q.Get("error_description"))})
 		}
 		return "awl is authorized; you may close this page.\n",
-			send(result{res: &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}})
+			send(result{res: &codeResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}})
 	})
 	defer srv.close()
 	if login.Browser != "" {
-		cmd := exec.CommandContext(ctx, login.Browser, args.URL)
+		cmd := exec.CommandContext(ctx, login.Browser, authURL)
 		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 		if err := cmd.Start(); err == nil {
 			go cmd.Wait()
@@ -403,18 +382,19 @@ func (h *ccHandler) TokenSource(context.Context) (oauth2.TokenSource, error) {
 func (h *ccHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	defer resp.Body.Close()
 	defer io.Copy(io.Discard, resp.Body)
-	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	prm, err := discoverPRM(ctx, challenges, req.URL.String(), h.s.plainHTTPClient())
+	challenges, _ := parseChallenges(resp.Header.Values("WWW-Authenticate"))
+	c := guarded(h.s.plainHTTPClient())
+	prm, err := discoverPRM(ctx, challenges, req.URL.String(), c)
 	if err != nil {
 		return err
 	}
-	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], h.s.plainHTTPClient())
+	asm, err := issuerMeta(ctx, c, prm.AuthorizationServers[0], false)
 	if err != nil {
 		return fmt.Errorf("authorization server metadata: %w", err)
 	}
 	if asm == nil {
 		base := strings.TrimSuffix(prm.AuthorizationServers[0], "/")
-		asm = &oauthex.AuthServerMeta{Issuer: base, TokenEndpoint: base + "/token"}
+		asm = &authServerMeta{Issuer: base, TokenEndpoint: base + "/token"}
 	}
 	scopes := h.o.Scopes
 	if len(scopes) == 0 {
@@ -500,7 +480,7 @@ func (h *ccHandler) idJAG(ctx context.Context, issuer, resource string, scopes [
 	c := h.s.plainHTTPClient()
 	endpoint := idp.TokenEndpoint
 	if endpoint == "" {
-		meta, err := issuerMeta(ctx, c, idp.Issuer)
+		meta, err := issuerMeta(ctx, c, idp.Issuer, false)
 		if err != nil {
 			return "", fmt.Errorf("identity provider metadata: %w", err)
 		}
@@ -509,23 +489,12 @@ func (h *ccHandler) idJAG(ctx context.Context, issuer, resource string, scopes [
 		}
 		endpoint = meta.TokenEndpoint
 	}
-	creds := &oauthex.ClientCredentials{ClientID: idp.ClientID}
-	if idp.ClientSecret != "" {
-		creds.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: idp.ClientSecret}
-	}
-	tok, err := oauthex.ExchangeToken(ctx, endpoint, &oauthex.TokenExchangeRequest{
-		RequestedTokenType: oauthex.TokenTypeIDJAG,
-		Audience:           issuer,
-		Resource:           resource,
-		Scope:              scopes,
-		SubjectToken:       idp.IDToken,
-		SubjectTokenType:   oauthex.TokenTypeIDToken,
-	}, creds, c)
+	tok, err := exchangeToken(ctx, c, endpoint, idp.ClientID, idp.ClientSecret, tokenTypeIDJAG, issuer, resource, scopes, idp.IDToken, tokenTypeIDToken)
 	if err != nil {
 		return "", fmt.Errorf("token exchange at the identity provider: %s", h.s.redact(err.Error()))
 	}
-	if typ, _ := tok.Extra("issued_token_type").(string); typ != oauthex.TokenTypeIDJAG {
-		return "", fmt.Errorf("token exchange at the identity provider: issued %q, not an ID-JAG (%s)", typ, oauthex.TokenTypeIDJAG)
+	if typ, _ := tok.Extra("issued_token_type").(string); typ != tokenTypeIDJAG {
+		return "", fmt.Errorf("token exchange at the identity provider: issued %q, not an ID-JAG (%s)", typ, tokenTypeIDJAG)
 	}
 	h.s.addSecret(tok.AccessToken)
 	return tok.AccessToken, nil
@@ -534,12 +503,10 @@ func (h *ccHandler) idJAG(ctx context.Context, issuer, resource string, scopes [
 // discoverPRM finds the protected resource metadata (RFC 9728): the URL
 // the challenge names, else the well-known URLs of the resource's path and
 // of its root.
-func discoverPRM(ctx context.Context, cs []oauthex.Challenge, resource string, c *http.Client) (*oauthex.ProtectedResourceMetadata, error) {
+func discoverPRM(ctx context.Context, cs []challenge, resource string, c *http.Client) (*resourceMeta, error) {
 	var urls []string
-	for _, ch := range cs {
-		if u := ch.Params["resource_metadata"]; u != "" {
-			urls = append(urls, u)
-		}
+	if u := bearerOrAnyParam(cs, "resource_metadata"); u != "" {
+		urls = append(urls, u)
 	}
 	u, err := url.Parse(resource)
 	if err != nil {
@@ -552,7 +519,7 @@ func discoverPRM(ctx context.Context, cs []oauthex.Challenge, resource string, c
 	urls = append(urls, origin+"/.well-known/oauth-protected-resource")
 	var last error
 	for _, m := range urls {
-		prm, err := oauthex.GetProtectedResourceMetadata(ctx, m, resource, c)
+		prm, err := resourceMetaAt(ctx, c, m, resource)
 		if err == nil && prm != nil && len(prm.AuthorizationServers) > 0 {
 			return prm, nil
 		}
@@ -564,13 +531,8 @@ func discoverPRM(ctx context.Context, cs []oauthex.Challenge, resource string, c
 	return nil, fmt.Errorf("protected resource metadata: %w", last)
 }
 
-func challengeScopes(cs []oauthex.Challenge) []string {
-	for _, c := range cs {
-		if s := c.Params["scope"]; s != "" {
-			return strings.Fields(s)
-		}
-	}
-	return nil
+func challengeScopes(cs []challenge) []string {
+	return strings.Fields(bearerOrAnyParam(cs, "scope"))
 }
 
 // clientAssertion is the private_key_jwt assertion (RFC 7523): iss and sub

@@ -224,6 +224,7 @@ type legacyFake struct {
 	mu     sync.Mutex
 	access string
 	asked  []string // authorization server paths requested
+	pkce   []string // code_challenge_methods_supported (default S256)
 }
 
 func newLegacyFake(t *testing.T, issuer func(base string) string, prm bool) *legacyFake {
@@ -248,9 +249,15 @@ func newLegacyFake(t *testing.T, issuer func(base string) string, prm bool) *leg
 			}
 			jsonReply(w, 200, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base}})
 		case "/.well-known/oauth-authorization-server":
+			f.mu.Lock()
+			pkce := f.pkce
+			f.mu.Unlock()
+			if pkce == nil {
+				pkce = []string{"S256"}
+			}
 			jsonReply(w, 200, map[string]any{"issuer": issuer(base), "authorization_endpoint": base + "/oauth/authorize",
 				"token_endpoint": base + "/oauth/token", "registration_endpoint": base + "/oauth/register",
-				"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
+				"response_types_supported": []string{"code"}, "code_challenge_methods_supported": pkce,
 				"token_endpoint_auth_methods_supported": []string{"none"}})
 		case "/oauth/register":
 			jsonReply(w, 201, map[string]any{"client_id": "legacy-client", "redirect_uris": []string{"http://127.0.0.1/callback"}})
@@ -301,8 +308,8 @@ func (f *follower) Write(p []byte) (int, error) {
 
 // A 2025-03-26 server whose metadata, at its origin's well-known URL,
 // names an issuer with a path on that origin: awl authorizes with it
-// (metadata, registration, PKCE, token) and calls the tool. go-sdk alone
-// refuses the issuer.
+// (metadata, registration, PKCE, token) and calls the tool. A strict
+// reading of RFC 8414 section 3.3 refuses the issuer.
 func TestLegacyMetadataSameOrigin(t *testing.T) {
 	f := newLegacyFake(t, func(base string) string { return base + "/oauth" }, false)
 	m, stderr := start(t, []Server{{Name: "old", URL: f.srv.URL + "/mcp"}}, Options{Timeout: 20 * time.Second, Login: &Login{Notify: &follower{}}})
@@ -317,18 +324,23 @@ func TestLegacyMetadataSameOrigin(t *testing.T) {
 // The issuer check stays where it protects: metadata at the origin naming
 // an issuer on another origin is refused, and so is a mismatch where
 // protected-resource metadata names the authorization server (2025-06-18
-// on). Neither reaches the authorization endpoint.
+// on). An authorization server that does not list PKCE S256 is not used.
+// None reaches the authorization endpoint, nor registers a client.
 func TestLegacyMetadataRefusals(t *testing.T) {
 	for name, tc := range map[string]struct {
 		issuer func(string) string
 		prm    bool
+		pkce   []string
 		want   string
 	}{
-		"other origin": {func(string) string { return "https://elsewhere.example/oauth" }, false, "not on that origin"},
-		"with prm":     {func(base string) string { return base + "/oauth" }, true, "does not match"},
+		"other origin": {func(string) string { return "https://elsewhere.example/oauth" }, false, nil, "not on that origin"},
+		"with prm":     {func(base string) string { return base + "/oauth" }, true, nil, "does not match"},
+		"no pkce":      {func(base string) string { return base }, false, []string{}, "does not list PKCE S256"},
+		"plain pkce":   {func(base string) string { return base }, false, []string{"plain"}, "does not list PKCE S256"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newLegacyFake(t, tc.issuer, tc.prm)
+			f.pkce = tc.pkce
 			m, _ := start(t, []Server{{Name: "old", URL: f.srv.URL + "/mcp"}}, Options{Timeout: 20 * time.Second, Login: &Login{Notify: &follower{}}})
 			err := m.Status()[0].Err
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

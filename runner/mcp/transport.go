@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
 )
 
@@ -80,8 +79,8 @@ const (
 type httpTransport struct {
 	url        string
 	client     *http.Client
-	oauth      auth.OAuthHandler // nil: no OAuth
-	maxRetries int               // reconnections of a stream without progress
+	oauth      oauthHandler // nil: no OAuth
+	maxRetries int          // reconnections of a stream without progress
 
 	ctx    context.Context // the connection's; cancelled by close
 	cancel context.CancelFunc
@@ -99,7 +98,7 @@ type httpTransport struct {
 	missing   bool // the server answered 404 for the session
 }
 
-func newHTTPTransport(url string, client *http.Client, oauth auth.OAuthHandler, maxRetries int) *httpTransport {
+func newHTTPTransport(url string, client *http.Client, oauth oauthHandler, maxRetries int) *httpTransport {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &httpTransport{url: url, client: client, oauth: oauth, maxRetries: maxRetries, ctx: ctx, cancel: cancel}
 }

@@ -1,0 +1,255 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/oauth2"
+)
+
+// oauthHandler gets the tokens of one HTTP server: the transport sends
+// what TokenSource gives, and calls Authorize on a 401 or 403 (which
+// reads and closes the response) before sending once more.
+type oauthHandler interface {
+	TokenSource(context.Context) (oauth2.TokenSource, error)
+	Authorize(ctx context.Context, req *http.Request, resp *http.Response) error
+}
+
+// codeHandler is the authorization-code flow of the MCP authorization
+// spec: the protected resource metadata (RFC 9728) names the
+// authorization server, whose metadata (RFC 8414) names its endpoints;
+// the client is a Client ID Metadata Document, the pre-registered client
+// or a dynamic registration (RFC 7591); PKCE S256, the resource parameter
+// (RFC 8707) and the issuer of the response (RFC 9207) guard the code;
+// a 403 with insufficient_scope authorizes again with the scopes granted
+// so far and the new ones (step-up).
+//
+// A server without protected resource metadata is in the 2025-03-26
+// layout: its origin (the URL without its path) is the authorization
+// server, with metadata at origin/.well-known/oauth-authorization-server
+// or, with none, the endpoints /authorize, /token and /register. A server
+// whose endpoints live under a path on that origin publishes there an
+// issuer with that path (origin/oauth). RFC 8414 section 3.3 says the
+// issuer "MUST be identical to the authorization server's issuer
+// identifier value into which the well-known URI string was inserted";
+// read strictly that is the origin. awl accepts it only when the issuer
+// is on the server's own origin, and only in this layout. The check is
+// the defence against mix-up (section 6.2): metadata fetched from one
+// authority that claims to be another. A document at the origin's own
+// well-known path naming an issuer on that same origin claims nothing
+// about another authority (whoever serves the origin's root serves its
+// paths too), so the defence loses nothing. An issuer on any other origin
+// is refused, and wherever protected resource metadata names the
+// authorization server the strict check stands.
+type codeHandler struct {
+	s        *server
+	o        *OAuth
+	redirect string
+	dcr      *clientMeta
+
+	mu      sync.Mutex
+	ts      oauth2.TokenSource
+	granted map[string][]string // scopes granted so far, by issuer
+}
+
+func (h *codeHandler) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ts, nil
+}
+
+func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	defer resp.Body.Close()
+	defer io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	challenges, err := parseChallenges(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return fmt.Errorf("the server's WWW-Authenticate: %v", err)
+	}
+	if resp.StatusCode == http.StatusForbidden && bearerParam(challenges, "error") != "insufficient_scope" {
+		// Not a question of scope: sent again, the request fails with
+		// the server's answer.
+		return nil
+	}
+	c := guarded(h.s.plainHTTPClient())
+	prm, published, legacy := resourceMetaOf(ctx, c, challenges, req.URL)
+	if published && len(prm.AuthorizationServers) == 0 {
+		return errors.New("protected resource metadata: no authorization server named")
+	}
+	issuer := prm.AuthorizationServers[0]
+	asm, err := issuerMeta(ctx, c, issuer, legacy)
+	if err != nil {
+		return fmt.Errorf("authorization server metadata: %w", err)
+	}
+	switch {
+	case asm == nil:
+		// 2025-03-26, without metadata: the default endpoints.
+		base := strings.TrimSuffix(issuer, "/")
+		asm = &authServerMeta{Issuer: issuer, AuthorizationEndpoint: base + "/authorize", TokenEndpoint: base + "/token", RegistrationEndpoint: base + "/register"}
+	case !slices.Contains(asm.CodeChallengeMethodsSupported, "S256"):
+		return fmt.Errorf("the authorization server %s does not list PKCE S256", asm.Issuer)
+	case asm.AuthorizationEndpoint == "" || asm.TokenEndpoint == "":
+		return fmt.Errorf("the metadata of %s names no authorization or token endpoint", asm.Issuer)
+	}
+	return h.authorize(ctx, asm, prm, challenges)
+}
+
+// resourceMetaOf is the server's protected resource metadata, from the URL
+// its challenge names, else the well-known URL of its path, else the one
+// of its origin (for the origin as the resource). When none answers with
+// a document for that resource, the origin stands in as the authorization
+// server, and legacy says whether the server is in the 2025-03-26 layout:
+// it names no metadata and publishes none (not even for another
+// resource).
+func resourceMetaOf(ctx context.Context, c *http.Client, cs []challenge, server *url.URL) (prm *resourceMeta, published, legacy bool) {
+	origin := server.Scheme + "://" + server.Host
+	type try struct{ url, resource string }
+	var tries []try
+	named := bearerOrAnyParam(cs, "resource_metadata")
+	if named != "" {
+		tries = append(tries, try{named, server.String()})
+	}
+	tries = append(tries, try{origin + "/.well-known/oauth-protected-resource/" + strings.TrimLeft(server.Path, "/"), server.String()},
+		try{origin + "/.well-known/oauth-protected-resource", origin})
+	some := false
+	for _, t := range tries {
+		m, err := resourceMetaAt(ctx, c, t.url, t.resource)
+		if err == nil {
+			return m, true, false
+		}
+		some = some || m != nil
+	}
+	return &resourceMeta{AuthorizationServers: []string{origin}, Resource: server.String()}, false, named == "" && !some
+}
+
+// bearerOrAnyParam is a parameter of any challenge, a Bearer one first.
+func bearerOrAnyParam(cs []challenge, name string) string {
+	if v := bearerParam(cs, name); v != "" {
+		return v
+	}
+	for _, c := range cs {
+		if v := c.params[name]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// authorize runs the flow with the authorization server of asm for the
+// resource of prm.
+func (h *codeHandler) authorize(ctx context.Context, asm *authServerMeta, prm *resourceMeta, challenges []challenge) error {
+	c := h.s.plainHTTPClient()
+	cfg := &oauth2.Config{
+		Endpoint:    oauth2.Endpoint{AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint},
+		RedirectURL: h.redirect,
+	}
+	switch {
+	case h.o.ClientMetadataURL != "" && asm.ClientIDMetadataDocumentSupported:
+		cfg.ClientID = h.o.ClientMetadataURL
+	case h.o.ClientID != "":
+		cfg.ClientID, cfg.ClientSecret = h.o.ClientID, h.o.ClientSecret
+		cfg.Endpoint.AuthStyle = authStyle(asm.TokenEndpointAuthMethodsSupported)
+	case asm.RegistrationEndpoint != "":
+		reg, err := registerClient(ctx, c, asm.RegistrationEndpoint, h.dcr)
+		if err != nil {
+			return fmt.Errorf("client registration: %s", h.s.redact(err.Error()))
+		}
+		cfg.ClientID, cfg.ClientSecret = reg.ClientID, reg.ClientSecret
+		h.s.addSecret(reg.ClientSecret)
+		method := reg.AuthMethod
+		if method == "" {
+			// The server kept what awl asked for (RFC 7591 section 3.2.1).
+			method = h.dcr.TokenEndpointAuthMethod
+		}
+		cfg.Endpoint.AuthStyle = authStyle([]string{method})
+	default:
+		return fmt.Errorf("authorization server %s: no client registration awl can use (configure a client_id)", asm.Issuer)
+	}
+	if cfg.ClientSecret == "" {
+		// A public client sends its id in the form.
+		cfg.Endpoint.AuthStyle = oauth2.AuthStyleInParams
+	}
+	cfg.Scopes = h.scopes(asm, prm, challenges)
+	verifier, state := oauth2.GenerateVerifier(), rand.Text()
+	res, err := h.s.fetchCode(ctx, cfg.AuthCodeURL(state,
+		oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", prm.Resource)))
+	if err != nil {
+		return err
+	}
+	switch {
+	case res.State != state:
+		return errors.New("authorization response: state mismatch")
+	case res.Iss != "" && !sameIssuer(res.Iss, asm.Issuer):
+		return fmt.Errorf("authorization response issuer %q is not %q", res.Iss, asm.Issuer)
+	case res.Iss == "" && asm.AuthorizationResponseIssParameterSupported:
+		return errors.New("authorization response without the iss its server advertises (RFC 9207)")
+	}
+	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, c), res.Code,
+		oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", prm.Resource))
+	if err != nil {
+		return fmt.Errorf("token request: %s", h.s.redact(err.Error()))
+	}
+	granted := cfg.Scopes
+	if s, ok := tok.Extra("scope").(string); ok {
+		granted = strings.Fields(s)
+	}
+	refresh := context.WithValue(context.Background(), oauth2.HTTPClient, c)
+	ts := h.s.storingSource(cfg, cfg.TokenSource(refresh, tok), tok)
+	h.mu.Lock()
+	h.ts = ts
+	if h.granted == nil {
+		h.granted = map[string][]string{}
+	}
+	h.granted[asm.Issuer] = granted
+	h.mu.Unlock()
+	return nil
+}
+
+// scopes are what awl asks for: the configured scopes, else the
+// challenge's, else those the resource supports; offline_access where the
+// server supports it (for a refresh token); and every scope granted
+// before, so that a step-up loses none.
+func (h *codeHandler) scopes(asm *authServerMeta, prm *resourceMeta, challenges []challenge) []string {
+	scopes := slices.Clone(h.o.Scopes)
+	if len(scopes) == 0 {
+		scopes = strings.Fields(bearerParam(challenges, "scope"))
+	}
+	if len(scopes) == 0 {
+		scopes = slices.Clone(prm.ScopesSupported)
+	}
+	if slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
+		scopes = append(scopes, "offline_access")
+	}
+	h.mu.Lock()
+	before := h.granted[asm.Issuer]
+	h.mu.Unlock()
+	out := slices.Clone(before)
+	for _, s := range scopes {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// authStyle is how the client authenticates at the token endpoint, from
+// the methods the server supports (or the one registration gave):
+// client_secret_post first, as OAuth 2.1 prefers.
+func authStyle(methods []string) oauth2.AuthStyle {
+	switch {
+	case slices.Contains(methods, "client_secret_post"):
+		return oauth2.AuthStyleInParams
+	case slices.Contains(methods, "client_secret_basic"):
+		return oauth2.AuthStyleInHeader
+	case slices.Contains(methods, "none"):
+		return oauth2.AuthStyleInParams
+	}
+	return oauth2.AuthStyleAutoDetect
+}
