@@ -202,7 +202,9 @@ func parseResourceMeta(b []byte) (*resourceMeta, error) {
 // statusError is a document URL's answer other than 200.
 type statusError struct{ code int }
 
-func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d %s", e.code, http.StatusText(e.code)) }
+func (e *statusError) Error() string {
+	return fmt.Sprintf("HTTP %d %s", e.code, http.StatusText(e.code))
+}
 
 // fetchDoc gets one JSON document: a 200 with a JSON object of at most
 // maxDoc bytes, as application/json. The URL must be https, or http to a

@@ -210,3 +210,23 @@ func TestRegisterClient(t *testing.T) {
 		}
 	}
 }
+
+// Whatever a server sends as WWW-Authenticate, parsing ends, without a
+// panic, and what it returns has a scheme of token characters.
+func FuzzParseChallenges(f *testing.F) {
+	for _, s := range []string{`Bearer realm="a\"b", scope="x y"`, `Basic abc==, Bearer error=insufficient_scope`, `Bearer resource_metadata="`,
+		`a=b`, `, ,`, `Bearer x=`, `Bearer x="\`, "Bearer\tx\t=\ty"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		cs, err := parseChallenges([]string{h})
+		if err != nil {
+			return
+		}
+		for _, c := range cs {
+			if c.scheme == "" || strings.ContainsFunc(c.scheme, func(r rune) bool { return r > 127 || !isTchar(byte(r)) }) {
+				t.Fatalf("%q: scheme %q", h, c.scheme)
+			}
+		}
+	})
+}
