@@ -112,6 +112,7 @@ type rawOAuth struct {
 	ClientMetadataURL string   `json:"client_metadata_url"`
 	Scopes            []string `json:"scopes"`
 	IdP               *rawIdP  `json:"idp"`
+	PrivateNetwork    bool     `json:"private_network"`
 }
 
 // rawIdP is an "oauth" object's "idp" as written in the file.
@@ -222,6 +223,7 @@ func loadFile(path string, getenv func(string) string) ([]Server, error) {
 				SigningAlgorithm:  ro.SigningAlgorithm,
 				ClientMetadataURL: x.expand(ro.ClientMetadataURL, nil),
 				Scopes:            ro.Scopes,
+				PrivateNetwork:    ro.PrivateNetwork,
 			}
 			secrets := []string{s.OAuth.ClientSecret, s.OAuth.PrivateKey}
 			if ri := ro.IdP; ri != nil {

@@ -106,13 +106,13 @@ func TestLoadConfigErrors(t *testing.T) {
 // Client secrets and private keys come from ${VAR} and are secrets: kept
 // out of every error about the server.
 func TestLoadConfigOAuth(t *testing.T) {
-	p := writeConfig(t, "o.json", `{"mcpServers": {"w": {"url": "https://x/mcp", "oauth": {"grant": "client_credentials", "client_id": "ci", "client_secret": "${SECRET}", "scopes": ["a", "b"]}}}}`)
+	p := writeConfig(t, "o.json", `{"mcpServers": {"w": {"url": "https://x/mcp", "oauth": {"grant": "client_credentials", "client_id": "ci", "client_secret": "${SECRET}", "scopes": ["a", "b"], "private_network": true}}}}`)
 	got, err := LoadConfig([]string{p}, env(map[string]string{"SECRET": "s3cret-value"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := got[0].OAuth
-	if o == nil || o.Grant != GrantClientCredentials || o.ClientID != "ci" || o.ClientSecret != "s3cret-value" || !reflect.DeepEqual(o.Scopes, []string{"a", "b"}) {
+	if o == nil || o.Grant != GrantClientCredentials || o.ClientID != "ci" || o.ClientSecret != "s3cret-value" || !reflect.DeepEqual(o.Scopes, []string{"a", "b"}) || !o.PrivateNetwork {
 		t.Fatalf("oauth: %+v", o)
 	}
 	if !slices.Contains(got[0].secrets, "s3cret-value") {

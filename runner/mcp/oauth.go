@@ -51,6 +51,10 @@ type OAuth struct {
 	ClientMetadataURL string
 	// Scopes, when set, replace the scopes the server asks for.
 	Scopes []string
+	// PrivateNetwork lets the URLs the server names (its metadata, its
+	// authorization server's, and their redirects) be at private and
+	// link-local addresses. Without it only the server's own host may.
+	PrivateNetwork bool
 	// IdP is the enterprise identity provider of the id_jag grant.
 	IdP *IdP
 }
@@ -383,7 +387,7 @@ func (h *ccHandler) Authorize(ctx context.Context, req *http.Request, resp *http
 	defer resp.Body.Close()
 	defer io.Copy(io.Discard, resp.Body)
 	challenges, _ := parseChallenges(resp.Header.Values("WWW-Authenticate"))
-	c := guarded(h.s.plainHTTPClient())
+	c := guarded(h.s.plainHTTPClient(), trustHosts(req.URL, h.o.PrivateNetwork))
 	prm, err := discoverPRM(ctx, challenges, req.URL.String(), c)
 	if err != nil {
 		return err

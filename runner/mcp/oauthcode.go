@@ -78,7 +78,7 @@ func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *ht
 		// the server's answer.
 		return nil
 	}
-	c := guarded(h.s.plainHTTPClient())
+	c := guarded(h.s.plainHTTPClient(), trustHosts(req.URL, h.o.PrivateNetwork))
 	prm, published, legacy := resourceMetaOf(ctx, c, challenges, req.URL)
 	if published && len(prm.AuthorizationServers) == 0 {
 		return errors.New("protected resource metadata: no authorization server named")

@@ -283,10 +283,15 @@ func resourceMetaAt(ctx context.Context, c *http.Client, metaURL, resource strin
 // unspecified and shared (100.64/10) addresses, so that a server cannot
 // point awl at the machines around it; loopback stays, for a server on
 // this machine. A redirect may not go from https to http, nor into a
-// loopback or non-public address, nor past 10 hops. A transport that is
-// not an *http.Transport, that dials its own way or that goes through a
-// proxy is kept as it is (the proxy decides).
-func guarded(c *http.Client) *http.Client {
+// loopback or non-public address, nor past 10 hops. A host trusted says
+// true of (the configured server's own, or any with "private_network")
+// may be at any address. A transport that is not an *http.Transport, that
+// dials its own way or that goes through a proxy is kept as it is (the
+// proxy decides).
+func guarded(c *http.Client, trusted func(host string) bool) *http.Client {
+	if trusted == nil {
+		trusted = func(string) bool { return false }
+	}
 	g := &http.Client{Timeout: c.Timeout, Jar: c.Jar, Transport: c.Transport}
 	base, _ := c.Transport.(*http.Transport)
 	own := base != nil && (base.DialContext != nil || base.DialTLSContext != nil)
@@ -296,7 +301,7 @@ func guarded(c *http.Client) *http.Client {
 	}
 	if base != nil && !own && !proxied(base) {
 		t := base.Clone()
-		t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: dialPublic}).DialContext
+		t.DialContext = guardedDial(trusted)
 		g.Transport = t
 	}
 	g.CheckRedirect = func(req *http.Request, via []*http.Request) error {
@@ -309,9 +314,34 @@ func guarded(c *http.Client) *http.Client {
 		if via[len(via)-1].URL.Scheme == "https" && req.URL.Scheme != "https" {
 			return fmt.Errorf("redirect from https to %s refused", req.URL.Scheme)
 		}
+		if trusted(req.URL.Hostname()) {
+			return nil
+		}
 		return redirectTarget(req.Context(), req.URL.Hostname())
 	}
 	return g
+}
+
+// guardedDial dials a trusted host's addresses as they are, and any
+// other host's only when they are public (dialPublic).
+func guardedDial(trusted func(host string) bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	plain := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	public := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: dialPublic}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if host, _, err := net.SplitHostPort(addr); err == nil && trusted(host) {
+			return plain.DialContext(ctx, network, addr)
+		}
+		return public.DialContext(ctx, network, addr)
+	}
+}
+
+// trustHosts is what guarded trusts for the server at serverURL: its own
+// host, or every host with private.
+func trustHosts(serverURL *url.URL, private bool) func(string) bool {
+	own := strings.ToLower(serverURL.Hostname())
+	return func(host string) bool {
+		return private || strings.ToLower(strings.Trim(host, "[]")) == own
+	}
 }
 
 // proxied reports whether t sends requests through a proxy.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -115,7 +116,7 @@ func TestFetchDoc(t *testing.T) {
 	}))
 	defer srv.Close()
 	ctx := context.Background()
-	c := guarded(srv.Client())
+	c := guarded(srv.Client(), nil)
 	if m, err := authServerMetaAt(ctx, c, srv.URL+"/ok"); err != nil || m == nil || m.Issuer != srv.URL {
 		t.Errorf("ok: %+v, %v", m, err)
 	}
@@ -136,7 +137,7 @@ func TestFetchDoc(t *testing.T) {
 func TestGuardedClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c := guarded(&http.Client{})
+	c := guarded(&http.Client{}, nil)
 	// The address of clouds' instance metadata, end to end: refused
 	// before a packet leaves.
 	if _, err := fetchDoc(ctx, c, "https://169.254.169.254/latest/meta-data"); err == nil || !strings.Contains(err.Error(), "non-public address") {
@@ -154,19 +155,47 @@ func TestGuardedClient(t *testing.T) {
 	}
 	var redirectTo string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/doc" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{}`)
+			return
+		}
 		http.Redirect(w, r, redirectTo, http.StatusFound)
 	}))
 	defer srv.Close()
 	for _, to := range []string{"http://169.254.169.254/latest/meta-data", "http://10.0.0.1/", srv.URL + "/again"} {
 		redirectTo = to
-		if _, err := fetchDoc(ctx, guarded(srv.Client()), srv.URL+"/start"); err == nil || !strings.Contains(err.Error(), "refused") {
+		if _, err := fetchDoc(ctx, guarded(srv.Client(), nil), srv.URL+"/start"); err == nil || !strings.Contains(err.Error(), "refused") {
 			t.Errorf("redirect to %s: %v", to, err)
 		}
+	}
+	// The configured server's own host is trusted (its redirects may go
+	// to it, and it may be at any address), and with private_network
+	// every host is; no other host is.
+	u, _ := url.Parse(srv.URL + "/mcp")
+	redirectTo = srv.URL + "/doc"
+	if _, err := fetchDoc(ctx, guarded(srv.Client(), trustHosts(u, false)), srv.URL+"/start"); err != nil {
+		t.Errorf("redirect to the server's own host: %v", err)
+	}
+	other, _ := url.Parse("https://mcp.example/mcp")
+	if _, err := fetchDoc(ctx, guarded(srv.Client(), trustHosts(other, false)), srv.URL+"/start"); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("redirect to loopback for mcp.example: %v", err)
+	}
+	for host, want := range map[string]bool{"127.0.0.1": true, "MCP.example": false, "10.0.0.1": false} {
+		if got := trustHosts(u, false)(host); got != want {
+			t.Errorf("trust %s for %s: %v", host, u, got)
+		}
+		if !trustHosts(other, true)(host) {
+			t.Errorf("private_network: %s not trusted", host)
+		}
+	}
+	if !trustHosts(other, false)("mcp.EXAMPLE") || !trustHosts(&url.URL{Host: "[::1]:8080"}, false)("::1") {
+		t.Error("a server's own host, in another case or as an IPv6 literal, is not trusted")
 	}
 	// A client that dials its own way (here, the tests') keeps its
 	// transport; the redirect checks stay.
 	own := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{}).DialContext}}
-	if g := guarded(own); g.Transport != own.Transport || g.CheckRedirect == nil {
+	if g := guarded(own, nil); g.Transport != own.Transport || g.CheckRedirect == nil {
 		t.Errorf("own dialer: %+v", g)
 	}
 }
