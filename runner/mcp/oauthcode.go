@@ -116,7 +116,12 @@ func resourceMetaOf(ctx context.Context, c *http.Client, cs []challenge, server 
 	if named != "" {
 		tries = append(tries, try{named, server.String()})
 	}
-	tries = append(tries, try{origin + "/.well-known/oauth-protected-resource/" + strings.TrimLeft(server.Path, "/"), server.String()},
+	atPath := origin + "/.well-known/oauth-protected-resource/" + strings.TrimLeft(server.EscapedPath(), "/")
+	if server.RawQuery != "" {
+		// RFC 9728 section 3.1: a query stays after the path.
+		atPath += "?" + server.RawQuery
+	}
+	tries = append(tries, try{atPath, server.String()},
 		try{origin + "/.well-known/oauth-protected-resource", origin})
 	some := false
 	for _, t := range tries {

@@ -259,3 +259,33 @@ func FuzzParseChallenges(f *testing.F) {
 		}
 	})
 }
+
+// Protected resource metadata is looked for where RFC 9728 puts it, the
+// server's query after its path; a document for another resource is not
+// used, and it tells that the server is not in the 2025-03-26 layout.
+func TestResourceMetaOf(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.RequestURI() {
+		case "/.well-known/oauth-protected-resource/mcp?tenant=a":
+			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":["https://as.example"],"scopes_supported":["read"]}`, srv.URL+"/mcp?tenant=a")
+		case "/.well-known/oauth-protected-resource":
+			fmt.Fprintf(w, `{"resource":"https://elsewhere.example","authorization_servers":["https://as.example"]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	c := guarded(srv.Client(), nil)
+	u, _ := url.Parse(srv.URL + "/mcp?tenant=a")
+	prm, published, legacy := resourceMetaOf(context.Background(), c, nil, u)
+	if !published || legacy || prm.AuthorizationServers[0] != "https://as.example" || prm.Resource != u.String() {
+		t.Errorf("with the query: %+v %v %v", prm, published, legacy)
+	}
+	u, _ = url.Parse(srv.URL + "/other")
+	prm, published, legacy = resourceMetaOf(context.Background(), c, nil, u)
+	if published || legacy || prm.AuthorizationServers[0] != srv.URL {
+		t.Errorf("a document for another resource: %+v %v %v", prm, published, legacy)
+	}
+}
