@@ -371,16 +371,9 @@ func (t *storingSource) Token() (*oauth2.Token, error) {
 // person, no stored tokens; the client authenticates with client_secret
 // (basic or post, as the server supports) or private_key_jwt.
 type ccHandler struct {
-	s  *server
-	o  *OAuth
-	mu sync.Mutex
-	ts oauth2.TokenSource
-}
-
-func (h *ccHandler) TokenSource(context.Context) (oauth2.TokenSource, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.ts, nil
+	s *server
+	o *OAuth
+	tokens
 }
 
 func (h *ccHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
@@ -468,9 +461,7 @@ func (h *ccHandler) Authorize(ctx context.Context, req *http.Request, resp *http
 	if tok.ExpiresIn > 0 {
 		t.Expiry = time.Now().Add(time.Duration(tok.ExpiresIn) * time.Second)
 	}
-	h.mu.Lock()
-	h.ts = oauth2.StaticTokenSource(t)
-	h.mu.Unlock()
+	h.set(oauth2.StaticTokenSource(t))
 	return nil
 }
 

@@ -55,15 +55,28 @@ type codeHandler struct {
 	redirect string
 	dcr      *clientMeta
 
+	tokens
 	mu      sync.Mutex
-	ts      oauth2.TokenSource
 	granted map[string][]string // scopes granted so far, by issuer
 }
 
-func (h *codeHandler) TokenSource(context.Context) (oauth2.TokenSource, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.ts, nil
+// tokens is a handler's token source now: the transport's requests read
+// it while an authorization may replace it.
+type tokens struct {
+	tsMu sync.Mutex
+	ts   oauth2.TokenSource
+}
+
+func (t *tokens) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	t.tsMu.Lock()
+	defer t.tsMu.Unlock()
+	return t.ts, nil
+}
+
+func (t *tokens) set(ts oauth2.TokenSource) {
+	t.tsMu.Lock()
+	t.ts = ts
+	t.tsMu.Unlock()
 }
 
 func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
@@ -207,8 +220,8 @@ func (h *codeHandler) authorize(ctx context.Context, asm *authServerMeta, prm *r
 	}
 	refresh := context.WithValue(context.Background(), oauth2.HTTPClient, c)
 	ts := h.s.storingSource(cfg, cfg.TokenSource(refresh, tok), tok)
+	h.set(ts)
 	h.mu.Lock()
-	h.ts = ts
 	if h.granted == nil {
 		h.granted = map[string][]string{}
 	}
