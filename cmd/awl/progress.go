@@ -6,7 +6,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"github.com/awlrun/awl/internal/progress"
+	"github.com/awlrun/awl/view/progress"
 )
 
 // progressFlush is how long the end of a run waits for a slow stderr to

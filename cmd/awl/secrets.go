@@ -6,12 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/awlrun/awl/internal/otel"
 	"github.com/awlrun/awl/internal/procenv"
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/redact"
 	"github.com/awlrun/awl/runner/tool"
+	"github.com/awlrun/awl/trace"
 )
 
 // actionsSecretVars hold GitHub Actions credentials; under GitHub Actions
@@ -62,7 +62,7 @@ func providerKey(a *app, spec provider.Spec) (string, error) {
 func secretNames(a *app, redactEnv []string) ([]string, error) {
 	names := provider.SecretVars()
 	// A collector's credentials stay awl's: kept from tools and redacted.
-	names = append(names, otel.SecretVars...)
+	names = append(names, trace.SecretVars...)
 	add := func(from, list string) error {
 		for _, n := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
 			if strings.ContainsAny(n, "=\x00") {
@@ -118,7 +118,7 @@ func redactor(a *app, names []string) *redact.Redactor {
 			secrets = append(secrets, redact.Secret{Name: n, Value: v})
 		}
 	}
-	for _, v := range otel.HeaderValues(a.getenv) {
+	for _, v := range trace.HeaderValues(a.getenv) {
 		secrets = append(secrets, redact.Secret{Name: "OTEL_EXPORTER_OTLP_HEADERS", Value: v})
 	}
 	for _, spec := range provider.Specs() {

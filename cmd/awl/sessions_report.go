@@ -5,8 +5,8 @@ import (
 	"os"
 
 	"github.com/awlrun/awl/internal/atomicfile"
-	"github.com/awlrun/awl/internal/report"
 	"github.com/awlrun/awl/session"
+	"github.com/awlrun/awl/view/report"
 )
 
 // sessionsReportCmd writes a session as an HTML page (docs/report.md).

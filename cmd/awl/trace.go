@@ -7,17 +7,17 @@ import (
 	"io"
 	"os"
 
-	"github.com/awlrun/awl/internal/otel"
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/redact"
+	"github.com/awlrun/awl/trace"
 )
 
 // tracing is a run's OpenTelemetry trace, when the OTEL_ variables ask for
 // one (docs/tracing.md): spans built from the events as they are emitted,
 // exported once at exit.
 type tracing struct {
-	cfg *otel.Config
-	b   *otel.Builder
+	cfg *trace.Config
+	b   *trace.Builder
 }
 
 // startTracing returns the run's tracing, nil when it is off. It sets
@@ -25,7 +25,7 @@ type tracing struct {
 // (which inherit it) join the trace; tool calls and checks get their own
 // span's (hook).
 func (c *runCmd) startTracing(a *app) *tracing {
-	cfg, warn := otel.FromEnv(a.getenv)
+	cfg, warn := trace.FromEnv(a.getenv)
 	if warn != "" {
 		fmt.Fprintf(a.stderr, "awl: warning: %s\n", warn)
 	}
@@ -42,7 +42,7 @@ func (c *runCmd) startTracing(a *app) *tracing {
 		}
 		return red.String(s)
 	}
-	return &tracing{cfg: cfg, b: otel.NewBuilder(cfg, a.start, version, redact)}
+	return &tracing{cfg: cfg, b: trace.NewBuilder(cfg, a.start, version, redact)}
 }
 
 // hook gives cfg's tool calls and checks their own span as TRACEPARENT:

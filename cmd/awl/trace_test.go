@@ -264,7 +264,7 @@ func TestTraceCapturesContentRedacted(t *testing.T) {
 // sets no TRACEPARENT. The collector here takes the connection and holds
 // it, answering nothing, until the test ends: the run can only have ended
 // because the export gave up at its deadline, which the warning names (the
-// deadline itself, no later than 1 s from the request: internal/otel's
+// deadline itself, no later than 1 s from the request: the trace package's
 // TestExportBounded). No wall time is measured.
 func TestTraceNeverInTheWay(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,4 +1,4 @@
-// Package otel exports a run's OpenTelemetry trace: spans built from awl's
+// Package trace exports a run's OpenTelemetry trace: spans built from awl's
 // event stream (Builder), encoded as an OTLP ExportTraceServiceRequest in
 // protobuf and sent over HTTP at exit (Export).
 //
@@ -8,7 +8,7 @@
 // sends are a handful of fields, written here by hand from
 // opentelemetry-proto's definitions; the tests decode them with the
 // official generated types (go.opentelemetry.io/proto/otlp).
-package otel
+package trace
 
 import (
 	"encoding/binary"

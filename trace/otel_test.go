@@ -1,4 +1,4 @@
-package otel
+package trace
 
 import (
 	"encoding/hex"
