@@ -65,7 +65,7 @@ type Config struct {
 	MCP []mcp.Status
 
 	// Window keeps requests inside the model's context window: pruning,
-	// then compaction (window.go, prune.go, compact.go).
+	// then compaction (window.go, stubresults.go, compact.go).
 	Window Window
 
 	// Sandbox, when set, confines the tools (the caller gave them it as
@@ -285,7 +285,7 @@ type run struct {
 	// windowSeeded says window was seeded from the session's log.
 	windowSeeded bool
 	// summaryOff: the model would not summarise; threshold compaction
-	// is off and pruning goes on alone (prune.go).
+	// is off and pruning goes on alone (stubresults.go).
 	summaryOff bool
 	// args checks a call's arguments against its tool's own schema
 	// where the schema sent was lowered (toolschema.go).
