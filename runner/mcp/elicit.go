@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Elicitation is a server's request for input from the user, and how awl
@@ -66,7 +67,7 @@ func (s *server) elicit(_ context.Context, params json.RawMessage) (*elicitResul
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, &rpcError{Code: -32602, Message: "elicitation/create: " + err.Error()}
 	}
-	e := Elicitation{Server: s.cfg.Name, Message: cutRunes(s.redact(p.Message), maxElicitMessage)}
+	e := Elicitation{Server: s.cfg.Name, Message: cutBytes(s.redact(p.Message), maxElicitMessage)}
 	var res *elicitResult
 	if p.Mode == "url" {
 		e.Action, e.Reason = "decline", "awl runs unattended and cannot open a URL for the user"
@@ -169,15 +170,14 @@ func (a *activeCalls) each(f func(*callInfo, string), none func()) {
 	}
 }
 
-// cutRunes keeps at most n bytes of s, on a rune boundary.
-func cutRunes(s string, n int) string {
+// cutBytes keeps at most n bytes of s, cut at the start of a character
+// (never inside one), followed by "…" when anything was cut.
+func cutBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8RuneStart(s[n]) {
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return s[:n] + "…"
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

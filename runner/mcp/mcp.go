@@ -522,7 +522,7 @@ func (s *server) httpFailureSince(seq int) string {
 	}
 	out := fmt.Sprintf("HTTP %d (%s)", f.status, http.StatusText(f.status))
 	if b := strings.TrimSpace(sanitize(f.body)); b != "" {
-		out += ": " + cutRunes(s.redact(b), 300)
+		out += ": " + cutBytes(s.redact(b), 300)
 	}
 	return out
 }
