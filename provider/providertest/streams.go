@@ -22,8 +22,24 @@ type Turn struct {
 	Calls    []Call
 	// Length ends the turn as truncated by the output cap.
 	Length bool
-	// InputTokens and OutputTokens are the usage reported.
+	// InputTokens and OutputTokens are the usage reported. InputTokens
+	// is the API's own input figure: Anthropic's input_tokens leaves the
+	// cache reads and writes out, OpenAI's counts the cached tokens in.
 	InputTokens, OutputTokens int
+	// CacheReadTokens and CacheWriteTokens are the cache's share of the
+	// input, CacheWrite1hTokens the part of the writes made for an hour
+	// (Anthropic only). CacheUsage.Turn sets them from a Cache.
+	CacheReadTokens, CacheWriteTokens, CacheWrite1hTokens int
+}
+
+// Turn returns t with u as its usage, in api's terms.
+func (u CacheUsage) Turn(api string, t Turn) Turn {
+	t.InputTokens = u.Total
+	if api == "anthropic" {
+		t.InputTokens = u.Input
+	}
+	t.CacheReadTokens, t.CacheWriteTokens, t.CacheWrite1hTokens = u.Read, u.Write, u.Write1h
+	return t
 }
 
 // q quotes s as a JSON string.
@@ -66,7 +82,7 @@ func Stream(provider string, t Turn) Response {
 func anthropicStream(t Turn) string {
 	var b strings.Builder
 	ev := func(name, data string) { fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", name, data) }
-	ev("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_fake","type":"message","role":"assistant","model":%s,"content":[],"stop_reason":null,"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`, q(t.Model), t.InputTokens))
+	ev("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_fake","type":"message","role":"assistant","model":%s,"content":[],"stop_reason":null,"usage":{"input_tokens":%d,"cache_creation_input_tokens":%d,"cache_read_input_tokens":%d%s,"output_tokens":1}}}`, q(t.Model), t.InputTokens, t.CacheWriteTokens, t.CacheReadTokens, anthropicCreation(t)))
 	i := 0
 	if t.Thinking != "" {
 		ev("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"thinking","thinking":"","signature":""}}`, i))
@@ -99,6 +115,15 @@ func anthropicStream(t Turn) string {
 	return b.String()
 }
 
+// anthropicCreation is the cache_creation member of a usage that wrote to
+// the cache: the writes by TTL.
+func anthropicCreation(t Turn) string {
+	if t.CacheWriteTokens == 0 {
+		return ""
+	}
+	return fmt.Sprintf(`,"cache_creation":{"ephemeral_5m_input_tokens":%d,"ephemeral_1h_input_tokens":%d}`, t.CacheWriteTokens-t.CacheWrite1hTokens, t.CacheWrite1hTokens)
+}
+
 func chatStream(t Turn) string {
 	var b strings.Builder
 	chunk := func(delta, finish, usage string) {
@@ -122,9 +147,18 @@ func chatStream(t Turn) string {
 		finish = `"tool_calls"`
 	}
 	chunk(`{}`, finish, "null")
-	fmt.Fprintf(&b, `data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","model":%s,"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n", q(t.Model), t.InputTokens, t.OutputTokens, t.InputTokens+t.OutputTokens)
+	fmt.Fprintf(&b, `data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","model":%s,"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d%s}}`+"\n\n", q(t.Model), t.InputTokens, t.OutputTokens, t.InputTokens+t.OutputTokens, chatCached(t))
 	b.WriteString("data: [DONE]\n\n")
 	return b.String()
+}
+
+// chatCached is the prompt_tokens_details member of a Chat usage with
+// cached tokens.
+func chatCached(t Turn) string {
+	if t.CacheReadTokens == 0 {
+		return ""
+	}
+	return fmt.Sprintf(`,"prompt_tokens_details":{"cached_tokens":%d}`, t.CacheReadTokens)
 }
 
 func responsesStream(t Turn) string {
@@ -165,7 +199,7 @@ func responsesStream(t Turn) string {
 	if t.Length {
 		status, name, details = "incomplete", "response.incomplete", `{"reason":"max_output_tokens"}`
 	}
-	ev(name, fmt.Sprintf(`{"type":%q,"response":{"id":"resp_fake","status":%q,"incomplete_details":%s,"model":%s,"output":[%s],"usage":{"input_tokens":%d,"input_tokens_details":{"cached_tokens":0},"output_tokens":%d,"total_tokens":%d}}}`,
-		name, status, details, q(t.Model), strings.Join(items, ","), t.InputTokens, t.OutputTokens, t.InputTokens+t.OutputTokens))
+	ev(name, fmt.Sprintf(`{"type":%q,"response":{"id":"resp_fake","status":%q,"incomplete_details":%s,"model":%s,"output":[%s],"usage":{"input_tokens":%d,"input_tokens_details":{"cached_tokens":%d},"output_tokens":%d,"total_tokens":%d}}}`,
+		name, status, details, q(t.Model), strings.Join(items, ","), t.InputTokens, t.CacheReadTokens, t.OutputTokens, t.InputTokens+t.OutputTokens))
 	return b.String()
 }
