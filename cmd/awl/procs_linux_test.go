@@ -158,11 +158,17 @@ func TestResumeRightAfterKill(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// The moment of the kill: the tool runs, and so does the reaper
+		// awl forks right after starting it (runner/tool's reaper), as sh.
+		// Killed earlier, a child forked but not yet exec'd still holds
+		// awl's files, the session's locked one among them, until its exec
+		// closes them: under load that took long enough for the check
+		// below to see it.
 		tool := 0
-		for deadline := time.Now().Add(2 * time.Minute); tool == 0; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(2 * time.Minute); tool == 0 || !settled(awl, cmd.Process.Pid); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				cmd.Process.Kill()
-				t.Fatalf("round %d: the tool never started", round)
+				t.Fatalf("round %d: the tool (%d) and the reaper never both ran; awl's children: %v", round, tool, childCmdlines(cmd.Process.Pid))
 			}
 			for _, c := range children(cmd.Process.Pid) {
 				if sleepsIn(inSession(c)) == 1 {
@@ -221,6 +227,34 @@ func TestResumeRightAfterKill(t *testing.T) {
 			t.Fatalf("round %d: resume answered %q", round, out)
 		}
 	}
+}
+
+// childCmdlines returns the command lines of pid's children, NULs as
+// spaces.
+func childCmdlines(pid int) []string {
+	var out []string
+	for _, c := range children(pid) {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(c) + "/cmdline")
+		out = append(out, strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " "))
+	}
+	return out
+}
+
+// settled reports whether the awl process pid (started as the program
+// awl) runs its reaper and has no child between fork and exec: such a
+// child still has awl's command line, and holds awl's files.
+func settled(awl string, pid int) bool {
+	reaper := false
+	for _, line := range childCmdlines(pid) {
+		argv0, _, _ := strings.Cut(line, " ")
+		if argv0 == awl {
+			return false
+		}
+		if strings.HasPrefix(line, "sh -c ") && strings.HasSuffix(line, " awl-reaper") {
+			reaper = true
+		}
+	}
+	return reaper
 }
 
 // isZombie reports whether pid is a zombie: exited, every thread of it
