@@ -46,6 +46,7 @@ func fastRun(args []string) (globals, runCmd, bool) {
 			return g, c, false
 		}
 		g.SessionDir, i = v, next
+		c.given.add("session-dir")
 	}
 	if i == len(args) {
 		return g, c, false
@@ -81,6 +82,7 @@ func fastRun(args []string) (globals, runCmd, bool) {
 				return g, c, false
 			}
 			g.SessionDir, i = v, next
+			c.given.add("session-dir")
 		case strings.HasPrefix(a, "-"):
 			name, value, hasValue := strings.Cut(a, "=")
 			var f *fastFlag
@@ -94,6 +96,7 @@ func fastRun(args []string) (globals, runCmd, bool) {
 			if f == nil {
 				return g, c, false
 			}
+			c.given.add(f.name)
 			field := rv.Field(f.index)
 			if f.kind == reflect.Bool {
 				if hasValue {
@@ -168,9 +171,13 @@ type fastFlag struct {
 	bits  int
 	dur   bool // a time.Duration
 	ref   bool // schemaRef
+	// cfg is what a configuration file may do with the flag's key
+	// (given.go).
+	cfg keyClass
 }
 
-// fastFlags is runCmd's flags, in the fields' order. runFlagTable
+// fastFlags is runCmd's flags, in the fields' order, as fastRun and the
+// configuration files read them. runFlagTable
 // (fastrun_flags.go) is written from runCmd's struct tags and held to
 // them by TestRunFlagsAreTheTags: reading the tags by reflection at each
 // start cost about 0.4 ms (docs/performance.md).

@@ -218,6 +218,7 @@ func runSelected(kctx *kong.Context, a *app, store *session.Store) error {
 	}
 	switch c := node.Target.Addr().Interface().(type) {
 	case *runCmd:
+		c.given = givenOf(kctx)
 		// A run waits for the signals where it may block (prepare).
 		return c.Run(a, store)
 	case storeRunner:

@@ -32,84 +32,89 @@ import (
 	"github.com/awlrun/awl/session"
 )
 
+// runCmd is `awl run` and its flags. A flag added here needs a config tag
+// too, and runFlagTable rewritten: given.go says how.
 type runCmd struct {
 	Args         []string      `arg:"" optional:"" name:"prompt"`
-	Dir          string        `name:"cd" short:"C" placeholder:"DIR"`
-	Prompt       string        `short:"p" name:"prompt" placeholder:"TEXT"`
-	PromptFile   string        `short:"f" name:"prompt-file" placeholder:"FILE"`
-	Stdin        bool          `name:"stdin"`
-	NoStdin      bool          `name:"no-stdin"`
-	StdinTimeout time.Duration `name:"stdin-timeout" default:"3s"`
+	Dir          string        `name:"cd" short:"C" placeholder:"DIR" config:"trusted"`
+	Prompt       string        `short:"p" name:"prompt" placeholder:"TEXT" config:"free"`
+	PromptFile   string        `short:"f" name:"prompt-file" placeholder:"FILE" config:"trusted"`
+	Stdin        bool          `name:"stdin" config:"free"`
+	NoStdin      bool          `name:"no-stdin" config:"free"`
+	StdinTimeout time.Duration `name:"stdin-timeout" default:"3s" config:"min"`
 
-	System       string `name:"system" placeholder:"TEXT"`
-	AppendSystem string `name:"append-system" placeholder:"TEXT"`
+	System       string `name:"system" placeholder:"TEXT" config:"free"`
+	AppendSystem string `name:"append-system" placeholder:"TEXT" config:"free"`
 
-	Provider   string `name:"provider" placeholder:"NAME"`
-	Model      string `name:"model" placeholder:"NAME"`
-	BaseURL    string `name:"base-url" placeholder:"URL"`
-	MaxRetries int    `name:"max-retries" default:"4"`
+	Provider   string `name:"provider" placeholder:"NAME" config:"free"`
+	Model      string `name:"model" placeholder:"NAME" config:"free"`
+	BaseURL    string `name:"base-url" placeholder:"URL" config:"trusted"`
+	MaxRetries int    `name:"max-retries" default:"4" config:"min"`
 	// StallTimeout bounds what a silent server costs one model request.
-	StallTimeout time.Duration `name:"stall-timeout" default:"3m" placeholder:"DURATION"`
-	Reasoning    string        `name:"reasoning" placeholder:"EFFORT"`
+	StallTimeout time.Duration `name:"stall-timeout" default:"3m" placeholder:"DURATION" config:"min"`
+	Reasoning    string        `name:"reasoning" placeholder:"EFFORT" config:"free"`
 
-	Tools     []string `name:"tools" sep:"," placeholder:"A,B"`
-	DenyTools []string `name:"deny-tools" sep:"," placeholder:"A,B"`
-	NoTools   bool     `name:"no-tools"`
+	Tools     []string `name:"tools" sep:"," placeholder:"A,B" config:"allow"`
+	DenyTools []string `name:"deny-tools" sep:"," placeholder:"A,B" config:"deny"`
+	NoTools   bool     `name:"no-tools" config:"narrow"`
 
-	Sandbox           string        `name:"sandbox" placeholder:"MODE"`
-	SandboxWritable   []string      `name:"sandbox-writable" sep:"none" placeholder:"DIR"`
-	SandboxNetwork    bool          `name:"sandbox-network"`
-	SandboxBestEffort bool          `name:"sandbox-best-effort"`
-	MCPConfig         []string      `name:"mcp-config" sep:"none" placeholder:"FILE"`
-	MCPTimeout        time.Duration `name:"mcp-timeout" default:"30s"`
-	MCPCallTimeout    time.Duration `name:"mcp-call-timeout" default:"2m"`
-	MCPStrict         bool          `name:"mcp-strict"`
+	Sandbox           string        `name:"sandbox" placeholder:"MODE" config:"sandbox"`
+	SandboxWritable   []string      `name:"sandbox-writable" sep:"none" placeholder:"DIR" config:"trusted"`
+	SandboxNetwork    bool          `name:"sandbox-network" config:"trusted"`
+	SandboxBestEffort bool          `name:"sandbox-best-effort" config:"trusted"`
+	MCPConfig         []string      `name:"mcp-config" sep:"none" placeholder:"FILE" config:"trusted"`
+	MCPTimeout        time.Duration `name:"mcp-timeout" default:"30s" config:"min"`
+	MCPCallTimeout    time.Duration `name:"mcp-call-timeout" default:"2m" config:"min"`
+	MCPStrict         bool          `name:"mcp-strict" config:"narrow"`
 	mcp               *mcp.Manager
 	// secretVars are the variables kept from tools and MCP servers
 	// (secretNames), set by prepare.
 	secretVars []string
 
-	MaxTurns        int           `name:"max-turns" placeholder:"N"`
-	Timeout         time.Duration `name:"timeout" placeholder:"DURATION"`
-	MaxOutputTokens int           `name:"max-output-tokens" placeholder:"N"`
-	MaxCostUSD      float64       `name:"max-cost-usd" placeholder:"X"`
-	MaxTotalTokens  int64         `name:"max-total-tokens" placeholder:"N"`
-	Pricing         string        `name:"pricing" placeholder:"FILE"`
+	MaxTurns        int           `name:"max-turns" placeholder:"N" config:"limit"`
+	Timeout         time.Duration `name:"timeout" placeholder:"DURATION" config:"limit"`
+	MaxOutputTokens int           `name:"max-output-tokens" placeholder:"N" config:"limit"`
+	MaxCostUSD      float64       `name:"max-cost-usd" placeholder:"X" config:"limit"`
+	MaxTotalTokens  int64         `name:"max-total-tokens" placeholder:"N" config:"limit"`
+	Pricing         string        `name:"pricing" placeholder:"FILE" config:"trusted"`
 
 	// The context window: nil means the flag was not given (pointers, so
 	// that an explicit 0 is refused rather than taken for the default).
-	ContextWindow *int64 `name:"context-window" placeholder:"N"`
-	PruneAt       *int   `name:"prune-at" placeholder:"PCT"`
-	CompactAt     *int   `name:"compact-at" placeholder:"PCT"`
-	NoCompact     bool   `name:"no-compact"`
+	ContextWindow *int64 `name:"context-window" placeholder:"N" config:"free"`
+	PruneAt       *int   `name:"prune-at" placeholder:"PCT" config:"free"`
+	CompactAt     *int   `name:"compact-at" placeholder:"PCT" config:"free"`
+	NoCompact     bool   `name:"no-compact" config:"free"`
 
-	Output   string `name:"output" short:"o" enum:"text,json,ndjson" default:"text"`
-	Stream   bool   `name:"stream"`
-	Quiet    bool   `name:"quiet" short:"q"`
-	Progress bool   `name:"progress"`
+	Output   string `name:"output" short:"o" enum:"text,json,ndjson" default:"text" config:"free"`
+	Stream   bool   `name:"stream" config:"free"`
+	Quiet    bool   `name:"quiet" short:"q" config:"free"`
+	Progress bool   `name:"progress" config:"free"`
 
-	OutputSchema      schemaRef `name:"output-schema" placeholder:"FILE"`
-	SchemaRetries     int       `name:"schema-retries" default:"2" placeholder:"N"`
-	Check             []string  `name:"check" sep:"none" placeholder:"CMD"`
-	CheckRetries      int       `name:"check-retries" default:"2" placeholder:"N"`
+	OutputSchema      schemaRef `name:"output-schema" placeholder:"FILE" config:"trusted"`
+	SchemaRetries     int       `name:"schema-retries" default:"2" placeholder:"N" config:"min"`
+	Check             []string  `name:"check" sep:"none" placeholder:"CMD" config:"trusted"`
+	CheckRetries      int       `name:"check-retries" default:"2" placeholder:"N" config:"min"`
 	recordedSchema    []byte    // the --output-schema of a --replay recording
-	OutputLastMessage string    `name:"output-last-message" placeholder:"FILE"`
+	OutputLastMessage string    `name:"output-last-message" placeholder:"FILE" config:"trusted"`
 
-	Resume   string `name:"resume" short:"r" placeholder:"REF"`
-	Continue bool   `name:"continue" short:"c"`
-	Fork     string `name:"fork" placeholder:"REF"`
+	Resume   string `name:"resume" short:"r" placeholder:"REF" config:"-"`
+	Continue bool   `name:"continue" short:"c" config:"-"`
+	Fork     string `name:"fork" placeholder:"REF" config:"-"`
 	// SessionID is validated and lower-cased by prepare.
-	SessionID string `name:"session-id" placeholder:"UUID"`
+	SessionID string `name:"session-id" placeholder:"UUID" config:"-"`
 
-	Image []string `name:"image" sep:"none" placeholder:"FILE"`
+	Image []string `name:"image" sep:"none" placeholder:"FILE" config:"trusted"`
 
-	RedactEnv []string `name:"redact-env" sep:"none" placeholder:"NAME"`
+	RedactEnv []string `name:"redact-env" sep:"none" placeholder:"NAME" config:"deny"`
 
-	NoAgentsMD   bool `name:"no-agents-md"`
-	NoEnvContext bool `name:"no-env-context"`
+	NoAgentsMD   bool `name:"no-agents-md" config:"free"`
+	NoEnvContext bool `name:"no-env-context" config:"free"`
 
-	Replay        string `name:"replay" placeholder:"REF"`
-	ReplayLenient bool   `name:"replay-lenient"`
+	Replay        string `name:"replay" placeholder:"REF" config:"-"`
+	ReplayLenient bool   `name:"replay-lenient" config:"-"`
+
+	// given is the record of the flags the command line gave (given.go).
+	given givenFlags
 }
 
 // Run runs a prompt.

@@ -52,10 +52,11 @@ func parseWith(t *testing.T, only bool, args []string) (out parseOutcome) {
 	}()
 	rewritten, err := rewriteResume(args)
 	if err == nil {
-		var kctx interface{ Command() string }
+		var kctx *kong.Context
 		kctx, err = parser.Parse(rewritten)
 		if err == nil {
 			out.command = kctx.Command()
+			rc.given = givenOf(kctx)
 		}
 	}
 	if err != nil {
@@ -210,8 +211,11 @@ func kongParse(parser *kong.Kong, grammar *runCLI, args []string) (out parseOutc
 		}
 		out.run, out.globals = grammar.Run, grammar.globals
 	}()
-	if _, err := parser.Parse(args); err != nil {
+	kctx, err := parser.Parse(args)
+	if err != nil {
 		out.err = err.Error()
+	} else {
+		grammar.Run.given = givenOf(kctx)
 	}
 	return out
 }
