@@ -447,7 +447,8 @@ func TestGitReadOnly(t *testing.T) {
 		// it, or do either in namespaces of its own.
 		"mount -o remount,bind,rw .git; echo evil > .git/config",
 		"umount .git; umount -l .git; echo evil > .git/config",
-		"unshare --user --mount --propagation unchanged sh -c 'mount -o remount,bind,rw .git; umount -l .git; echo evil > .git/config'",
+		// (New user namespaces are refused too, so unshare fails first.)
+		"unshare --user --mount --propagation unchanged sh -c 'mount -o remount,bind,rw .git; umount -l .git; echo evil > .git/config'; echo evil > .git/config",
 		"unshare --user --map-root-user --mount sh -c 'mount -o remount,bind,rw .git; umount -l .git; echo evil > .git/config'; echo evil > .git/config",
 	} {
 		if res := run(cmd); !res.IsError || !strings.Contains(res.Content, "Read-only file system") {

@@ -43,9 +43,11 @@ func missingReason() string {
 type ruleset struct {
 	fd    int
 	flags uint32
-	// filter is the seccomp network filter, installed after the
-	// Landlock domain; nil with the network on (or where it is not built).
-	filter []unix.SockFilter
+	// filter is the seccomp filter, installed after the Landlock domain
+	// (its network part only with the network off); filterCgroup is the
+	// same but for clone3, which awl's start of a command into a cgroup
+	// needs. Both nil where the filter is not built.
+	filter, filterCgroup []unix.SockFilter
 }
 
 // newRuleset makes the ruleset of p: reading and executing anywhere,
@@ -77,8 +79,9 @@ func newRuleset(p Policy) (*ruleset, error) {
 		return nil, errors.New("make the Landlock ruleset: the kernel has no Landlock")
 	}
 	rs := &ruleset{fd: fd, flags: flags}
-	if !p.Network && len(seccompArchs) > 0 {
-		rs.filter = netFilterProgram(seccompArchs)
+	if len(seccompArchs) > 0 {
+		rs.filter = filterProgram(seccompArchs, p.Network, false)
+		rs.filterCgroup = filterProgram(seccompArchs, p.Network, true)
 	}
 	return rs, nil
 }
@@ -126,6 +129,10 @@ func (rs *ruleset) run(cmd *exec.Cmd, ns *nsInit, started chan<- error) {
 			cmd.SysProcAttr.Pdeathsig = 0
 		}
 	}
+	if err := dropCaps(); err != nil {
+		started <- fmt.Errorf("could not confine the command: drop capabilities: %w", err)
+		return
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		started <- fmt.Errorf("could not confine the command: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 		return
@@ -134,8 +141,12 @@ func (rs *ruleset) run(cmd *exec.Cmd, ns *nsInit, started chan<- error) {
 		started <- fmt.Errorf("could not confine the command: landlock_restrict_self: %w", err)
 		return
 	}
-	if rs.filter != nil {
-		if err := installFilter(rs.filter); err != nil {
+	filter := rs.filter
+	if cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD {
+		filter = rs.filterCgroup
+	}
+	if filter != nil {
+		if err := installFilter(filter); err != nil {
 			started <- fmt.Errorf("could not confine the command: seccomp: %w", err)
 			return
 		}

@@ -92,6 +92,11 @@ type nsInit struct {
 	// commands enter through nsenter, at that path.
 	user    bool
 	nsenter string
+	// setpriv, where awl is root without the capability to make
+	// namespaces itself (a container's root), is setpriv(1)'s path:
+	// commands, root in the user namespace, would otherwise hold every
+	// capability there. "" otherwise.
+	setpriv string
 	once    sync.Once
 	err     error
 	proc    *os.Process
@@ -138,9 +143,14 @@ func userNamespaces(readOnly []string) (*nsInit, error) {
 		}
 	}
 	n := &nsInit{readOnly: readOnly, user: true, nsenter: systemCommand("nsenter")}
-	for _, c := range []string{"sh", "mount", "nsenter"} {
+	need := []string{"sh", "mount", "nsenter"}
+	if os.Geteuid() == 0 {
+		n.setpriv = systemCommand("setpriv")
+		need = append(need, "setpriv")
+	}
+	for _, c := range need {
 		if systemCommand(c) == "" {
-			return nil, fmt.Errorf("%s is not installed (util-linux has mount and nsenter)", c)
+			return nil, fmt.Errorf("%s is not installed (util-linux has mount, nsenter and setpriv)", c)
 		}
 	}
 	return n, nil
@@ -335,7 +345,13 @@ func (n *nsInit) enter(cmd *exec.Cmd) (*os.File, error) {
 	args := []string{"nsenter",
 		fmt.Sprintf("--user=/proc/self/fd/%d", fd), fmt.Sprintf("--mount=/proc/self/fd/%d", fd+1),
 		fmt.Sprintf("--pid=/proc/self/fd/%d", fd+2), fmt.Sprintf("--wd=/proc/self/fd/%d", fd+3),
-		"--preserve-credentials", "--", path}
+		"--preserve-credentials", "--"}
+	if n.setpriv != "" {
+		// Root in the namespace holds every capability of it after
+		// joining it and after exec: setpriv narrows them to keptCaps.
+		args = append(args, n.setpriv, "--bounding-set="+keptCapNames, "--inh-caps=-all", "--ambient-caps=-all", "--")
+	}
+	args = append(args, path)
 	cmd.Args = append(args, cmd.Args[1:]...)
 	cmd.Path = n.nsenter
 	return wd, nil

@@ -32,6 +32,10 @@ func TestMain(m *testing.M) {
 			hold(arg, os.Getenv("AWL_PROBE_CMD"))
 			return
 		}
+		if what == "confine" {
+			confine(arg, os.Getenv("AWL_PROBE_CMD"))
+			return
+		}
 		if err := probe(what, arg); err != nil {
 			fmt.Println("probe failed:", err)
 			os.Exit(1)
@@ -110,6 +114,8 @@ func probe(what, arg string) error {
 			return fmt.Errorf("%s; write: %w", strings.Join(errs, "; "), err)
 		}
 		return nil
+	case "sys", "bpf", "perf", "userfaultfd", "handle", "ptrace", "keyread", "newuser", "caps":
+		return privProbe(what, arg)
 	case "abstract":
 		c, err := net.Dial("unix", "@"+arg)
 		if err != nil {

@@ -1,0 +1,326 @@
+//go:build linux && (amd64 || arm64)
+
+package sandbox_test
+
+import (
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/awlrun/awl/runner/sandbox"
+)
+
+// keptCaps are the capabilities a confined command may hold (issue 47):
+// CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER and CAP_FSETID.
+const keptCaps = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID
+
+// capSets parses the Cap* lines of /proc/PID/status in out.
+func capSets(t *testing.T, out string) map[string]uint64 {
+	t.Helper()
+	sets := map[string]uint64{}
+	for _, line := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || !strings.HasPrefix(k, "Cap") {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		sets[k] = n
+	}
+	if len(sets) != 5 {
+		t.Fatalf("no capability sets in:\n%s", out)
+	}
+	return sets
+}
+
+// checkCaps checks the sets a confined command held: as root, keptCaps
+// at most in every set but the inheritable and ambient ones, which are
+// empty; as another user, none in any but the bounding set, which a
+// process that is not root cannot narrow (nor use: no_new_privs).
+func checkCaps(t *testing.T, sets map[string]uint64) {
+	t.Helper()
+	limit := map[string]uint64{"CapInh": 0, "CapAmb": 0, "CapPrm": 0, "CapEff": 0}
+	if os.Geteuid() == 0 {
+		limit["CapPrm"], limit["CapEff"], limit["CapBnd"] = keptCaps, keptCaps, keptCaps
+	}
+	for k, max := range limit {
+		if sets[k]&^max != 0 {
+			t.Errorf("%s %#x holds capabilities beyond %#x", k, sets[k], max)
+		}
+	}
+}
+
+// A confined command keeps no capability but the four of file work, in
+// every set, as root too: with the namespaces, without them (a container
+// that refuses them), with the network on, and as a root that may not
+// make namespaces itself (a container's root, without CAP_SYS_ADMIN),
+// whose commands would be root in awl's user namespace.
+func TestConfinedCapabilities(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	own := capSets(t, runProbe("caps", ""))
+	if os.Geteuid() == 0 && own["CapEff"]&^keptCaps == 0 {
+		t.Fatalf("root, unconfined, holds no capability beyond the kept ones (%#x): the test would prove nothing", own["CapEff"])
+	}
+	t.Run("namespaces", func(t *testing.T) {
+		f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+		checkCaps(t, capSets(t, f.bash(t, probeCommand(t, "caps", "")).Content))
+		checkCaps(t, capSets(t, f.bash(t, "grep Cap /proc/self/status").Content))
+	})
+	t.Run("without namespaces", func(t *testing.T) {
+		withoutNamespaces(t)
+		f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+		checkCaps(t, capSets(t, f.bash(t, probeCommand(t, "caps", "")).Content))
+	})
+	t.Run("network", func(t *testing.T) {
+		f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite, Network: true})
+		checkCaps(t, capSets(t, f.bash(t, probeCommand(t, "caps", "")).Content))
+	})
+	t.Run("root without CAP_SYS_ADMIN", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("root only")
+		}
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("no setpriv")
+		}
+		exe, _ := os.Executable()
+		cwd := t.TempDir()
+		cmd := exec.Command(setpriv, "--bounding-set=-sys_admin", "--inh-caps=-all", "--", exe)
+		cmd.Env = append(os.Environ(), "AWL_PROBE=confine:"+cwd, "AWL_PROBE_CMD="+probeCommand(t, "caps", ""))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		t.Logf("%s", out)
+		checkCaps(t, capSets(t, string(out)))
+	})
+}
+
+// A root run in a workspace owned by another user (uid 1001, as a GitHub
+// Actions container job's checkout) still writes and edits there: the
+// commands keep the capabilities that takes, and the write and edit
+// tools work as before.
+func TestRootWritesAnotherUsersWorkspace(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	if os.Geteuid() != 0 {
+		t.Skip("root only: another user cannot own files as 1001")
+	}
+	f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	for _, name := range []string{"a.txt", "ro.txt"} {
+		if err := os.WriteFile(filepath.Join(f.cwd, name), []byte("old\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(filepath.Join(f.cwd, "ro.txt"), 0o444)
+	os.Mkdir(filepath.Join(f.cwd, "locked"), 0o555)
+	for _, p := range []string{"", "a.txt", "ro.txt", "locked"} {
+		if err := os.Chown(filepath.Join(f.cwd, p), 1001, 1001); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := f.bash(t, "set -e; echo new > b.txt; sed -i s/old/new/ a.txt; echo more >> ro.txt; echo x > locked/y; "+
+		"chmod 600 a.txt; touch -d 2020-01-01 a.txt; mkdir -p d/e; stat -c '%u %a' a.txt")
+	mustOK(t, res)
+	if !strings.HasPrefix(res.Content, "1001 600\n") {
+		t.Errorf("sed -i, chmod: a.txt should stay 1001's, mode 600:\n%s", res.Content)
+	}
+	mustOK(t, f.call(t, "write", map[string]any{"path": "c.txt", "content": "c\n"}))
+	mustOK(t, f.call(t, "edit", map[string]any{"path": "a.txt", "old_string": "new", "new_string": "edited"}))
+	for name, want := range map[string]string{"a.txt": "edited\n", "b.txt": "new\n", "ro.txt": "old\nmore\n", "locked/y": "x\n", "c.txt": "c\n"} {
+		if b, err := os.ReadFile(filepath.Join(f.cwd, name)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v, want %q", name, b, err, want)
+		}
+	}
+}
+
+// The calls root could use to reach past the sandbox are refused to a
+// confined command, with the namespaces, without them and with the
+// network on. As root each is first shown to reach the kernel unconfined
+// (it succeeds, or fails on its arguments), so the refusal is the
+// sandbox's.
+func TestPrivilegedCallsRefused(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	sys := func(nr int, args ...string) string {
+		return strings.Join(append([]string{strconv.Itoa(nr)}, args...), ",")
+	}
+	calls := []struct{ name, what, arg, want string }{
+		{"bpf", "bpf", "", ""},
+		{"perf_event_open system-wide", "perf", "", ""},
+		{"userfaultfd", "userfaultfd", "", ""},
+		{"open_by_handle_at", "sys", sys(unix.SYS_OPEN_BY_HANDLE_AT, "-1", "0", "0"), ""},
+		{"name_to_handle_at", "sys", sys(unix.SYS_NAME_TO_HANDLE_AT, "-100", "0", "0", "0", "0"), ""},
+		{"kexec_load", "sys", sys(unix.SYS_KEXEC_LOAD, "0", "0", "0", "0"), ""},
+		{"kexec_file_load", "sys", sys(unix.SYS_KEXEC_FILE_LOAD, "-1", "-1", "0", "0", "0"), ""},
+		{"init_module", "sys", sys(unix.SYS_INIT_MODULE, "0", "0", "0"), ""},
+		{"finit_module", "sys", sys(unix.SYS_FINIT_MODULE, "-1", "0", "0"), ""},
+		{"delete_module", "sys", sys(unix.SYS_DELETE_MODULE, "0", "0"), ""},
+		{"process_vm_readv", "sys", sys(unix.SYS_PROCESS_VM_READV, "self", "0", "0", "0", "0", "0"), ""},
+		{"process_vm_writev", "sys", sys(unix.SYS_PROCESS_VM_WRITEV, "self", "0", "0", "0", "0", "0"), ""},
+		{"keyctl", "sys", sys(unix.SYS_KEYCTL, "0", "-3", "0"), ""},
+		{"add_key", "sys", sys(unix.SYS_ADD_KEY, "0", "0", "0", "0", "0"), ""},
+		{"request_key", "sys", sys(unix.SYS_REQUEST_KEY, "0", "0", "0", "0"), ""},
+		{"mount", "sys", sys(unix.SYS_MOUNT, "0", "0", "0", "0", "0"), ""},
+		{"umount2", "sys", sys(unix.SYS_UMOUNT2, "0", "0"), ""},
+		{"pivot_root", "sys", sys(unix.SYS_PIVOT_ROOT, "0", "0"), ""},
+		{"fsopen", "sys", sys(unix.SYS_FSOPEN, "0", "0"), ""},
+		{"open_tree", "sys", sys(unix.SYS_OPEN_TREE, "-1", "0", "0"), ""},
+		{"unshare(CLONE_NEWUSER)", "sys", sys(unix.SYS_UNSHARE, strconv.Itoa(unix.CLONE_NEWUSER)), ""},
+		{"clone(CLONE_NEWUSER)", "newuser", "", ""},
+		{"clone3", "sys", sys(unix.SYS_CLONE3, "0", "0"), "function not implemented"},
+	}
+	refusedUnconfined := func(out string) bool {
+		return strings.Contains(out, "operation not permitted") || strings.Contains(out, "function not implemented")
+	}
+	if os.Geteuid() == 0 {
+		for _, c := range calls {
+			if out := runProbe(c.what, c.arg); refusedUnconfined(out) || !strings.Contains(out, "probe") {
+				if (strings.HasPrefix(c.name, "kexec") || strings.HasSuffix(c.name, "_module")) && strings.Contains(out, "function not implemented") {
+					continue // a kernel without kexec or modules: nothing to refuse
+				}
+				t.Errorf("%s: root, unconfined, should reach the kernel: %s", c.name, out)
+			}
+		}
+	}
+	for _, setup := range []struct {
+		name    string
+		without bool
+		network bool
+	}{{"namespaces", false, false}, {"without namespaces", true, false}, {"network", false, true}} {
+		t.Run(setup.name, func(t *testing.T) {
+			if setup.without {
+				withoutNamespaces(t)
+			}
+			f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite, Network: setup.network})
+			for _, c := range calls {
+				want := c.want
+				if want == "" {
+					want = "operation not permitted"
+				}
+				res := f.bash(t, probeCommand(t, c.what, c.arg))
+				if !strings.Contains(res.Content, "probe failed: ") || !strings.Contains(res.Content, want) {
+					t.Errorf("%s: want it refused (%s):\n%s", c.name, want, res.Content)
+				}
+			}
+			// What a program needs still works: threads (libc falls back
+			// from clone3 to clone), processes, namespaces of awl's.
+			mustOK(t, f.bash(t, "sh -c 'echo $$' | grep -q . && "+probeCommand(t, "caps", "")))
+		})
+	}
+}
+
+// open_by_handle_at opens a file by its inode through any directory of
+// its file system: through the workspace's mount it wrote .git/config
+// past the read-only bind mount, while enforced.git said true.
+func TestFileHandleCannotWriteReadOnlyGit(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	probe := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	requireNamespaces(t, probe.sb.Status())
+	cwd := t.TempDir()
+	config := filepath.Join(cwd, ".git", "config")
+	os.Mkdir(filepath.Join(cwd, ".git"), 0o755)
+	if err := os.WriteFile(config, []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, config, 0)
+	if err != nil {
+		t.Skipf("name_to_handle_at: %v: this file system has no file handles", err)
+	}
+	arg := fmt.Sprintf("%s:%d:%s", cwd, h.Type(), hex.EncodeToString(h.Bytes()))
+	if os.Geteuid() == 0 {
+		if out := runProbe("handle", arg); !strings.Contains(out, "probe ok") {
+			t.Fatalf("root, unconfined, could not write through the handle: the test would prove nothing:\n%s", out)
+		}
+		os.WriteFile(config, []byte("[core]\n"), 0o644)
+	}
+	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if !st.Enforced.Git {
+		t.Fatalf("status %+v: enforced.git false", st)
+	}
+	res := run(toolsFor(cwd, sb), "bash", map[string]any{"command": probeCommand(t, "handle", arg)})
+	if !strings.Contains(res.Content, "probe failed") {
+		t.Errorf("a confined command wrote .git/config through its handle:\n%s", res.Content)
+	}
+	if b, _ := os.ReadFile(config); string(b) != "[core]\n" {
+		t.Errorf(".git/config: %q", b)
+	}
+}
+
+// The caller's session keyring is not the tools': a key in the session
+// keyring of the process that started awl (a login's, or keyctl
+// session's) cannot be read, nor changed, by a confined command.
+func TestSessionKeyringNotShared(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	secret := fmt.Sprintf("awl-key-secret-%d", os.Getpid())
+	// A session keyring of its own, and a key in it, for an awl started
+	// from this thread: the thread's credentials are what a process it
+	// starts inherits.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if _, err := unix.KeyctlJoinSessionKeyring("awl-test"); err != nil {
+		t.Skipf("keyctl(JOIN_SESSION_KEYRING): %v: no keyrings here", err)
+	}
+	id, err := unix.AddKey("user", "awl-test", []byte(secret), unix.KEY_SPEC_SESSION_KEYRING)
+	if err != nil {
+		t.Fatalf("add_key: %v", err)
+	}
+	defer unix.KeyctlInt(unix.KEYCTL_INVALIDATE, id, 0, 0, 0)
+	exe, _ := os.Executable()
+	awl := func(env ...string) string {
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), env...)
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	if out := awl("AWL_PROBE=keyread:" + strconv.Itoa(id)); !strings.Contains(out, secret) {
+		t.Fatalf("unconfined, a child could not read the key: the test would prove nothing:\n%s", out)
+	}
+	for _, without := range []string{"", "1"} {
+		out := awl("AWL_PROBE=confine:"+t.TempDir(), "AWL_PROBE_CMD="+probeCommand(t, "keyread", strconv.Itoa(id)), "AWL_PROBE_NO_NAMESPACES="+without)
+		if strings.Contains(out, secret) || !strings.Contains(out, "probe failed") {
+			t.Errorf("without namespaces %q: a confined command read the caller's key:\n%s", without, out)
+		}
+	}
+}
+
+// ptrace stays scoped by Landlock: a confined command attaches to no
+// process outside its domain (the namespaces' init; without namespaces,
+// a process of the same user that awl did not confine), as root too.
+func TestPtraceScoped(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	target := exec.Command("sleep", "60")
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { target.Process.Kill(); target.Wait() }()
+	pid := strconv.Itoa(target.Process.Pid)
+	if os.Geteuid() == 0 {
+		if out := runProbe("ptrace", pid); !strings.Contains(out, "probe ok") {
+			t.Fatalf("root, unconfined, could not attach: the test would prove nothing:\n%s", out)
+		}
+	}
+	f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	if f.sb.Status().Enforced.Proc {
+		if res := f.bash(t, probeCommand(t, "ptrace", "1")); !strings.Contains(res.Content, "probe failed: operation not permitted") {
+			t.Errorf("a confined command attached to the namespaces' init:\n%s", res.Content)
+		}
+	}
+	withoutNamespaces(t)
+	g := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	if res := g.bash(t, probeCommand(t, "ptrace", pid)); !strings.Contains(res.Content, "probe failed: operation not permitted") {
+		t.Errorf("a confined command attached to a process outside its domain:\n%s", res.Content)
+	}
+}
