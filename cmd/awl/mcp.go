@@ -14,6 +14,7 @@ import (
 
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/mcp"
+	"github.com/awlrun/awl/runner/mcp/oauth"
 	"github.com/awlrun/awl/runner/redact"
 	"github.com/awlrun/awl/runner/sandbox"
 )
@@ -60,7 +61,7 @@ func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp
 	// With $BROWSER set a person is there to authorize a server that wants
 	// OAuth; without it, only stored tokens are used.
 	if b := a.getenv("BROWSER"); b != "" {
-		opts.Login = &mcp.Login{Browser: b, Notify: a.stderr}
+		opts.Login = &oauth.Login{Browser: b, Notify: a.stderr}
 	}
 	if sb != nil {
 		netsb, err := sb.WithNetwork()
@@ -209,13 +210,13 @@ func (c *mcpLoginCmd) Run(a *app) error {
 		Stderr:   a.stderr,
 		Version:  currentStamp().Version,
 		TokenDir: dir,
-		Login:    &mcp.Login{Browser: a.getenv("BROWSER"), Notify: a.stderr, Fresh: true},
+		Login:    &oauth.Login{Browser: a.getenv("BROWSER"), Notify: a.stderr, Fresh: true},
 	})
 	defer m.Close()
 	if f := m.Failed(); len(f) > 0 {
 		return &runner.ConfigError{Reason: "mcp_server_failed", Msg: fmt.Sprintf("mcp server %s: login failed: %v", srv.Name, f[0].Err)}
 	}
-	p := mcp.TokenFile(dir, srv.Name, srv.URL)
+	p := oauth.TokenFile(dir, srv.Name, srv.URL)
 	if _, err := os.Stat(p); err != nil {
 		fmt.Fprintf(a.stderr, "awl: mcp server %s did not ask for OAuth; nothing stored\n", srv.Name)
 		return nil
@@ -234,7 +235,7 @@ func (c *mcpLogoutCmd) Run(a *app) error {
 		return err
 	}
 	dir := mcpTokenDir(a.getenv)
-	p := mcp.TokenFile(dir, srv.Name, srv.URL)
+	p := oauth.TokenFile(dir, srv.Name, srv.URL)
 	if dir == "" {
 		return nil
 	}

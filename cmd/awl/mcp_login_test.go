@@ -22,7 +22,7 @@ import (
 
 	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/provider/providertest"
-	"github.com/awlrun/awl/runner/mcp"
+	"github.com/awlrun/awl/runner/mcp/oauth"
 )
 
 // oauthFake is an MCP server behind OAuth 2.1 and its authorization server
@@ -209,7 +209,7 @@ func TestMCPLoginRefreshLogout(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("login: exit %d\n%s", code, stderr.String())
 	}
-	tokenFile := mcp.TokenFile(filepath.Join(home, ".local", "state", "awl", "mcp-tokens"), "web", f.srv.URL+"/mcp")
+	tokenFile := oauth.TokenFile(filepath.Join(home, ".local", "state", "awl", "mcp-tokens"), "web", f.srv.URL+"/mcp")
 	if !strings.Contains(stderr.String(), "logged in to mcp server web; tokens stored in "+tokenFile) {
 		t.Errorf("login stderr:\n%s", stderr.String())
 	}

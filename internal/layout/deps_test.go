@@ -65,3 +65,32 @@ func TestProjectionImportsOnlyTheLog(t *testing.T) {
 		}
 	}
 }
+
+// mcpLayers are the MCP client's packages under the manager, and what each
+// must not depend on: the manager (its config, processes and tools), the
+// run loop, and each other. The OAuth flows once reached back into the
+// manager for its HTTP client, its secrets and its token store; an Env now
+// hands them what they need, and the transport an Authorizer.
+var mcpLayers = map[string][]string{
+	"runner/mcp/jsonrpc": {"runner/mcp", "runner/mcp/oauth", "runner"},
+	"runner/mcp/oauth":   {"runner/mcp", "runner/mcp/jsonrpc", "runner"},
+	"runner/mcp":         {"runner"},
+}
+
+// TestMCPLayersImportNoManager: go list -deps of each MCP layer names none
+// of the packages it must not depend on.
+func TestMCPLayersImportNoManager(t *testing.T) {
+	for pkg, banned := range mcpLayers {
+		out, err := exec.Command("go", "list", "-deps", module+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, b := range banned {
+				if dep == module+b {
+					t.Errorf("%s depends on %s", pkg, b)
+				}
+			}
+		}
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/awlrun/awl/runner/mcp/oauth"
+
 	"github.com/awlrun/awl/internal/jsonerr"
 )
 
@@ -39,7 +41,7 @@ type Server struct {
 	// OAuth says how awl authorizes with the server; nil means the
 	// authorization-code flow with dynamic registration, when the server
 	// asks for it.
-	OAuth *OAuth
+	OAuth *oauth.Config
 
 	// Roots are the directories awl declares to the server as its roots
 	// (the config's "roots": true is ".", the run's working directory; a
@@ -157,6 +159,7 @@ func sortByName(servers []Server) {
 	sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
 }
 
+// loadFile reads one --mcp-config file: its servers in name order.
 func loadFile(path string, getenv func(string) string) ([]Server, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -178,152 +181,194 @@ func loadFile(path string, getenv func(string) string) ([]Server, error) {
 	slices.Sort(names)
 	var out []Server
 	for _, name := range names {
-		raw := doc.Servers[name]
-		at := func(format string, args ...any) error {
-			return &ConfigError{fmt.Sprintf("%s:%d: server %q: %s", path, lineOf(data, []byte(`"`+name+`"`)), name, fmt.Sprintf(format, args...))}
-		}
-		if !validName(name) {
-			return nil, at("the name must be 1 to 40 letters, digits, _ or -")
-		}
-		var rs rawServer
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if err := dec.Decode(&rs); err != nil {
-			return nil, at("%s", jsonReason(err))
-		}
-		x := expander{getenv: getenv, data: data, path: path, server: name}
-		s := Server{Name: name, File: path}
-		s.Command = x.expand(rs.Command, nil)
-		for _, a := range rs.Args {
-			s.Args = append(s.Args, x.expand(a, nil))
-		}
-		s.Cwd = x.expand(rs.Cwd, nil)
-		s.URL = x.expand(rs.URL, &s.secrets)
-		if len(rs.Env) > 0 {
-			s.Env = map[string]string{}
-			for k, v := range rs.Env {
-				s.Env[k] = x.expand(v, &s.secrets)
-			}
-		}
-		if len(rs.Headers) > 0 {
-			s.Headers = map[string]string{}
-			for k, v := range rs.Headers {
-				v = x.expand(v, nil)
-				s.Headers[k] = v
-				if strings.TrimSpace(v) != "" {
-					s.secrets = append(s.secrets, v)
-				}
-			}
-		}
-		if ro := rs.OAuth; ro != nil {
-			s.OAuth = &OAuth{
-				Grant:             ro.Grant,
-				ClientID:          x.expand(ro.ClientID, nil),
-				ClientSecret:      x.expand(ro.ClientSecret, &s.secrets),
-				PrivateKey:        x.expand(ro.PrivateKey, &s.secrets),
-				SigningAlgorithm:  ro.SigningAlgorithm,
-				ClientMetadataURL: x.expand(ro.ClientMetadataURL, nil),
-				Scopes:            ro.Scopes,
-				PrivateNetwork:    ro.PrivateNetwork,
-			}
-			secrets := []string{s.OAuth.ClientSecret, s.OAuth.PrivateKey}
-			if ri := ro.IdP; ri != nil {
-				s.OAuth.IdP = &IdP{
-					Issuer:        x.expand(ri.Issuer, nil),
-					TokenEndpoint: x.expand(ri.TokenEndpoint, nil),
-					ClientID:      x.expand(ri.ClientID, nil),
-					ClientSecret:  x.expand(ri.ClientSecret, &s.secrets),
-					IDToken:       x.expand(ri.IDToken, &s.secrets),
-				}
-				if s.OAuth.Grant == "" {
-					s.OAuth.Grant = GrantIDJAG
-				}
-				secrets = append(secrets, s.OAuth.IdP.ClientSecret, s.OAuth.IdP.IDToken)
-			}
-			for _, v := range secrets {
-				if strings.TrimSpace(v) != "" && !slices.Contains(s.secrets, v) {
-					s.secrets = append(s.secrets, v)
-				}
-			}
-		}
-		roots, rootsErr := parseRoots(rs.Roots)
-		for _, r := range roots {
-			s.Roots = append(s.Roots, x.expand(r, nil))
-		}
-		if x.err != nil {
-			return nil, x.err
-		}
-		if rootsErr != "" {
-			return nil, at("%s", rootsErr)
-		}
-		for _, r := range s.Roots {
-			if strings.TrimSpace(r) == "" {
-				return nil, at(`roots: an empty directory name`)
-			}
-		}
-		if o := s.OAuth; o != nil {
-			switch {
-			case rs.URL == "":
-				return nil, at(`"oauth" applies to HTTP servers`)
-			case o.Grant != "" && o.Grant != GrantAuthorizationCode && o.Grant != GrantClientCredentials && o.Grant != GrantIDJAG:
-				return nil, at(`oauth: unknown grant %q (authorization_code, client_credentials or id_jag)`, o.Grant)
-			case o.Grant == GrantClientCredentials && o.ClientID == "":
-				return nil, at(`oauth: the client_credentials grant needs a "client_id"`)
-			case o.Grant == GrantClientCredentials && o.ClientSecret == "" && o.PrivateKey == "":
-				return nil, at(`oauth: the client_credentials grant needs a "client_secret" or a "private_key"`)
-			case o.PrivateKey != "" && o.Grant != GrantClientCredentials && o.Grant != GrantIDJAG:
-				return nil, at(`oauth: "private_key" is for the client_credentials and id_jag grants`)
-			case o.IdP != nil && o.Grant != GrantIDJAG:
-				return nil, at(`oauth: "idp" is for the id_jag grant, not %s`, o.Grant)
-			case o.Grant == GrantIDJAG && o.IdP == nil:
-				return nil, at(`oauth: the id_jag grant needs an "idp" object (issuer or token_endpoint, client_id, id_token)`)
-			case o.Grant == GrantIDJAG && o.ClientID == "":
-				return nil, at(`oauth: the id_jag grant needs a "client_id" (the client registered at the MCP server's authorization server)`)
-			case o.Grant == GrantIDJAG && (o.IdP.Issuer == "") == (o.IdP.TokenEndpoint == ""):
-				return nil, at(`oauth: idp needs one of "issuer" and "token_endpoint"`)
-			case o.Grant == GrantIDJAG && o.IdP.ClientID == "":
-				return nil, at(`oauth: idp needs a "client_id" (the client registered at the identity provider)`)
-			case o.Grant == GrantIDJAG && strings.TrimSpace(o.IdP.IDToken) == "":
-				return nil, at(`oauth: idp needs an "id_token" (as "${VAR}", the identity provider's ID token)`)
-			case o.SigningAlgorithm != "" && o.SigningAlgorithm != "ES256" && o.SigningAlgorithm != "RS256":
-				return nil, at(`oauth: signing_algorithm %q: ES256 or RS256`, o.SigningAlgorithm)
-			case o.ClientMetadataURL != "" && !strings.HasPrefix(o.ClientMetadataURL, "https://"):
-				return nil, at(`oauth: client_metadata_url must be an https:// URL`)
-			}
-		}
-		typ := strings.ToLower(rs.Type)
-		switch {
-		case typ == "sse":
-			return nil, at(`type "sse" is not supported: awl speaks stdio and streamable HTTP ("type": "http")`)
-		case typ != "" && typ != "stdio" && typ != "http" && typ != "streamable-http":
-			return nil, at("unknown type %q (stdio or http)", rs.Type)
-		case typ == "http" || typ == "streamable-http" || (typ == "" && s.URL != "" && s.Command == ""):
-			if s.URL == "" {
-				return nil, at(`type "http" needs a "url"`)
-			}
-			if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
-				return nil, at("url must start with http:// or https://")
-			}
-			s.Command, s.Args, s.Env, s.Cwd = "", nil, nil, ""
-		default:
-			if s.Command == "" {
-				return nil, at(`needs a "command" (stdio) or a "url" (http)`)
-			}
-			s.URL, s.Headers = "", nil
-		}
-		if rs.Sandbox != nil {
-			switch *rs.Sandbox {
-			case SandboxNetwork, SandboxOff:
-				s.Sandbox = *rs.Sandbox
-			default:
-				return nil, at(`unknown sandbox %q: "network" lets the server use the network in the run's sandbox, "off" starts it outside; leave it out to confine the server as the tools are`, *rs.Sandbox)
-			}
-			if s.URL != "" {
-				return nil, at(`"sandbox" applies to stdio servers: an HTTP server is not started by awl`)
-			}
+		s, err := parseServer(path, data, name, doc.Servers[name], getenv)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// atFunc makes the *ConfigError of a server: "path:line: server "name": …".
+type atFunc func(format string, args ...any) error
+
+// parseServer reads the server name of the file at path (whose text is
+// data) from raw: its values expanded, then checked.
+func parseServer(path string, data []byte, name string, raw json.RawMessage, getenv func(string) string) (Server, error) {
+	at := func(format string, args ...any) error {
+		return &ConfigError{fmt.Sprintf("%s:%d: server %q: %s", path, lineOf(data, []byte(`"`+name+`"`)), name, fmt.Sprintf(format, args...))}
+	}
+	if !validName(name) {
+		return Server{}, at("the name must be 1 to 40 letters, digits, _ or -")
+	}
+	var rs rawServer
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&rs); err != nil {
+		return Server{}, at("%s", jsonReason(err))
+	}
+	x := expander{getenv: getenv, data: data, path: path, server: name}
+	s := Server{Name: name, File: path}
+	expandServer(&x, &rs, &s)
+	roots, rootsErr := parseRoots(rs.Roots)
+	for _, r := range roots {
+		s.Roots = append(s.Roots, x.expand(r, nil))
+	}
+	if x.err != nil {
+		return Server{}, x.err
+	}
+	if rootsErr != "" {
+		return Server{}, at("%s", rootsErr)
+	}
+	for _, r := range s.Roots {
+		if strings.TrimSpace(r) == "" {
+			return Server{}, at(`roots: an empty directory name`)
+		}
+	}
+	if s.OAuth != nil {
+		if rs.URL == "" {
+			return Server{}, at(`"oauth" applies to HTTP servers`)
+		}
+		if err := checkOAuth(s.OAuth, at); err != nil {
+			return Server{}, err
+		}
+	}
+	if err := settleTransport(&rs, &s, at); err != nil {
+		return Server{}, err
+	}
+	return s, nil
+}
+
+// expandServer sets s's values from rs's, ${VAR} expanded; the values
+// that are secrets are noted in s.secrets.
+func expandServer(x *expander, rs *rawServer, s *Server) {
+	s.Command = x.expand(rs.Command, nil)
+	for _, a := range rs.Args {
+		s.Args = append(s.Args, x.expand(a, nil))
+	}
+	s.Cwd = x.expand(rs.Cwd, nil)
+	s.URL = x.expand(rs.URL, &s.secrets)
+	if len(rs.Env) > 0 {
+		s.Env = map[string]string{}
+		for k, v := range rs.Env {
+			s.Env[k] = x.expand(v, &s.secrets)
+		}
+	}
+	if len(rs.Headers) > 0 {
+		s.Headers = map[string]string{}
+		for k, v := range rs.Headers {
+			v = x.expand(v, nil)
+			s.Headers[k] = v
+			if strings.TrimSpace(v) != "" {
+				s.secrets = append(s.secrets, v)
+			}
+		}
+	}
+	if rs.OAuth != nil {
+		expandOAuth(x, rs.OAuth, s)
+	}
+}
+
+// expandOAuth sets s.OAuth from ro, its secrets noted.
+func expandOAuth(x *expander, ro *rawOAuth, s *Server) {
+	s.OAuth = &oauth.Config{
+		Grant:             ro.Grant,
+		ClientID:          x.expand(ro.ClientID, nil),
+		ClientSecret:      x.expand(ro.ClientSecret, &s.secrets),
+		PrivateKey:        x.expand(ro.PrivateKey, &s.secrets),
+		SigningAlgorithm:  ro.SigningAlgorithm,
+		ClientMetadataURL: x.expand(ro.ClientMetadataURL, nil),
+		Scopes:            ro.Scopes,
+		PrivateNetwork:    ro.PrivateNetwork,
+	}
+	secrets := []string{s.OAuth.ClientSecret, s.OAuth.PrivateKey}
+	if ri := ro.IdP; ri != nil {
+		s.OAuth.IdP = &oauth.IdP{
+			Issuer:        x.expand(ri.Issuer, nil),
+			TokenEndpoint: x.expand(ri.TokenEndpoint, nil),
+			ClientID:      x.expand(ri.ClientID, nil),
+			ClientSecret:  x.expand(ri.ClientSecret, &s.secrets),
+			IDToken:       x.expand(ri.IDToken, &s.secrets),
+		}
+		if s.OAuth.Grant == "" {
+			s.OAuth.Grant = oauth.GrantIDJAG
+		}
+		secrets = append(secrets, s.OAuth.IdP.ClientSecret, s.OAuth.IdP.IDToken)
+	}
+	for _, v := range secrets {
+		if strings.TrimSpace(v) != "" && !slices.Contains(s.secrets, v) {
+			s.secrets = append(s.secrets, v)
+		}
+	}
+}
+
+// checkOAuth refuses an "oauth" object whose grant lacks what it needs or
+// has what belongs to another.
+func checkOAuth(o *oauth.Config, at atFunc) error {
+	switch {
+	case o.Grant != "" && o.Grant != oauth.GrantAuthorizationCode && o.Grant != oauth.GrantClientCredentials && o.Grant != oauth.GrantIDJAG:
+		return at(`oauth: unknown grant %q (authorization_code, client_credentials or id_jag)`, o.Grant)
+	case o.Grant == oauth.GrantClientCredentials && o.ClientID == "":
+		return at(`oauth: the client_credentials grant needs a "client_id"`)
+	case o.Grant == oauth.GrantClientCredentials && o.ClientSecret == "" && o.PrivateKey == "":
+		return at(`oauth: the client_credentials grant needs a "client_secret" or a "private_key"`)
+	case o.PrivateKey != "" && o.Grant != oauth.GrantClientCredentials && o.Grant != oauth.GrantIDJAG:
+		return at(`oauth: "private_key" is for the client_credentials and id_jag grants`)
+	case o.IdP != nil && o.Grant != oauth.GrantIDJAG:
+		return at(`oauth: "idp" is for the id_jag grant, not %s`, o.Grant)
+	case o.Grant == oauth.GrantIDJAG && o.IdP == nil:
+		return at(`oauth: the id_jag grant needs an "idp" object (issuer or token_endpoint, client_id, id_token)`)
+	case o.Grant == oauth.GrantIDJAG && o.ClientID == "":
+		return at(`oauth: the id_jag grant needs a "client_id" (the client registered at the MCP server's authorization server)`)
+	case o.Grant == oauth.GrantIDJAG && (o.IdP.Issuer == "") == (o.IdP.TokenEndpoint == ""):
+		return at(`oauth: idp needs one of "issuer" and "token_endpoint"`)
+	case o.Grant == oauth.GrantIDJAG && o.IdP.ClientID == "":
+		return at(`oauth: idp needs a "client_id" (the client registered at the identity provider)`)
+	case o.Grant == oauth.GrantIDJAG && strings.TrimSpace(o.IdP.IDToken) == "":
+		return at(`oauth: idp needs an "id_token" (as "${VAR}", the identity provider's ID token)`)
+	case o.SigningAlgorithm != "" && o.SigningAlgorithm != "ES256" && o.SigningAlgorithm != "RS256":
+		return at(`oauth: signing_algorithm %q: ES256 or RS256`, o.SigningAlgorithm)
+	case o.ClientMetadataURL != "" && !strings.HasPrefix(o.ClientMetadataURL, "https://"):
+		return at(`oauth: client_metadata_url must be an https:// URL`)
+	}
+	return nil
+}
+
+// settleTransport decides between stdio and HTTP from "type", "command"
+// and "url", drops the other's values, and checks "sandbox".
+func settleTransport(rs *rawServer, s *Server, at atFunc) error {
+	typ := strings.ToLower(rs.Type)
+	switch {
+	case typ == "sse":
+		return at(`type "sse" is not supported: awl speaks stdio and streamable HTTP ("type": "http")`)
+	case typ != "" && typ != "stdio" && typ != "http" && typ != "streamable-http":
+		return at("unknown type %q (stdio or http)", rs.Type)
+	case typ == "http" || typ == "streamable-http" || (typ == "" && s.URL != "" && s.Command == ""):
+		if s.URL == "" {
+			return at(`type "http" needs a "url"`)
+		}
+		if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
+			return at("url must start with http:// or https://")
+		}
+		s.Command, s.Args, s.Env, s.Cwd = "", nil, nil, ""
+	default:
+		if s.Command == "" {
+			return at(`needs a "command" (stdio) or a "url" (http)`)
+		}
+		s.URL, s.Headers = "", nil
+	}
+	if rs.Sandbox != nil {
+		switch *rs.Sandbox {
+		case SandboxNetwork, SandboxOff:
+			s.Sandbox = *rs.Sandbox
+		default:
+			return at(`unknown sandbox %q: "network" lets the server use the network in the run's sandbox, "off" starts it outside; leave it out to confine the server as the tools are`, *rs.Sandbox)
+		}
+		if s.URL != "" {
+			return at(`"sandbox" applies to stdio servers: an HTTP server is not started by awl`)
+		}
+	}
+	return nil
 }
 
 // parseRoots reads a server's "roots": absent, null or false is none,

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"github.com/awlrun/awl/runner/mcp/oauth"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -112,7 +113,7 @@ func TestLoadConfigOAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := got[0].OAuth
-	if o == nil || o.Grant != GrantClientCredentials || o.ClientID != "ci" || o.ClientSecret != "s3cret-value" || !reflect.DeepEqual(o.Scopes, []string{"a", "b"}) || !o.PrivateNetwork {
+	if o == nil || o.Grant != oauth.GrantClientCredentials || o.ClientID != "ci" || o.ClientSecret != "s3cret-value" || !reflect.DeepEqual(o.Scopes, []string{"a", "b"}) || !o.PrivateNetwork {
 		t.Fatalf("oauth: %+v", o)
 	}
 	if !slices.Contains(got[0].secrets, "s3cret-value") {
@@ -130,8 +131,8 @@ func TestLoadConfigIDJAG(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := got[0].OAuth
-	want := IdP{Issuer: "https://idp.example", ClientID: "idp-client", ClientSecret: "idp-5ecret", IDToken: "eyJ.id.token"}
-	if o == nil || o.Grant != GrantIDJAG || o.ClientID != "mcp" || o.IdP == nil || *o.IdP != want {
+	want := oauth.IdP{Issuer: "https://idp.example", ClientID: "idp-client", ClientSecret: "idp-5ecret", IDToken: "eyJ.id.token"}
+	if o == nil || o.Grant != oauth.GrantIDJAG || o.ClientID != "mcp" || o.IdP == nil || *o.IdP != want {
 		t.Fatalf("oauth: %+v", o)
 	}
 	for _, s := range []string{"as-5ecret", "idp-5ecret", "eyJ.id.token"} {

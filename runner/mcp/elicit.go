@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/awlrun/awl/runner/mcp/jsonrpc"
 	"slices"
 	"strings"
 	"sync"
@@ -65,7 +66,7 @@ func (s *server) elicit(_ context.Context, params json.RawMessage) (*elicitResul
 		RequestedSchema json.RawMessage `json:"requestedSchema"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, &rpcError{Code: -32602, Message: "elicitation/create: " + err.Error()}
+		return nil, &jsonrpc.Error{Code: -32602, Message: "elicitation/create: " + err.Error()}
 	}
 	e := Elicitation{Server: s.cfg.Name, Message: cutBytes(s.redact(p.Message), maxElicitMessage)}
 	var res *elicitResult

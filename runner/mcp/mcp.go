@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -22,6 +21,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/awlrun/awl/runner/mcp/jsonrpc"
+	"github.com/awlrun/awl/runner/mcp/oauth"
 	"github.com/awlrun/awl/runner/tool"
 )
 
@@ -64,7 +65,7 @@ type Options struct {
 	TokenDir string
 	// Login, when set, lets the OAuth authorization-code flow run (awl mcp
 	// login, or awl run with $BROWSER set); nil means a headless run.
-	Login *Login
+	Login *oauth.Login
 }
 
 // Status is how a server's start went.
@@ -184,14 +185,11 @@ type server struct {
 	// calls are the tool calls running now, for elicitation requests.
 	calls activeCalls
 
-	// oauth is the server's OAuth handler, made at its first connect.
-	oauth     oauthHandler
+	// oauth is the server's OAuth handler, made at its first connect
+	// (nil when it has none).
+	oauthMu   sync.Mutex
+	oauth     oauth.Handler
 	oauthDone bool
-	// redirect is the OAuth redirect listener (with Options.Login); once
-	// redirectClosed, it is not opened again.
-	redirectMu     sync.Mutex
-	redirect       net.Listener
-	redirectClosed bool
 	// lastFail is the server's last failed HTTP response.
 	failMu   sync.Mutex
 	lastFail httpFailure
@@ -207,7 +205,7 @@ type server struct {
 
 // conn is one running instance of a server.
 type conn struct {
-	cl   *client
+	cl   *jsonrpc.Client
 	proc *proc         // stdio only
 	done chan struct{} // closed when the session ends
 }
@@ -244,35 +242,31 @@ func (s *server) start(ctx context.Context) {
 
 // connect launches or reaches the server, initializes the session and lists
 // the tools, all within Options.Timeout.
-func (s *server) connect(ctx context.Context) (*conn, *initializeResult, []remoteTool, error) {
+func (s *server) connect(ctx context.Context) (*conn, *jsonrpc.InitializeResult, []jsonrpc.Tool, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.m.opts.Timeout, fmt.Errorf("no tool list within %s (--mcp-timeout)", s.m.opts.Timeout))
 	defer cancel()
 	c := &conn{done: make(chan struct{})}
-	var t transport
+	var t jsonrpc.Transport
 	if s.cfg.URL != "" {
-		if !s.oauthDone {
-			s.oauthDone = true
-			h, err := s.oauthHandler()
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			s.oauth = h
+		auth, err := s.authorizer()
+		if err != nil {
+			return nil, nil, nil, err
 		}
 		// A server may end a response stream before the result
 		// (protocol 2025-11-25): the client resumes it with GET and
 		// Last-Event-ID after the stream's retry delay. A server that is
 		// gone is given up on after httpRetries attempts, so that a dead
 		// server costs a call a few seconds, not a minute.
-		t = newHTTPTransport(s.cfg.URL, s.httpClient(), s.oauth, httpRetries)
+		t = jsonrpc.NewHTTP(s.cfg.URL, s.httpClient(), auth, httpRetries)
 	} else {
 		p, err := s.startProc()
 		if err != nil {
 			return nil, nil, nil, errors.New(s.redact(err.Error()))
 		}
 		c.proc = p
-		t = &stdioTransport{r: p.stdout, w: p.stdin}
+		t = jsonrpc.NewStdio(p.stdout, p.stdin)
 	}
-	fail := func(err error) (*conn, *initializeResult, []remoteTool, error) {
+	fail := func(err error) (*conn, *jsonrpc.InitializeResult, []jsonrpc.Tool, error) {
 		if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil {
 			err = cause
 		}
@@ -283,19 +277,61 @@ func (s *server) connect(ctx context.Context) (*conn, *initializeResult, []remot
 		}
 		return nil, nil, nil, errors.New(msg)
 	}
-	c.cl = newClient(t, s.serve)
+	c.cl = jsonrpc.NewClient(t, s.serve)
 	go func() {
-		c.cl.wait()
+		c.cl.Wait()
 		close(c.done)
 	}()
-	if err := c.cl.initialize(ctx, s.m.opts.Version, s.capabilities()); err != nil {
+	init, err := c.cl.Initialize(ctx, s.m.opts.Version, s.capabilities())
+	if err != nil {
 		return fail(err)
 	}
-	list, err := c.cl.tools(ctx)
+	list, err := c.cl.Tools(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("list tools: %w", err))
 	}
-	return c, &c.cl.init, list, nil
+	return c, init, list, nil
+}
+
+// authorizer returns the server's OAuth handler, made at the first
+// connect; nil when its config sends its own Authorization header.
+func (s *server) authorizer() (jsonrpc.Authorizer, error) {
+	s.oauthMu.Lock()
+	defer s.oauthMu.Unlock()
+	if !s.oauthDone {
+		s.oauthDone = true
+		for k := range s.cfg.Headers {
+			if strings.EqualFold(k, "Authorization") {
+				return nil, nil
+			}
+		}
+		h, err := oauth.New(s.cfg.OAuth, &oauth.Env{
+			Name: s.cfg.Name, File: s.cfg.File, URL: s.cfg.URL,
+			HTTPClient: s.m.opts.HTTPClient, TokenDir: s.m.opts.TokenDir, Login: s.m.opts.Login,
+			Secret: s.addSecret, Redact: s.redact, Warnf: s.m.warnf,
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.oauth = h
+	}
+	if s.oauth == nil {
+		// A nil *Handler in the interface would not be nil to the
+		// transport.
+		return nil, nil
+	}
+	return s.oauth, nil
+}
+
+// addSecret keeps token values out of every error and message.
+func (s *server) addSecret(vs ...string) {
+	s.secretMu.Lock()
+	defer s.secretMu.Unlock()
+	for _, v := range vs {
+		if v != "" && !slices.Contains(s.tokens, v) {
+			s.tokens = append(s.tokens, v)
+		}
+	}
 }
 
 // serve answers a request of the server's: ping, roots/list (when the
@@ -312,7 +348,7 @@ func (s *server) serve(ctx context.Context, method string, params json.RawMessag
 	case "elicitation/create":
 		return s.elicit(ctx, params)
 	}
-	return nil, &rpcError{Code: codeMethodNotFound, Message: "awl does not offer " + method}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "awl does not offer " + method}
 }
 
 type root struct {
@@ -335,7 +371,7 @@ func (s *server) roots() []root {
 // authHint says what to do about an HTTP server that refused awl's
 // authorization; "" for other errors and for errors that say it already.
 func (s *server) authHint(err error) string {
-	if s.cfg.URL == "" || errors.Is(err, ErrLoginNeeded) {
+	if s.cfg.URL == "" || errors.Is(err, oauth.ErrLoginNeeded) {
 		return ""
 	}
 	t := err.Error()
@@ -375,7 +411,7 @@ func (c *conn) close() {
 		return
 	}
 	if c.cl != nil {
-		c.cl.close()
+		c.cl.Close()
 	}
 	if c.proc != nil {
 		c.proc.stop()
@@ -383,12 +419,11 @@ func (c *conn) close() {
 }
 
 func (s *server) close() {
-	s.redirectMu.Lock()
-	s.redirectClosed = true
-	if s.redirect != nil {
-		s.redirect.Close()
+	s.oauthMu.Lock()
+	if s.oauth != nil {
+		s.oauth.Close()
 	}
-	s.redirectMu.Unlock()
+	s.oauthMu.Unlock()
 	s.mu.Lock()
 	c := s.conn
 	s.conn = nil

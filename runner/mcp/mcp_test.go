@@ -645,3 +645,25 @@ func TestHTTPCallStatusReachesModel(t *testing.T) {
 		t.Fatalf("after the 500: %+v", res)
 	}
 }
+
+// A stdio server's 20 MiB result reaches the model cut, like an HTTP one,
+// and the server stays: the next call goes to the same process. Before,
+// the SDK's line limit read as "server stopped" and spent the restart.
+func TestBigResultKeepsServer(t *testing.T) {
+	srv, log := fake(t, "big", "huge")
+	m, stderr := start(t, []Server{srv}, Options{})
+	res := call(t, toolByName(t, m, "mcp__big__huge"), `{}`)
+	if res.IsError || !strings.HasPrefix(res.Content, "BEGIN é\n") || !strings.HasSuffix(res.Content, "END") || !strings.Contains(res.Content, "cut as it was read") {
+		t.Fatalf("result: error %v, %d bytes, %q", res.IsError, len(res.Content), res.Content[:min(300, len(res.Content))])
+	}
+	if ok := call(t, toolByName(t, m, "mcp__big__ok"), `{}`); ok.IsError || ok.Content != "fine" {
+		t.Fatalf("the next call: %+v", ok)
+	}
+	b, _ := os.ReadFile(log)
+	if n := strings.Count(string(b), "start "); n != 1 {
+		t.Errorf("the server started %d times:\n%s", n, b)
+	}
+	if !strings.Contains(stderr.String(), "mcp big: a 2") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"github.com/awlrun/awl/runner/mcp/oauth"
 	mbig "math/big"
 	"net/http"
 	"net/http/httptest"
@@ -94,7 +95,7 @@ func newXAAFake(t *testing.T) *xaaFake {
 		switch r.URL.Path {
 		case "/.well-known/oauth-authorization-server":
 			jsonReply(w, 200, map[string]any{"issuer": f.as.URL, "token_endpoint": f.as.URL + "/token",
-				"grant_types_supported": []string{grantJWTBearer}, "code_challenge_methods_supported": []string{"S256"},
+				"grant_types_supported": []string{"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "code_challenge_methods_supported": []string{"S256"},
 				"token_endpoint_auth_methods_supported": []string{"client_secret_basic"}})
 		case "/token":
 			r.ParseForm()
@@ -102,7 +103,7 @@ func newXAAFake(t *testing.T) *xaaFake {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.bearer, f.basic = r.PostForm, [2]string{id, secret}
-			if r.PostForm.Get("grant_type") != grantJWTBearer || r.PostForm.Get("assertion") != xaaJAG || id != "mcp-client" || secret != "as-5ecret" {
+			if r.PostForm.Get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" || r.PostForm.Get("assertion") != xaaJAG || id != "mcp-client" || secret != "as-5ecret" {
 				jsonReply(w, 400, map[string]any{"error": "invalid_grant"})
 				return
 			}
@@ -131,8 +132,8 @@ func newXAAFake(t *testing.T) *xaaFake {
 
 func (f *xaaFake) server() Server {
 	return Server{Name: "xaa", File: "ci.json", URL: f.mcp.URL + "/mcp",
-		OAuth: &OAuth{Grant: GrantIDJAG, ClientID: "mcp-client", ClientSecret: "as-5ecret",
-			IdP: &IdP{Issuer: f.idp.URL, ClientID: "idp-client", IDToken: xaaIDToken}},
+		OAuth: &oauth.Config{Grant: oauth.GrantIDJAG, ClientID: "mcp-client", ClientSecret: "as-5ecret",
+			IdP: &oauth.IdP{Issuer: f.idp.URL, ClientID: "idp-client", IDToken: xaaIDToken}},
 		secrets: []string{"as-5ecret", xaaIDToken}}
 }
 
@@ -312,7 +313,7 @@ func (f *follower) Write(p []byte) (int, error) {
 // reading of RFC 8414 section 3.3 refuses the issuer.
 func TestLegacyMetadataSameOrigin(t *testing.T) {
 	f := newLegacyFake(t, func(base string) string { return base + "/oauth" }, false)
-	m, stderr := start(t, []Server{{Name: "old", URL: f.srv.URL + "/mcp"}}, Options{Timeout: 20 * time.Second, Login: &Login{Notify: &follower{}}})
+	m, stderr := start(t, []Server{{Name: "old", URL: f.srv.URL + "/mcp"}}, Options{Timeout: 20 * time.Second, Login: &oauth.Login{Notify: &follower{}}})
 	if err := m.Status()[0].Err; err != nil {
 		t.Fatalf("start: %v\n%s", err, stderr)
 	}
@@ -341,7 +342,7 @@ func TestLegacyMetadataRefusals(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := newLegacyFake(t, tc.issuer, tc.prm)
 			f.pkce = tc.pkce
-			m, _ := start(t, []Server{{Name: "old", URL: f.srv.URL + "/mcp"}}, Options{Timeout: 20 * time.Second, Login: &Login{Notify: &follower{}}})
+			m, _ := start(t, []Server{{Name: "old", URL: f.srv.URL + "/mcp"}}, Options{Timeout: 20 * time.Second, Login: &oauth.Login{Notify: &follower{}}})
 			err := m.Status()[0].Err
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err: %v", err)
@@ -414,18 +415,18 @@ func TestClientCredentialsGrant(t *testing.T) {
 	var aud string
 	for name, tc := range map[string]struct {
 		methods []string
-		o       OAuth
+		o       oauth.Config
 		check   func(r *http.Request) bool
 	}{
-		"basic": {[]string{"client_secret_basic", "client_secret_post"}, OAuth{ClientSecret: "cc-5ecret"}, func(r *http.Request) bool {
+		"basic": {[]string{"client_secret_basic", "client_secret_post"}, oauth.Config{ClientSecret: "cc-5ecret"}, func(r *http.Request) bool {
 			id, secret, ok := r.BasicAuth()
 			return ok && id == "ci-bot" && secret == "cc-5ecret" && r.PostForm.Get("client_secret") == ""
 		}},
-		"post": {[]string{"client_secret_post"}, OAuth{ClientSecret: "cc-5ecret"}, func(r *http.Request) bool {
+		"post": {[]string{"client_secret_post"}, oauth.Config{ClientSecret: "cc-5ecret"}, func(r *http.Request) bool {
 			_, _, basic := r.BasicAuth()
 			return !basic && r.PostForm.Get("client_id") == "ci-bot" && r.PostForm.Get("client_secret") == "cc-5ecret"
 		}},
-		"private_key_jwt": {[]string{"private_key_jwt"}, OAuth{PrivateKey: pemKey}, func(r *http.Request) bool {
+		"private_key_jwt": {[]string{"private_key_jwt"}, oauth.Config{PrivateKey: pemKey}, func(r *http.Request) bool {
 			if r.PostForm.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
 				return false
 			}
@@ -458,7 +459,7 @@ func TestClientCredentialsGrant(t *testing.T) {
 			resp.Body.Close()
 			aud = prm.AuthorizationServers[0]
 			o := tc.o
-			o.Grant, o.ClientID = GrantClientCredentials, "ci-bot"
+			o.Grant, o.ClientID = oauth.GrantClientCredentials, "ci-bot"
 			m, stderr := start(t, []Server{{Name: "cc", URL: srv.URL + "/mcp", OAuth: &o, secrets: []string{"cc-5ecret", pemKey}}}, Options{Timeout: 20 * time.Second})
 			if err := m.Status()[0].Err; err != nil {
 				t.Fatalf("start: %v\n%s", err, stderr)

@@ -1,8 +1,6 @@
 package mcp
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/awlrun/awl/runner/mcp/jsonrpc"
 	"github.com/awlrun/awl/runner/tool"
-	"github.com/tidwall/gjson"
 )
 
 // terminateAfter is how long a stdio server has to exit once its stdin is
@@ -23,10 +21,12 @@ const terminateAfter = 2 * time.Second
 type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stdout *jsonLines
-	errw   *lineWriter
-	exited chan struct{}
-	once   sync.Once
+	stdout *jsonrpc.Lines
+	// errw, note and warn are its stderr, its stdout's lines that are
+	// not JSON-RPC, and awl's word about a line too long to pass on.
+	errw, note, warn *lineWriter
+	exited           chan struct{}
+	once             sync.Once
 }
 
 // startProc starts the stdio server: the tool environment plus the config's
@@ -77,9 +77,9 @@ func (s *server) startProc() (*proc, error) {
 	// kill the server and leave what it started running.
 	tool.TrackGroup(cmd.Process.Pid, true)
 	p.stdin = stdin
-	p.stdout = &jsonLines{r: r, br: bufio.NewReaderSize(r, 64<<10),
-		note: &lineWriter{prefix: "mcp " + s.cfg.Name + " (stdout, not JSON-RPC): ", w: s.m.stderr},
-		warn: &lineWriter{prefix: "mcp " + s.cfg.Name + ": ", w: s.m.stderr}}
+	p.note = &lineWriter{prefix: "mcp " + s.cfg.Name + " (stdout, not JSON-RPC): ", w: s.m.stderr}
+	p.warn = &lineWriter{prefix: "mcp " + s.cfg.Name + ": ", w: s.m.stderr}
+	p.stdout = jsonrpc.NewLines(r, p.note, p.warn)
 	go func() {
 		cmd.Wait()
 		close(p.exited)
@@ -123,91 +123,7 @@ func (p *proc) stop() {
 		tool.TrackGroup(p.cmd.Process.Pid, false)
 		p.stdout.Close()
 		p.errw.Flush()
-		p.stdout.note.Flush()
-		p.stdout.warn.Flush()
+		p.note.Flush()
+		p.warn.Flush()
 	})
 }
-
-// jsonLines reads a server's stdout and passes on only its JSON-RPC
-// messages: lines that are JSON objects with a "jsonrpc" member (or arrays
-// of them). Other lines, a banner or a JSON log line such as pino's
-// {"level":30,…}, go to note. A line is held whole before it is judged, up
-// to maxMessage bytes; a longer one is scanned as it is read (bigMessage)
-// and replaced by a short message, which warn says.
-type jsonLines struct {
-	r    io.Closer
-	br   *bufio.Reader
-	note *lineWriter
-	warn *lineWriter
-	mu   sync.Mutex
-	// pending is the rest of a line being passed on.
-	pending []byte
-	line    []byte
-	big     *bigMessage
-}
-
-func (j *jsonLines) Read(p []byte) (int, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for len(j.pending) == 0 {
-		chunk, err := j.br.ReadSlice('\n')
-		if j.big != nil {
-			j.big.Write(chunk)
-		} else {
-			j.line = append(j.line, chunk...)
-			if len(j.line) > maxMessage {
-				j.big = &bigMessage{}
-				j.big.Write(j.line)
-				j.line = nil
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if j.big != nil {
-			msg, say := j.big.replacement()
-			j.big = nil
-			j.warn.Write([]byte(say + "\n"))
-			if msg != nil {
-				j.pending = append(append(j.pending[:0], msg...), '\n')
-			}
-		} else if len(j.line) > 0 {
-			if isJSONRPC(j.line) {
-				j.pending = append(j.pending[:0], j.line...)
-			} else if len(bytes.TrimSpace(j.line)) > 0 {
-				j.note.Write(j.line)
-				if j.line[len(j.line)-1] != '\n' {
-					j.note.Write([]byte("\n"))
-				}
-			}
-			j.line = j.line[:0]
-		}
-		if err != nil && len(j.pending) == 0 {
-			return 0, err
-		}
-		if err != nil {
-			break
-		}
-	}
-	n := copy(p, j.pending)
-	j.pending = j.pending[n:]
-	return n, nil
-}
-
-// isJSONRPC reports whether line is a JSON-RPC message: a JSON object with
-// a "jsonrpc" member, or an array whose first element is one.
-func isJSONRPC(line []byte) bool {
-	t := bytes.TrimSpace(line)
-	if len(t) == 0 || !gjson.ValidBytes(t) {
-		return false
-	}
-	switch t[0] {
-	case '{':
-		return gjson.GetBytes(t, "jsonrpc").Exists()
-	case '[':
-		return gjson.GetBytes(t, "0.jsonrpc").Exists()
-	}
-	return false
-}
-
-func (j *jsonLines) Close() error { return j.r.Close() }

@@ -3,15 +3,16 @@ package mcp
 import (
 	"encoding/base64"
 	"encoding/json"
+	"github.com/awlrun/awl/runner/mcp/jsonrpc"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
 // wire decodes a tools/call result as it comes from a server.
-func wire(t *testing.T, s string) *callResult {
+func wire(t *testing.T, s string) *jsonrpc.CallResult {
 	t.Helper()
-	var r callResult
+	var r jsonrpc.CallResult
 	if err := json.Unmarshal([]byte(s), &r); err != nil {
 		t.Fatalf("%s: %v", s, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/awlrun/awl/runner/mcp/jsonrpc"
 	"reflect"
 	"strings"
 	"sync"
@@ -71,7 +72,7 @@ type Tool struct {
 
 var _ tool.Tool = (*Tool)(nil)
 
-func newTool(s *server, name string, t remoteTool) *Tool {
+func newTool(s *server, name string, t jsonrpc.Tool) *Tool {
 	desc := t.Description
 	if desc == "" {
 		desc = t.Title
@@ -148,7 +149,7 @@ func (t *Tool) Run(ctx context.Context, input json.RawMessage) tool.Result {
 	}
 	s.calls.add(ci, t.name)
 	failSeq := s.httpFailureSeq()
-	res, err := c.cl.callTool(cctx, t.remote, input)
+	res, err := c.cl.CallTool(cctx, t.remote, input)
 	s.calls.remove(ci)
 	switch {
 	case err == nil:
@@ -170,7 +171,7 @@ func (t *Tool) Run(ctx context.Context, input json.RawMessage) tool.Result {
 	if f := s.httpFailureSince(failSeq); f != "" {
 		return errorf("%s: MCP server %s answered %s", t.name, s.cfg.Name, f)
 	}
-	var rpcErr *rpcError
+	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		return errorf("%s: MCP server %s answered with an error: %s", t.name, s.cfg.Name, s.redact(rpcErr.Message))
 	}
@@ -196,7 +197,7 @@ func lockCtx(ctx context.Context, mu *sync.Mutex) bool {
 // dead reports whether err means c's server is gone: the connection closed,
 // or the session ended within a moment of the error.
 func dead(c *conn, err error) bool {
-	if errors.Is(err, errConnClosed) {
+	if errors.Is(err, jsonrpc.ErrConnClosed) {
 		return true
 	}
 	select {
@@ -245,7 +246,7 @@ type contentItem struct {
 // images as attachments, structured content as JSON text (unless a text
 // block already holds the same JSON), resource links by URI, embedded text
 // resources with their URI, and a note for what cannot be shown.
-func convertResult(res *callResult) tool.Result {
+func convertResult(res *jsonrpc.CallResult) tool.Result {
 	var parts []string
 	var atts []conv.Attachment
 	var texts []string

@@ -1,4 +1,4 @@
-package mcp
+package jsonrpc
 
 import (
 	"bufio"
@@ -18,10 +18,14 @@ import (
 	"golang.org/x/oauth2"
 )
 
+// NewStdio is the transport of a stdio server: messages to w (its stdin),
+// one a line, and from r (its stdout, through Lines). The process itself,
+// and closing its stdin, are the caller's.
+func NewStdio(r io.Reader, w io.Writer) Transport { return &stdioTransport{r: r, w: w} }
+
 // stdioTransport is a stdio server's stdin and stdout: one message a line.
-// The process itself (and closing its stdin) is proc's.
 type stdioTransport struct {
-	r  io.Reader // the server's stdout, JSON-RPC lines only (jsonLines)
+	r  io.Reader // the server's stdout, JSON-RPC lines only (Lines)
 	w  io.Writer // its stdin
 	mu sync.Mutex
 }
@@ -31,14 +35,14 @@ func (s *stdioTransport) send(_ context.Context, data []byte, _ string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := s.w.Write(line); err != nil {
-		return fmt.Errorf("%w: write to the server: %v", errConnClosed, err)
+		return fmt.Errorf("%w: write to the server: %v", ErrConnClosed, err)
 	}
 	return nil
 }
 
 func (s *stdioTransport) start(deliver func([]byte), _ func(string, error), fail func(error)) {
 	go func() {
-		// jsonLines passes on no line over maxMessage (a longer one is
+		// Lines passes on no line over MaxMessage (a longer one is
 		// replaced as it is read), so a line is bounded here.
 		br := bufio.NewReaderSize(s.r, 64<<10)
 		for {
@@ -79,8 +83,8 @@ const (
 type httpTransport struct {
 	url        string
 	client     *http.Client
-	oauth      oauthHandler // nil: no OAuth
-	maxRetries int          // reconnections of a stream without progress
+	oauth      Authorizer // nil: no OAuth
+	maxRetries int        // reconnections of a stream without progress
 
 	ctx    context.Context // the connection's; cancelled by close
 	cancel context.CancelFunc
@@ -98,7 +102,23 @@ type httpTransport struct {
 	missing   bool // the server answered 404 for the session
 }
 
-func newHTTPTransport(url string, client *http.Client, oauth oauthHandler, maxRetries int) *httpTransport {
+// Authorizer gets the tokens of one HTTP server: the transport sends what
+// TokenSource gives, and calls Authorize on a 401 or 403 (which reads and
+// closes the response) before sending once more.
+type Authorizer interface {
+	TokenSource(context.Context) (oauth2.TokenSource, error)
+	Authorize(ctx context.Context, req *http.Request, resp *http.Response) error
+}
+
+// NewHTTP is the streamable HTTP transport to url: client makes the
+// requests, oauth (nil for none) authorizes them, and an interrupted
+// response stream is resumed maxRetries times without progress before the
+// request fails.
+func NewHTTP(url string, client *http.Client, oauth Authorizer, maxRetries int) Transport {
+	return newHTTP(url, client, oauth, maxRetries)
+}
+
+func newHTTP(url string, client *http.Client, oauth Authorizer, maxRetries int) *httpTransport {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &httpTransport{url: url, client: client, oauth: oauth, maxRetries: maxRetries, ctx: ctx, cancel: cancel}
 }
@@ -298,11 +318,11 @@ func (h *httpTransport) send(ctx context.Context, data []byte, id string) error 
 	return nil
 }
 
-// readJSON delivers a JSON response body: held whole up to maxMessage, a
+// readJSON delivers a JSON response body: held whole up to MaxMessage, a
 // longer one scanned as it is read and replaced, as on stdio.
 func (h *httpTransport) readJSON(body io.Reader) {
-	data, _ := io.ReadAll(io.LimitReader(body, maxMessage+1))
-	if len(data) <= maxMessage {
+	data, _ := io.ReadAll(io.LimitReader(body, MaxMessage+1))
+	if len(data) <= MaxMessage {
 		h.deliver(data)
 		return
 	}
@@ -476,7 +496,7 @@ func (h *httpTransport) close() {
 
 // eventScanner reads server-sent events: data lines joined with "\n", the
 // event's id, name and retry. Lines end in LF or CRLF. An event's data past
-// maxMessage is scanned as it is read and replaced (bigMessage), as a stdio
+// MaxMessage is scanned as it is read and replaced (bigMessage), as a stdio
 // line is: a 50 MB result is never held.
 type eventScanner struct {
 	br *bufio.Reader
@@ -492,7 +512,7 @@ func newEventScanner(r io.Reader) *eventScanner {
 
 // maxEventLine is the most of one line the scanner holds; the rest of a longer
 // data line goes to bigMessage, of any other line is dropped.
-const maxEventLine = maxMessage + 64<<10
+const maxEventLine = MaxMessage + 64<<10
 
 // next reads the next event with data, an id or a retry; false at the
 // stream's end (an event cut by the end is dropped, as the format says).
@@ -536,7 +556,7 @@ func (s *eventScanner) next() bool {
 			case big != nil:
 				big.Write([]byte("\n"))
 				big.Write(value)
-			case long || len(s.data)+len(value) > maxMessage:
+			case long || len(s.data)+len(value) > MaxMessage:
 				big = &bigMessage{}
 				big.Write(s.data)
 				if len(s.data) > 0 {

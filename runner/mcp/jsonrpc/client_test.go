@@ -1,4 +1,4 @@
-package mcp
+package jsonrpc
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ type pipeServer struct {
 	toC *io.PipeWriter
 }
 
-func newPipeClient(t *testing.T, respond func(m message) []string, handle handler) (*client, *pipeServer) {
+func newPipeClient(t *testing.T, respond func(m message) []string, handle Handler) (*Client, *pipeServer) {
 	t.Helper()
 	srvR, cliW := io.Pipe()
 	cliR, srvW := io.Pipe()
@@ -46,11 +46,11 @@ func newPipeClient(t *testing.T, respond func(m message) []string, handle handle
 	}()
 	if handle == nil {
 		handle = func(context.Context, string, json.RawMessage) (any, error) {
-			return nil, &rpcError{Code: codeMethodNotFound, Message: "no"}
+			return nil, &Error{Code: CodeMethodNotFound, Message: "no"}
 		}
 	}
-	c := newClient(&stdioTransport{r: cliR, w: cliW}, handle)
-	t.Cleanup(func() { c.close(); cliW.Close(); srvW.Close() })
+	c := NewClient(&stdioTransport{r: cliR, w: cliW}, handle)
+	t.Cleanup(func() { c.Close(); cliW.Close(); srvW.Close() })
 	return c, ps
 }
 
@@ -84,15 +84,18 @@ func TestClientOddAnswers(t *testing.T) {
 		return nil
 	}, func(_ context.Context, method string, _ json.RawMessage) (any, error) {
 		if method == "roots/list" {
-			return map[string]any{"roots": []root{{URI: "file:///w", Name: "w"}}}, nil
+			return map[string]any{"roots": []struct {
+				URI  string `json:"uri"`
+				Name string `json:"name"`
+			}{{"file:///w", "w"}}}, nil
 		}
-		return nil, &rpcError{Code: codeMethodNotFound, Message: "awl does not offer " + method}
+		return nil, &Error{Code: CodeMethodNotFound, Message: "awl does not offer " + method}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var page struct {
-		Tools      []remoteTool `json:"tools"`
-		NextCursor string       `json:"nextCursor"`
+		Tools      []Tool `json:"tools"`
+		NextCursor string `json:"nextCursor"`
 	}
 	if err := c.call(ctx, "tools/list", nil, &page); err != nil || len(page.Tools) != 1 || page.NextCursor != "p2" {
 		t.Fatalf("tools/list: %v %+v", err, page)
@@ -109,8 +112,8 @@ func TestClientOddAnswers(t *testing.T) {
 	if !got[`"s1" {"roots":[{"uri":"file:///w","name":"w"}]}`] || !got[`"s2" -32601 awl does not offer sampling/createMessage`] {
 		t.Errorf("answers to the server's requests: %v", got)
 	}
-	_, err := c.callTool(ctx, "a", json.RawMessage(`{}`))
-	var re *rpcError
+	_, err := c.CallTool(ctx, "a", json.RawMessage(`{}`))
+	var re *Error
 	if !errors.As(err, &re) || re.Message != "it broke" {
 		t.Errorf("an error answer: %v", err)
 	}
@@ -119,7 +122,7 @@ func TestClientOddAnswers(t *testing.T) {
 	}
 }
 
-func errText(e *rpcError) string {
+func errText(e *Error) string {
 	if e == nil {
 		return ""
 	}
@@ -128,7 +131,7 @@ func errText(e *rpcError) string {
 
 // A call whose context ends is given up at once and the server told with
 // notifications/cancelled; a server that exits fails every call with
-// errConnClosed, and later calls too.
+// ErrConnClosed, and later calls too.
 func TestClientCancelAndExit(t *testing.T) {
 	c, ps := newPipeClient(t, func(m message) []string { return nil }, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -156,10 +159,10 @@ func TestClientCancelAndExit(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		ps.toC.Close() // the server's stdout ends: it exited
 	}()
-	if err := c.call(context.Background(), "tools/list", nil, nil); !errors.Is(err, errConnClosed) {
+	if err := c.call(context.Background(), "tools/list", nil, nil); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("a call to a server that exits: %v", err)
 	}
-	if err := c.call(context.Background(), "tools/list", nil, nil); !errors.Is(err, errConnClosed) {
+	if err := c.call(context.Background(), "tools/list", nil, nil); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("a call after the server exited: %v", err)
 	}
 	select {
@@ -178,7 +181,7 @@ func TestClientRefusesUnknownVersion(t *testing.T) {
 		}
 		return nil
 	}, nil)
-	err := c.initialize(context.Background(), "dev", map[string]any{})
+	_, err := c.Initialize(context.Background(), "dev", map[string]any{})
 	if err == nil || !strings.Contains(err.Error(), `"1999-01-01"`) {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -186,13 +189,13 @@ func TestClientRefusesUnknownVersion(t *testing.T) {
 
 // The event scanner reads what the format allows: CRLF, comments, data over
 // several lines, an id or retry alone, events it has no use for, and a data
-// line past maxMessage, which it scans in bounded memory and replaces.
+// line past MaxMessage, which it scans in bounded memory and replaces.
 func TestEventScanner(t *testing.T) {
 	stream := ": a comment\r\n" +
 		"id: 1\r\nretry: 250\r\n\r\n" +
 		"event: message\ndata: {\"a\":\ndata: 1}\n\n" +
 		"event: ping\ndata: x\n\n" +
-		"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"" + strings.Repeat("y", maxMessage+100) + "\"}]}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"" + strings.Repeat("y", MaxMessage+100) + "\"}]}}\n\n" +
 		"data: cut by the end"
 	sc := newEventScanner(strings.NewReader(stream))
 	type ev struct {
@@ -258,7 +261,7 @@ func TestHTTPTransport(t *testing.T) {
 	}))
 	defer srv.Close()
 	pinged := make(chan bool, 1)
-	c := newClient(newHTTPTransport(srv.URL, srv.Client(), nil, 2), func(_ context.Context, method string, _ json.RawMessage) (any, error) {
+	c := NewClient(NewHTTP(srv.URL, srv.Client(), nil, 2), func(_ context.Context, method string, _ json.RawMessage) (any, error) {
 		if method == "ping" {
 			pinged <- true
 		}
@@ -266,10 +269,10 @@ func TestHTTPTransport(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := c.initialize(ctx, "dev", map[string]any{}); err != nil {
+	if _, err := c.Initialize(ctx, "dev", map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.tools(ctx); err != nil {
+	if _, err := c.Tools(ctx); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -294,7 +297,7 @@ func TestHTTPTransport(t *testing.T) {
 	mu.Lock()
 	status = http.StatusServiceUnavailable
 	mu.Unlock()
-	if _, err := c.callTool(ctx, "x", json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), "503") {
+	if _, err := c.CallTool(ctx, "x", json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("a 503: %v", err)
 	}
 	select {
@@ -305,7 +308,7 @@ func TestHTTPTransport(t *testing.T) {
 	mu.Lock()
 	status = http.StatusNotFound
 	mu.Unlock()
-	if _, err := c.callTool(ctx, "x", json.RawMessage(`{}`)); !errors.Is(err, errSessionMissing) {
+	if _, err := c.CallTool(ctx, "x", json.RawMessage(`{}`)); !errors.Is(err, errSessionMissing) {
 		t.Fatalf("a 404 for the session: %v", err)
 	}
 	select {
@@ -313,7 +316,7 @@ func TestHTTPTransport(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a 404 for the session did not end it")
 	}
-	c.close()
+	c.Close()
 	mu.Lock()
 	if strings.Contains(strings.Join(seen, "\n"), "DELETE") {
 		t.Errorf("DELETE for a session the server no longer knows:\n%s", strings.Join(seen, "\n"))
@@ -321,11 +324,11 @@ func TestHTTPTransport(t *testing.T) {
 	status = 0
 	mu.Unlock()
 	// A session that ends well ends on the server too.
-	c = newClient(newHTTPTransport(srv.URL, srv.Client(), nil, 2), func(context.Context, string, json.RawMessage) (any, error) { return struct{}{}, nil })
-	if err := c.initialize(ctx, "dev", map[string]any{}); err != nil {
+	c = NewClient(NewHTTP(srv.URL, srv.Client(), nil, 2), func(context.Context, string, json.RawMessage) (any, error) { return struct{}{}, nil })
+	if _, err := c.Initialize(ctx, "dev", map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
-	c.close()
+	c.Close()
 	mu.Lock()
 	defer mu.Unlock()
 	all := strings.Join(seen, "\n")
@@ -341,13 +344,13 @@ func TestHTTPTransport(t *testing.T) {
 	}
 }
 
-// A JSON answer past maxMessage is read through in bounded memory and
+// A JSON answer past MaxMessage is read through in bounded memory and
 // delivered as its cut replacement.
 func TestHTTPBigJSONAnswer(t *testing.T) {
-	h := newHTTPTransport("http://unused", nil, nil, 0)
+	h := newHTTP("http://unused", nil, nil, 0)
 	var got [][]byte
 	h.start(func(b []byte) { got = append(got, bytes.Clone(b)) }, nil, nil)
-	body := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + strings.Repeat("z", maxMessage+10) + `END"}],"isError":true}}`
+	body := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + strings.Repeat("z", MaxMessage+10) + `END"}],"isError":true}}`
 	h.readJSON(strings.NewReader(body))
 	if len(got) != 1 || len(got[0]) > 64<<10 || !answers(got[0], "3") || !bytes.Contains(got[0], []byte(`"isError":true`)) || !bytes.Contains(got[0], []byte("END")) {
 		t.Fatalf("delivered %d messages: %.300s", len(got), got)

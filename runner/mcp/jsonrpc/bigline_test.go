@@ -1,42 +1,39 @@
-package mcp
+package jsonrpc
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/awlrun/awl/internal/testenv"
+	"github.com/awlrun/awl/runner/tool"
 )
 
-// readAll passes the server's stdout through jsonLines and returns the
+// readAll passes the server's stdout through Lines and returns the
 // lines the MCP client gets, and what awl said on stderr.
 func readAll(t *testing.T, stdout string) ([]string, string) {
 	t.Helper()
 	stderr := &testenv.Buffer{}
-	j := &jsonLines{r: io.NopCloser(nil), br: bufio.NewReaderSize(strings.NewReader(stdout), 64<<10),
-		note: &lineWriter{prefix: "mcp s (stdout, not JSON-RPC): ", w: stderr},
-		warn: &lineWriter{prefix: "mcp s: ", w: stderr}}
+	j := NewLines(io.NopCloser(strings.NewReader(stdout)), stderr, stderr)
 	b, err := io.ReadAll(j)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	for _, l := range lines {
-		if len(l) > maxMessage {
+		if len(l) > MaxMessage {
 			t.Errorf("a line of %d bytes passed on", len(l))
 		}
 	}
 	return lines, stderr.String()
 }
 
-// big is a text over maxMessage whose cut points fall in escapes and in
+// big is a text over MaxMessage whose cut points fall in escapes and in
 // two-byte characters, between BEGIN and END.
 func big() string {
-	return "BEGIN é\n" + strings.Repeat("0123456789abcdé\"\n\\", (maxMessage+4<<20)/20) + "END"
+	return "BEGIN é\n" + strings.Repeat("0123456789abcdé\"\n\\", (MaxMessage+4<<20)/20) + "END"
 }
 
 func TestBigResultIsCut(t *testing.T) {
@@ -81,8 +78,8 @@ func TestBigResultIsCut(t *testing.T) {
 			if !strings.HasPrefix(got, wantHead) || !strings.HasSuffix(got, "\\END") || !utf8.ValidString(got) || strings.Contains(got, "\uFFFD") {
 				t.Errorf("text head %q, tail %q", got[:40], got[len(got)-40:])
 			}
-			if len(got) > maxText {
-				t.Errorf("text of %d bytes: convertResult would cut it again", len(got))
+			if len(got) > tool.OutputHeadBytes+tool.OutputTailBytes {
+				t.Errorf("text of %d bytes: the tool result would be cut again", len(got))
 			}
 			if !strings.Contains(got, "MiB result, over the 16 MiB a stdio message may hold: cut as it was read;") {
 				t.Errorf("no note in %q", got[headKeep-100:headKeep+400])
@@ -118,28 +115,6 @@ func TestBigErrorAndNotification(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "error response cut") || !strings.Contains(stderr, "message that is not a response dropped") {
 		t.Errorf("stderr: %q", stderr)
-	}
-}
-
-// A stdio server's 20 MiB result reaches the model cut, like an HTTP one,
-// and the server stays: the next call goes to the same process. Before,
-// the SDK's line limit read as "server stopped" and spent the restart.
-func TestBigResultKeepsServer(t *testing.T) {
-	srv, log := fake(t, "big", "huge")
-	m, stderr := start(t, []Server{srv}, Options{})
-	res := call(t, toolByName(t, m, "mcp__big__huge"), `{}`)
-	if res.IsError || !strings.HasPrefix(res.Content, "BEGIN é\n") || !strings.HasSuffix(res.Content, "END") || !strings.Contains(res.Content, "cut as it was read") {
-		t.Fatalf("result: error %v, %d bytes, %q", res.IsError, len(res.Content), res.Content[:min(300, len(res.Content))])
-	}
-	if ok := call(t, toolByName(t, m, "mcp__big__ok"), `{}`); ok.IsError || ok.Content != "fine" {
-		t.Fatalf("the next call: %+v", ok)
-	}
-	b, _ := os.ReadFile(log)
-	if n := strings.Count(string(b), "start "); n != 1 {
-		t.Errorf("the server started %d times:\n%s", n, b)
-	}
-	if !strings.Contains(stderr.String(), "mcp big: a 2") {
-		t.Errorf("stderr: %s", stderr.String())
 	}
 }
 

@@ -1,4 +1,4 @@
-package mcp
+package jsonrpc
 
 import (
 	"encoding/json"
@@ -8,16 +8,17 @@ import (
 	"github.com/awlrun/awl/runner/tool"
 )
 
-// maxMessage is the longest line from a stdio server that is passed on to
+// MaxMessage is the longest line from a stdio server that is passed on to
 // the MCP client whole: the SDK's own limit for one message, past which it
 // drops the connection as if the server had stopped. A longer line is read
 // through bigMessage instead, in bounded memory, and replaced by a short
 // message in its stead: a tool result cut like any other, the server kept.
-const maxMessage = 16 << 20
+const MaxMessage = 16 << 20
 
 // Of a big result's text, bigMessage keeps the first headKeep and the last
 // tailKeep bytes (as the server escaped them): with the note between them
-// the text stays within what convertResult keeps, so it is cut once.
+// the text stays within what a tool result keeps (runner/tool's head and
+// tail), so the manager cuts it no further.
 const (
 	headKeep = tool.OutputHeadBytes - 1024
 	tailKeep = tool.OutputTailBytes - 1024
@@ -256,7 +257,7 @@ func (m *bigMessage) keepText(b byte) {
 func (m *bigMessage) replacement() ([]byte, string) {
 	size := fmt.Sprintf("%.1f MiB", float64(m.size)/(1<<20))
 	if m.method || len(m.id) == 0 || !json.Valid(m.id) {
-		return nil, fmt.Sprintf("a %s message that is not a response dropped (over the %d MiB a stdio message may hold)", size, maxMessage>>20)
+		return nil, fmt.Sprintf("a %s message that is not a response dropped (over the %d MiB a stdio message may hold)", size, MaxMessage>>20)
 	}
 	if m.hasError {
 		code := json.RawMessage(m.errCode)
@@ -270,7 +271,7 @@ func (m *bigMessage) replacement() ([]byte, string) {
 	tail := append(append([]byte(nil), m.tail[m.tailStart:]...), m.tail[:m.tailStart]...)
 	head, rest := decodeEscaped(m.head, false), decodeEscaped(tail, true)
 	cutBytes := m.textBytes - int64(len(m.head)) - int64(len(tail))
-	note := fmt.Sprintf("[… a %s result, over the %d MiB a stdio message may hold: cut as it was read; %d bytes of its text (as sent) left out", size, maxMessage>>20, cutBytes)
+	note := fmt.Sprintf("[… a %s result, over the %d MiB a stdio message may hold: cut as it was read; %d bytes of its text (as sent) left out", size, MaxMessage>>20, cutBytes)
 	if n := m.items - m.texts; n > 0 {
 		note += fmt.Sprintf(", and %d content item(s) that are not text", n)
 	}

@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// What the OAuth flows (oauth.go, oauthcode.go) read and send around the
+// What the OAuth flows (code.go, grant.go) read and send around the
 // token request: a 401's challenges (RFC 9110 section 11.6.1), protected
 // resource metadata (RFC 9728), authorization server metadata (RFC 8414
 // and OpenID Connect Discovery), dynamic client registration (RFC 7591)

@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"context"
@@ -6,22 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 )
-
-// oauthHandler gets the tokens of one HTTP server: the transport sends
-// what TokenSource gives, and calls Authorize on a 401 or 403 (which
-// reads and closes the response) before sending once more.
-type oauthHandler interface {
-	TokenSource(context.Context) (oauth2.TokenSource, error)
-	Authorize(ctx context.Context, req *http.Request, resp *http.Response) error
-}
 
 // codeHandler is the authorization-code flow of the MCP authorization
 // spec: the protected resource metadata (RFC 9728) names the
@@ -50,34 +45,19 @@ type oauthHandler interface {
 // is refused, and wherever protected resource metadata names the
 // authorization server the strict check stands.
 type codeHandler struct {
-	s        *server
-	o        *OAuth
-	redirect string
-	dcr      *clientMeta
+	env         *Env
+	o           *Config
+	redirect    redirect
+	redirectURL string
+	dcr         *clientMeta
 
 	tokens
 	mu      sync.Mutex
 	granted map[string][]string // scopes granted so far, by issuer
 }
 
-// tokens is a handler's token source now: the transport's requests read
-// it while an authorization may replace it.
-type tokens struct {
-	tsMu sync.Mutex
-	ts   oauth2.TokenSource
-}
-
-func (t *tokens) TokenSource(context.Context) (oauth2.TokenSource, error) {
-	t.tsMu.Lock()
-	defer t.tsMu.Unlock()
-	return t.ts, nil
-}
-
-func (t *tokens) set(ts oauth2.TokenSource) {
-	t.tsMu.Lock()
-	t.ts = ts
-	t.tsMu.Unlock()
-}
+// Close closes the redirect listener for good.
+func (h *codeHandler) Close() { h.redirect.close() }
 
 func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	defer resp.Body.Close()
@@ -91,7 +71,7 @@ func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *ht
 		// the server's answer.
 		return nil
 	}
-	c := guarded(h.s.plainHTTPClient(), trustHosts(req.URL, h.o.PrivateNetwork))
+	c := guarded(h.env.client(), trustHosts(req.URL, h.o.PrivateNetwork))
 	prm, published, legacy := resourceMetaOf(ctx, c, challenges, req.URL)
 	if published && len(prm.AuthorizationServers) == 0 {
 		return errors.New("protected resource metadata: no authorization server named")
@@ -163,10 +143,10 @@ func bearerOrAnyParam(cs []challenge, name string) string {
 // authorize runs the flow with the authorization server of asm for the
 // resource of prm.
 func (h *codeHandler) authorize(ctx context.Context, asm *authServerMeta, prm *resourceMeta, challenges []challenge) error {
-	c := h.s.plainHTTPClient()
+	c := h.env.client()
 	cfg := &oauth2.Config{
 		Endpoint:    oauth2.Endpoint{AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint},
-		RedirectURL: h.redirect,
+		RedirectURL: h.redirectURL,
 	}
 	switch {
 	case h.o.ClientMetadataURL != "" && asm.ClientIDMetadataDocumentSupported:
@@ -177,10 +157,10 @@ func (h *codeHandler) authorize(ctx context.Context, asm *authServerMeta, prm *r
 	case asm.RegistrationEndpoint != "":
 		reg, err := registerClient(ctx, c, asm.RegistrationEndpoint, h.dcr)
 		if err != nil {
-			return fmt.Errorf("client registration: %s", h.s.redact(err.Error()))
+			return fmt.Errorf("client registration: %s", h.env.redact(err.Error()))
 		}
 		cfg.ClientID, cfg.ClientSecret = reg.ClientID, reg.ClientSecret
-		h.s.addSecret(reg.ClientSecret)
+		h.env.secret(reg.ClientSecret)
 		method := reg.AuthMethod
 		if method == "" {
 			// The server kept what awl asked for (RFC 7591 section 3.2.1).
@@ -196,7 +176,7 @@ func (h *codeHandler) authorize(ctx context.Context, asm *authServerMeta, prm *r
 	}
 	cfg.Scopes = h.scopes(asm, prm, challenges)
 	verifier, state := oauth2.GenerateVerifier(), rand.Text()
-	res, err := h.s.fetchCode(ctx, cfg.AuthCodeURL(state,
+	res, err := h.fetchCode(ctx, cfg.AuthCodeURL(state,
 		oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", prm.Resource)))
 	if err != nil {
 		return err
@@ -212,14 +192,14 @@ func (h *codeHandler) authorize(ctx context.Context, asm *authServerMeta, prm *r
 	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, c), res.Code,
 		oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", prm.Resource))
 	if err != nil {
-		return fmt.Errorf("token request: %s", h.s.redact(err.Error()))
+		return fmt.Errorf("token request: %s", h.env.redact(err.Error()))
 	}
 	granted := cfg.Scopes
 	if s, ok := tok.Extra("scope").(string); ok {
 		granted = strings.Fields(s)
 	}
 	refresh := context.WithValue(context.Background(), oauth2.HTTPClient, c)
-	ts := h.s.storingSource(cfg, cfg.TokenSource(refresh, tok), tok)
+	ts := h.env.storingSource(cfg, cfg.TokenSource(refresh, tok), tok)
 	h.set(ts)
 	h.mu.Lock()
 	if h.granted == nil {
@@ -270,4 +250,140 @@ func authStyle(methods []string) oauth2.AuthStyle {
 		return oauth2.AuthStyleInParams
 	}
 	return oauth2.AuthStyleAutoDetect
+}
+
+// authCodeHandler is the authorization-code flow (code.go), with awl's
+// token store and redirect listener.
+func authCodeHandler(o *Config, env *Env) (Handler, error) {
+	if u := o.ClientMetadataURL; u != "" {
+		if pu, err := url.Parse(u); err != nil || pu.Scheme != "https" || strings.Trim(pu.Path, "/") == "" {
+			return nil, fmt.Errorf("client_metadata_url %q: not an https URL with a path", u)
+		}
+	}
+	redirect := "http://127.0.0.1/callback"
+	h := &codeHandler{env: env, o: o}
+	if env.Login != nil {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("oauth redirect listener: %w", err)
+		}
+		h.redirect.ln = ln
+		redirect = "http://" + ln.Addr().String() + "/callback"
+	}
+	h.redirectURL = redirect
+	h.dcr = &clientMeta{
+		ClientName:              "awl",
+		RedirectURIs:            []string{redirect},
+		GrantTypes:              []string{"authorization_code", "refresh_token"},
+		ResponseTypes:           []string{"code"},
+		TokenEndpointAuthMethod: "none",
+		// A loopback redirect is a native application's (RFC 8252).
+		ApplicationType: "native",
+	}
+	if env.Login == nil || !env.Login.Fresh {
+		if st, err := env.loadTokens(); err == nil && st != nil {
+			c := st.config()
+			ctx := context.WithValue(context.Background(), oauth2.HTTPClient, env.client())
+			h.ts = env.storingSource(c, c.TokenSource(ctx, st.Token), st.Token)
+			env.secret(st.Token.AccessToken, st.Token.RefreshToken)
+		}
+	}
+	return h, nil
+}
+
+// codeResult is what the redirect brought.
+type codeResult struct {
+	Code, State, Iss string
+}
+
+// fetchCode gets an authorization code: the URL goes to the person, the
+// code comes back to the redirect listener.
+func (h *codeHandler) fetchCode(ctx context.Context, authURL string) (*codeResult, error) {
+	login := h.env.Login
+	h.redirect.mu.Lock()
+	ln := h.redirect.ln
+	h.redirect.mu.Unlock()
+	if login == nil || ln == nil {
+		return nil, fmt.Errorf("%w: run `awl mcp login %s --mcp-config %s` once (it stores tokens that later runs use and refresh), or configure client credentials", ErrLoginNeeded, h.env.Name, h.env.File)
+	}
+	if login.Notify != nil {
+		fmt.Fprintf(login.Notify, "awl: to authorize mcp server %s, open this URL in a browser:\n%s\n", h.env.Name, authURL)
+	}
+	type result struct {
+		res *codeResult
+		err error
+	}
+	got := make(chan result, 1)
+	send := func(r result) func() {
+		return func() {
+			select {
+			case got <- r:
+			default:
+			}
+		}
+	}
+	srv := serveCallback(ln, func(q url.Values) (string, func()) {
+		if e := q.Get("error"); e != "" {
+			return "Authorization failed; you may close this page.\n",
+				send(result{err: fmt.Errorf("the authorization server answered %s: %s", e, q.Get("error_description"))})
+		}
+		return "awl is authorized; you may close this page.\n",
+			send(result{res: &codeResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}})
+	})
+	defer srv.close()
+	if login.Browser != "" {
+		cmd := exec.CommandContext(ctx, login.Browser, authURL)
+		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+		if err := cmd.Start(); err == nil {
+			go cmd.Wait()
+		} else if login.Notify != nil {
+			fmt.Fprintf(login.Notify, "awl: $BROWSER did not start (%v); open the URL yourself\n", err)
+		}
+	}
+	select {
+	case r := <-got:
+		// The page was sent before the result: closing now cuts no reply.
+		// It closes the listener; a later authorization (step-up) serves
+		// it again.
+		srv.close()
+		h.redirect.reopen()
+		return r.res, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("no authorization arrived: %w", context.Cause(ctx))
+	}
+}
+
+// redirect is the OAuth redirect listener (with Env.Login); once closed,
+// it is not opened again.
+type redirect struct {
+	mu     sync.Mutex
+	ln     net.Listener
+	closed bool
+}
+
+// reopen listens again on the redirect address after the callback server
+// closed the listener, unless the handler was closed meanwhile.
+func (r *redirect) reopen() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.ln == nil {
+		return
+	}
+	addr := r.ln.Addr().String()
+	for range 50 {
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			r.ln = ln
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (r *redirect) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	if r.ln != nil {
+		r.ln.Close()
+	}
 }

@@ -1,11 +1,13 @@
-package mcp
-
-// The MCP client: JSON-RPC 2.0 over a transport (a stdio server's lines, or
-// streamable HTTP), the initialize handshake, tools/list and tools/call, and
-// the requests a server may send awl (ping, roots/list, elicitation/create).
+// Package jsonrpc is awl's MCP client: JSON-RPC 2.0 over a transport (a
+// stdio server's lines, or streamable HTTP), the initialize handshake,
+// tools/list and tools/call, and the requests a server may send awl, which
+// a Handler answers. It knows nothing of awl's config, its servers'
+// processes or OAuth: an HTTP transport is handed an Authorizer.
+//
 // awl speaks the few parts of MCP it uses itself: the SDK's mcp package
 // linked encoding/gob and a JSON Schema library whose initialisers ran on
 // every start of awl, MCP or not (cmd/awl's TestInitCost and TestNotLinked).
+package jsonrpc
 
 import (
 	"bytes"
@@ -24,24 +26,25 @@ import (
 // for the first and accepts any of them in the server's answer.
 var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
-// errConnClosed is the cause of every failure after a connection ended: a
+// ErrConnClosed is the cause of every failure after a connection ended: a
 // stdio server that exited, an HTTP session that broke, a client closed.
-var errConnClosed = errors.New("connection closed")
+var ErrConnClosed = errors.New("connection closed")
 
 // JSON-RPC error codes awl answers with.
 const (
-	codeMethodNotFound = -32601
+	CodeMethodNotFound = -32601
 	codeInternal       = -32603
 )
 
-// rpcError is a JSON-RPC error object: what a server answered a request with.
-type rpcError struct {
+// Error is a JSON-RPC error object: what a server answered a request with,
+// or what a Handler answers with.
+type Error struct {
 	Code    int64           `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-func (e *rpcError) Error() string { return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code) }
+func (e *Error) Error() string { return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code) }
 
 // message is one JSON-RPC message, of any kind: a request (Method and ID),
 // a notification (Method), or a response (ID with Result or Error).
@@ -51,11 +54,11 @@ type message struct {
 	Method  string          `json:"method,omitempty"`
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *rpcError       `json:"error,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
 }
 
-// transport moves whole JSON-RPC messages between awl and a server.
-type transport interface {
+// Transport moves whole JSON-RPC messages between awl and a server.
+type Transport interface {
 	// send writes one message. id is the request's id when an answer is
 	// expected (the HTTP transport then reads the response for it), ""
 	// for a notification or a response.
@@ -74,8 +77,8 @@ type transport interface {
 	close()
 }
 
-// handler answers a request from the server; a *rpcError is sent as it is.
-type handler func(ctx context.Context, method string, params json.RawMessage) (any, error)
+// Handler answers a request from the server; a *Error is sent as it is.
+type Handler func(ctx context.Context, method string, params json.RawMessage) (any, error)
 
 // reply is what a pending request gets: the server's response, or an error
 // of the transport's.
@@ -84,10 +87,10 @@ type reply struct {
 	err error
 }
 
-// client is one MCP session with a server.
-type client struct {
-	t      transport
-	handle handler
+// Client is one MCP session with a server.
+type Client struct {
+	t      Transport
+	handle Handler
 	ctx    context.Context // for handlers; cancelled when the session ends
 	cancel context.CancelFunc
 	nextID atomic.Int64
@@ -99,23 +102,21 @@ type client struct {
 	done     chan struct{} // closed when the session ends
 	failOnce sync.Once
 	err      error // why it ended, set before done is closed
-
-	init initializeResult
 }
 
-// newClient starts reading from t; handle answers the server's requests.
-func newClient(t transport, handle handler) *client {
+// NewClient starts reading from t; handle answers the server's requests.
+func NewClient(t Transport, handle Handler) *Client {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &client{t: t, handle: handle, ctx: ctx, cancel: cancel, pending: map[string]chan reply{}, done: make(chan struct{})}
+	c := &Client{t: t, handle: handle, ctx: ctx, cancel: cancel, pending: map[string]chan reply{}, done: make(chan struct{})}
 	t.start(c.deliver, c.answer, c.fail)
 	return c
 }
 
 // fail ends the session: every pending and later request fails with err.
-func (c *client) fail(err error) {
+func (c *Client) fail(err error) {
 	c.failOnce.Do(func() {
-		if !errors.Is(err, errConnClosed) {
-			err = fmt.Errorf("%w: %v", errConnClosed, err)
+		if !errors.Is(err, ErrConnClosed) {
+			err = fmt.Errorf("%w: %v", ErrConnClosed, err)
 		}
 		c.mu.Lock()
 		c.err, c.ended = err, true
@@ -125,20 +126,20 @@ func (c *client) fail(err error) {
 	})
 }
 
-// close ends the session and the transport.
-func (c *client) close() {
+// Close ends the session and the transport.
+func (c *Client) Close() {
 	c.t.close()
 	c.fail(errors.New("closed by awl"))
 }
 
-// wait returns when the session has ended.
-func (c *client) wait() { <-c.done }
+// Wait returns when the session has ended.
+func (c *Client) Wait() { <-c.done }
 
 // idKey is a request id as the pending map knows it.
 func idKey(id json.RawMessage) string { return string(bytes.TrimSpace(id)) }
 
 // deliver takes one incoming message (or a batch of them).
-func (c *client) deliver(data []byte) {
+func (c *Client) deliver(data []byte) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
 		var batch []json.RawMessage
@@ -166,9 +167,9 @@ func (c *client) deliver(data []byte) {
 }
 
 // answer hands the pending request id an error of the transport's.
-func (c *client) answer(id string, err error) { c.answerWith(id, reply{err: err}) }
+func (c *Client) answer(id string, err error) { c.answerWith(id, reply{err: err}) }
 
-func (c *client) answerWith(id string, r reply) {
+func (c *Client) answerWith(id string, r reply) {
 	c.mu.Lock()
 	ch := c.pending[id]
 	delete(c.pending, id)
@@ -179,19 +180,19 @@ func (c *client) answerWith(id string, r reply) {
 }
 
 // serve answers one request of the server's.
-func (c *client) serve(m message) {
+func (c *Client) serve(m message) {
 	resp := message{JSONRPC: "2.0", ID: m.ID}
 	res, err := c.handle(c.ctx, m.Method, m.Params)
-	var re *rpcError
+	var re *Error
 	switch {
 	case errors.As(err, &re):
 		resp.Error = re
 	case err != nil:
-		resp.Error = &rpcError{Code: codeInternal, Message: err.Error()}
+		resp.Error = &Error{Code: codeInternal, Message: err.Error()}
 	default:
 		b, err := json.Marshal(res)
 		if err != nil {
-			resp.Error = &rpcError{Code: codeInternal, Message: err.Error()}
+			resp.Error = &Error{Code: codeInternal, Message: err.Error()}
 		} else {
 			resp.Result = b
 		}
@@ -207,7 +208,7 @@ func (c *client) serve(m message) {
 
 // call sends a request and waits for its response, decoded into out. When
 // ctx ends first, the server is told with notifications/cancelled.
-func (c *client) call(ctx context.Context, method string, params, out any) error {
+func (c *Client) call(ctx context.Context, method string, params, out any) error {
 	id := c.nextID.Add(1)
 	key := strconv.FormatInt(id, 10)
 	data, err := encode(message{ID: json.RawMessage(key), Method: method}, params)
@@ -263,7 +264,7 @@ func (c *client) call(ctx context.Context, method string, params, out any) error
 }
 
 // notify sends a notification.
-func (c *client) notify(ctx context.Context, method string, params any) error {
+func (c *Client) notify(ctx context.Context, method string, params any) error {
 	data, err := encode(message{Method: method}, params)
 	if err != nil {
 		return err
@@ -284,9 +285,9 @@ func encode(m message, params any) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// initializeResult is the part of the server's answer to initialize that
+// InitializeResult is the part of the server's answer to initialize that
 // awl reads.
-type initializeResult struct {
+type InitializeResult struct {
 	ProtocolVersion string          `json:"protocolVersion"`
 	Capabilities    json.RawMessage `json:"capabilities"`
 	ServerInfo      struct {
@@ -296,32 +297,31 @@ type initializeResult struct {
 	Instructions string `json:"instructions"`
 }
 
-// initialize runs the handshake: initialize with awl's capabilities, the
+// Initialize runs the handshake: initialize with awl's capabilities, the
 // version check, then notifications/initialized.
-func (c *client) initialize(ctx context.Context, version string, caps any) error {
+func (c *Client) Initialize(ctx context.Context, version string, caps any) (*InitializeResult, error) {
 	params := map[string]any{
 		"protocolVersion": protocolVersions[0],
 		"capabilities":    caps,
 		"clientInfo":      map[string]string{"name": "awl", "version": version},
 	}
-	var res initializeResult
+	var res InitializeResult
 	if err := c.call(ctx, "initialize", params, &res); err != nil {
-		return err
+		return nil, err
 	}
 	if !slices.Contains(protocolVersions, res.ProtocolVersion) {
-		return fmt.Errorf("the server answered with MCP protocol version %q; awl speaks %v", res.ProtocolVersion, protocolVersions)
+		return nil, fmt.Errorf("the server answered with MCP protocol version %q; awl speaks %v", res.ProtocolVersion, protocolVersions)
 	}
-	c.init = res
 	c.t.initialized(res.ProtocolVersion)
 	if err := c.notify(ctx, "notifications/initialized", nil); err != nil {
-		return err
+		return nil, err
 	}
 	c.t.ready()
-	return nil
+	return &res, nil
 }
 
-// remoteTool is a tool as tools/list describes it.
-type remoteTool struct {
+// Tool is a tool as tools/list describes it.
+type Tool struct {
 	Name        string          `json:"name"`
 	Title       string          `json:"title"`
 	Description string          `json:"description"`
@@ -336,9 +336,9 @@ type remoteTool struct {
 // must not hold the start forever (the start's timeout would, later).
 const maxToolPages = 1000
 
-// tools lists every tool, page by page.
-func (c *client) tools(ctx context.Context) ([]remoteTool, error) {
-	var all []remoteTool
+// Tools lists every tool, page by page.
+func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
+	var all []Tool
 	cursor := ""
 	for range maxToolPages {
 		var params any
@@ -346,8 +346,8 @@ func (c *client) tools(ctx context.Context) ([]remoteTool, error) {
 			params = map[string]string{"cursor": cursor}
 		}
 		var page struct {
-			Tools      []remoteTool `json:"tools"`
-			NextCursor string       `json:"nextCursor"`
+			Tools      []Tool `json:"tools"`
+			NextCursor string `json:"nextCursor"`
 		}
 		if err := c.call(ctx, "tools/list", params, &page); err != nil {
 			return nil, err
@@ -361,17 +361,17 @@ func (c *client) tools(ctx context.Context) ([]remoteTool, error) {
 	return nil, fmt.Errorf("tools/list: still a next page after %d pages", maxToolPages)
 }
 
-// callResult is a tools/call result; each content item is decoded by
-// convertResult according to its type.
-type callResult struct {
+// CallResult is a tools/call result; each content item is decoded by the
+// caller according to its type.
+type CallResult struct {
 	Content           []json.RawMessage `json:"content"`
 	StructuredContent json.RawMessage   `json:"structuredContent"`
 	IsError           bool              `json:"isError"`
 }
 
-// callTool calls a tool with arguments, a JSON object.
-func (c *client) callTool(ctx context.Context, name string, args json.RawMessage) (*callResult, error) {
-	var res callResult
+// CallTool calls a tool with arguments, a JSON object.
+func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage) (*CallResult, error) {
+	var res CallResult
 	if err := c.call(ctx, "tools/call", map[string]any{"name": name, "arguments": args}, &res); err != nil {
 		return nil, err
 	}

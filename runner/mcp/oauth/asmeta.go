@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func metadataURLs(issuer string) ([]string, error) {
 // issuerMeta discovers the metadata of issuer, which must name that same
 // issuer (RFC 8414 §3.3: otherwise "the data contained in the response
 // MUST NOT be used"), or with sameOrigin any issuer on the issuer's origin
-// (the 2025-03-26 layout, oauthcode.go). Nil when no URL has any.
+// (the 2025-03-26 layout, code.go). Nil when no URL has any.
 func issuerMeta(ctx context.Context, c *http.Client, issuer string, sameOrigin bool) (*authServerMeta, error) {
 	urls, err := metadataURLs(issuer)
 	if err != nil {

@@ -1,15 +1,18 @@
-package mcp
+package oauth
 
 import (
 	"context"
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
+
+var urlRE = regexp.MustCompile(`http://\S+`)
 
 // opener is a Login's Notify that opens each URL awl prints, as a browser
 // would, and keeps what it was answered.
@@ -66,13 +69,8 @@ func TestFetchCodeCallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := &opener{}
-	s := &server{cfg: Server{Name: "web"}, m: &Manager{opts: Options{Login: &Login{Notify: o}}}, redirect: ln}
-	defer func() {
-		s.redirectMu.Lock()
-		s.redirectClosed = true
-		s.redirect.Close()
-		s.redirectMu.Unlock()
-	}()
+	s := &codeHandler{env: &Env{Name: "web", Login: &Login{Notify: o}}, redirect: redirect{ln: ln}}
+	defer s.Close()
 	base := "http://" + ln.Addr().String()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
