@@ -19,6 +19,7 @@ require (
 	golang.org/x/sys v0.49.0
 	google.golang.org/grpc v1.82.1
 	google.golang.org/protobuf v1.36.11
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (
@@ -34,6 +35,7 @@ require (
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
+	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect

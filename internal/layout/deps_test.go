@@ -94,3 +94,18 @@ func TestMCPLayersImportNoManager(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyImportsNothingOfAwl: runner/policy judges calls from the rules
+// and the call alone; it never imports the runner, a tool or anything else
+// of awl's, so the runner, the tools and cmd/awl may all ask it.
+func TestPolicyImportsNothingOfAwl(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"runner/policy").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, module) && dep != module+"runner/policy" {
+			t.Errorf("runner/policy depends on %s", dep)
+		}
+	}
+}

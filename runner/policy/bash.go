@@ -1,0 +1,505 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// maxDepth bounds how deeply the judge follows nested constructs; a
+// command nested deeper is denied rather than walked.
+const maxDepth = 200
+
+// maxCommand bounds the length of a command the judge parses; a longer one
+// is denied when bash rules exist.
+const maxCommand = 1 << 20
+
+// parsers keeps bash parsers for reuse: Parse resets one.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+
+// arg is one word of a simple command as the judge sees it: its value when
+// the text fixes it (static), or else whether it may expand to any number
+// of words (multi: an unquoted expansion, a glob, a brace expansion).
+type arg struct {
+	s      string
+	static bool
+	multi  bool
+}
+
+// unknown is a word whose value the text does not fix.
+var unknown = arg{}
+
+// judge walks one bash command.
+type judge struct {
+	p      *Policy
+	src    string
+	depth  int
+	denial *Denial
+	writes []string // files redirections write, as written; "" when not in the text
+	cd     bool     // the command changes directory (cd, pushd, popd)
+	record func(args []arg)
+}
+
+// Bash judges a bash command: nil when the policy allows it. A run whose
+// rules say nothing of bash commands or written paths never parses it.
+func (p *Policy) Bash(command string) *Denial {
+	if p == nil || (!p.bashRules && !p.hasWriteRules()) {
+		return nil
+	}
+	return p.judgeBash(command, nil)
+}
+
+func (p *Policy) judgeBash(command string, record func([]arg)) *Denial {
+	j := &judge{p: p, src: command, record: record}
+	if len(command) > maxCommand {
+		j.cannot(fmt.Sprintf("the command is longer than %d bytes", maxCommand))
+		return j.denial
+	}
+	parser := parsers.Get().(*syntax.Parser)
+	f, err := parser.Parse(strings.NewReader(command), "")
+	parsers.Put(parser)
+	if err != nil {
+		return &Denial{Tool: "bash", Reason: "the command does not parse: " + err.Error()}
+	}
+	j.stmts(f.Stmts)
+	if j.denial == nil {
+		j.judgeWrites()
+	}
+	return j.denial
+}
+
+// deny records the first denial.
+func (j *judge) deny(rule, reason string) {
+	if j.denial == nil {
+		j.denial = &Denial{Tool: "bash", Rule: rule, Reason: reason}
+	}
+}
+
+// cannot denies what cannot be judged from the text, unless bash is
+// allowed whole with no bash deny rule.
+func (j *judge) cannot(reason string) {
+	if !j.p.bashWhole {
+		j.deny("", reason+": it cannot be judged from the text, and bash rules are set")
+	}
+}
+
+func (j *judge) text(n syntax.Node) string {
+	s, e := int(n.Pos().Offset()), int(n.End().Offset())
+	if s < 0 || e > len(j.src) || s > e {
+		return ""
+	}
+	t := strings.Join(strings.Fields(j.src[s:e]), " ")
+	if len(t) > 200 {
+		t = t[:200] + "…"
+	}
+	return t
+}
+
+func (j *judge) stmts(list []*syntax.Stmt) {
+	for _, s := range list {
+		j.stmt(s)
+	}
+}
+
+func (j *judge) stmt(s *syntax.Stmt) {
+	if s == nil || j.denial != nil {
+		return
+	}
+	j.depth++
+	defer func() { j.depth-- }()
+	if j.depth > maxDepth {
+		j.deny("", "the command is nested more than 200 levels deep")
+		return
+	}
+	for _, r := range s.Redirs {
+		j.redirect(r)
+	}
+	j.command(s.Cmd)
+}
+
+func (j *judge) command(c syntax.Command) {
+	if j.denial != nil {
+		return
+	}
+	switch c := c.(type) {
+	case nil:
+	case *syntax.CallExpr:
+		j.call(c)
+	case *syntax.IfClause:
+		j.stmts(c.Cond)
+		j.stmts(c.Then)
+		if c.Else != nil {
+			j.command(c.Else)
+		}
+	case *syntax.WhileClause:
+		j.stmts(c.Cond)
+		j.stmts(c.Do)
+	case *syntax.ForClause:
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			j.assignName(l.Name.Value)
+			for _, w := range l.Items {
+				j.word(w, false)
+			}
+		case *syntax.CStyleLoop:
+			j.arith(l.Init)
+			j.arith(l.Cond)
+			j.arith(l.Post)
+		}
+		j.stmts(c.Do)
+	case *syntax.CaseClause:
+		j.word(c.Word, false)
+		for _, it := range c.Items {
+			for _, w := range it.Patterns {
+				j.word(w, false)
+			}
+			j.stmts(it.Stmts)
+		}
+	case *syntax.Block:
+		j.stmts(c.Stmts)
+	case *syntax.Subshell:
+		j.stmts(c.Stmts)
+	case *syntax.BinaryCmd:
+		j.stmt(c.X)
+		j.stmt(c.Y)
+	case *syntax.FuncDecl:
+		j.stmt(c.Body)
+	case *syntax.ArithmCmd:
+		j.arith(c.X)
+	case *syntax.TestClause:
+		j.test(c.X)
+	case *syntax.DeclClause:
+		j.decl(c)
+	case *syntax.LetClause:
+		for _, x := range c.Exprs {
+			j.arith(x)
+		}
+	case *syntax.TimeClause:
+		j.stmt(c.Stmt)
+	case *syntax.CoprocClause:
+		if c.Name != nil {
+			j.word(c.Name, false)
+		}
+		j.stmt(c.Stmt)
+	default:
+		j.cannot(fmt.Sprintf("%q is a construct the judge does not know", j.text(c)))
+	}
+}
+
+// dangerousVars are the variables whose value changes which program a
+// command name starts, or runs code of its own: assigning one cannot be
+// judged from the text.
+var dangerousVars = []string{"PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "BASH_LOADABLES_PATH", "HOME", "CDPATH", "EXECIGNORE"}
+
+func (j *judge) assignName(name string) {
+	if slices.Contains(dangerousVars, name) || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "BASH_FUNC_") {
+		j.cannot(fmt.Sprintf("assigning %s changes what a command runs", name))
+	}
+}
+
+func (j *judge) assign(a *syntax.Assign) {
+	if a.Name == nil {
+		// A word of declare/export/local evaluated at run time.
+		j.cannot("a declaration whose name is not in the text")
+		if a.Value != nil {
+			j.word(a.Value, false)
+		}
+		return
+	}
+	j.assignName(a.Name.Value)
+	if a.Index != nil {
+		j.arith(a.Index)
+	}
+	if a.Value != nil {
+		j.word(a.Value, true)
+	}
+	if a.Array != nil {
+		for _, e := range a.Array.Elems {
+			if e.Index != nil {
+				j.arith(e.Index)
+			}
+			if e.Value != nil {
+				j.word(e.Value, false)
+			}
+		}
+	}
+}
+
+// decl judges declare, export, local, readonly, typeset and nameref: their
+// assignments as assignments; an option other than -x, -r, -g, -p, -f, -F
+// (a nameref, an integer that evaluates arithmetic) cannot be judged.
+func (j *judge) decl(c *syntax.DeclClause) {
+	for _, a := range c.Args {
+		if a.Naked && a.Name == nil && a.Value != nil {
+			v := j.word(a.Value, false)
+			if v.static && strings.HasPrefix(v.s, "-") {
+				if strings.Trim(v.s, "-xrgpfF") != "" {
+					j.cannot(fmt.Sprintf("%s %s", c.Variant.Value, v.s))
+				}
+				continue
+			}
+		}
+		j.assign(a)
+	}
+	if c.Variant.Value == "nameref" {
+		j.cannot("nameref")
+	}
+}
+
+func (j *judge) redirect(r *syntax.Redirect) {
+	var target arg
+	if r.Word != nil {
+		target = j.word(r.Word, false)
+	}
+	if r.Hdoc != nil {
+		j.word(r.Hdoc, true)
+	}
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+	case syntax.DplOut:
+		if target.static && (target.s == "-" || strings.Trim(target.s, "0123456789") == "" || strings.Trim(strings.TrimSuffix(target.s, "-"), "0123456789") == "") {
+			return // a descriptor duplicated or closed
+		}
+	default:
+		return
+	}
+	if !target.static || target.multi || strings.HasPrefix(target.s, "~") {
+		j.writes = append(j.writes, "")
+		return
+	}
+	j.writes = append(j.writes, target.s)
+}
+
+// judgeWrites judges the files the redirections write by the write rules.
+func (j *judge) judgeWrites() {
+	if !j.p.hasWriteRules() {
+		return
+	}
+	dirs := map[string]string{}
+	for _, w := range j.writes {
+		switch {
+		case w == "":
+			j.deny("", "a redirection writes a file whose name is not in the text, and write rules are set")
+		case w == "/dev/null" || w == "/dev/stdout" || w == "/dev/stderr":
+		case j.cd && !filepath.IsAbs(w):
+			j.deny("", fmt.Sprintf("a redirection writes %s after the command changes directory, and write rules are set", w))
+		default:
+			if d := j.p.checkPath("write", j.p.abs(w), dirs); d != nil {
+				d.Tool = "bash"
+				d.Reason = "the redirection to " + w + ": " + d.Reason
+				j.denial = d
+			}
+		}
+		if j.denial != nil {
+			return
+		}
+	}
+}
+
+func (j *judge) arith(x syntax.ArithmExpr) {
+	if j.denial != nil || x == nil {
+		return
+	}
+	j.depth++
+	defer func() { j.depth-- }()
+	if j.depth > maxDepth {
+		j.deny("", "the command is nested more than 200 levels deep")
+		return
+	}
+	switch x := x.(type) {
+	case *syntax.Word:
+		if lit := x.Lit(); lit != "" && strings.Trim(lit, "0123456789#xXabcdefABCDEF") == "" && lit[0] >= '0' && lit[0] <= '9' {
+			return // a number
+		}
+		if lit := x.Lit(); lit == "@" || lit == "*" {
+			return
+		}
+		// bash evaluates a variable's value in arithmetic as an expression,
+		// and an array subscript in it runs $(…).
+		j.cannot(fmt.Sprintf("arithmetic on %q evaluates a value the text does not show", j.text(x)))
+		j.word(x, true)
+	case *syntax.BinaryArithm:
+		j.arith(x.X)
+		j.arith(x.Y)
+	case *syntax.UnaryArithm:
+		j.arith(x.X)
+	case *syntax.ParenArithm:
+		j.arith(x.X)
+	default:
+		j.cannot("an arithmetic construct the judge does not know")
+	}
+}
+
+func (j *judge) test(x syntax.TestExpr) {
+	if j.denial != nil || x == nil {
+		return
+	}
+	switch x := x.(type) {
+	case *syntax.Word:
+		j.word(x, true)
+	case *syntax.BinaryTest:
+		if x.Op >= syntax.TsEql && x.Op <= syntax.TsGtr {
+			// [[ a -eq b ]] evaluates both sides as arithmetic.
+			for _, y := range []syntax.TestExpr{x.X, x.Y} {
+				if w, ok := y.(*syntax.Word); ok {
+					j.arith(w)
+				} else {
+					j.test(y)
+				}
+			}
+			return
+		}
+		j.test(x.X)
+		j.test(x.Y)
+	case *syntax.UnaryTest:
+		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+			if w, ok := x.X.(*syntax.Word); !ok || strings.ContainsAny(w.Lit(), "[") || w.Lit() == "" {
+				j.cannot("[[ -v ]] of a name the text does not fix")
+			}
+		}
+		j.test(x.X)
+	case *syntax.ParenTest:
+		j.test(x.X)
+	default:
+		j.cannot("a test construct the judge does not know")
+	}
+}
+
+// word walks a word's nested commands and returns what it expands to.
+func (j *judge) word(w *syntax.Word, quoted bool) arg {
+	if w == nil || j.denial != nil {
+		return unknown
+	}
+	j.depth++
+	defer func() { j.depth-- }()
+	if j.depth > maxDepth {
+		j.deny("", "the command is nested more than 200 levels deep")
+		return unknown
+	}
+	if len(w.Parts) == 1 {
+		return j.part(w.Parts[0], quoted, true)
+	}
+	a := arg{static: true}
+	var b strings.Builder
+	for i, part := range w.Parts {
+		p := j.part(part, quoted, i == 0)
+		b.WriteString(p.s)
+		a.static = a.static && p.static
+		a.multi = a.multi || p.multi
+	}
+	a.s = b.String()
+	if !a.static {
+		a.s = ""
+	}
+	return a
+}
+
+func (j *judge) part(part syntax.WordPart, quoted, first bool) arg {
+	switch x := part.(type) {
+	case *syntax.Lit:
+		if quoted {
+			return arg{s: unescapeDouble(x.Value), static: true}
+		}
+		s, glob := unescapeLit(x.Value)
+		a := arg{s: s, static: true, multi: glob || braces(x.Value)}
+		if first && strings.HasPrefix(x.Value, "~") {
+			a.static = false // the home directory
+		}
+		return a
+	case *syntax.SglQuoted:
+		if x.Dollar {
+			s, ok := ansiC(x.Value)
+			return arg{s: s, static: ok}
+		}
+		return arg{s: x.Value, static: true}
+	case *syntax.DblQuoted:
+		a := arg{static: true}
+		for _, q := range x.Parts {
+			p := j.part(q, true, false)
+			a.s += p.s
+			a.static = a.static && p.static
+			a.multi = a.multi || p.multi
+		}
+		return a
+	case *syntax.ParamExp:
+		j.param(x)
+		multi := !quoted || x.Param != nil && x.Param.Value == "@" || x.Index != nil && isAt(x.Index)
+		return arg{multi: multi}
+	case *syntax.CmdSubst:
+		j.depth++
+		j.stmts(x.Stmts)
+		j.depth--
+		return arg{multi: !quoted}
+	case *syntax.ArithmExp:
+		j.arith(x.X)
+		return arg{multi: !quoted}
+	case *syntax.ProcSubst:
+		j.depth++
+		j.stmts(x.Stmts)
+		j.depth--
+		return arg{}
+	case *syntax.ExtGlob:
+		return arg{multi: true}
+	case *syntax.BraceExp:
+		for _, e := range x.Elems {
+			j.word(e, quoted)
+		}
+		return arg{multi: true}
+	default:
+		j.cannot("a word construct the judge does not know")
+		return arg{}
+	}
+}
+
+func isAt(x syntax.ArithmExpr) bool {
+	w, ok := x.(*syntax.Word)
+	return ok && (w.Lit() == "@" || w.Lit() == "*")
+}
+
+// param walks a parameter expansion: its nested words, and what makes bash
+// evaluate a value as code (an indirection, a subscript, ${x@P}).
+func (j *judge) param(x *syntax.ParamExp) {
+	if x.Excl {
+		j.cannot(fmt.Sprintf("the indirect expansion %q", j.text(x)))
+	}
+	if x.NestedParam != nil {
+		j.cannot("a nested parameter expansion")
+	}
+	if x.Index != nil && !isAt(x.Index) {
+		j.arith(x.Index)
+	}
+	if x.Slice != nil {
+		j.arith(x.Slice.Offset)
+		j.arith(x.Slice.Length)
+	}
+	if x.Repl != nil {
+		j.word(x.Repl.Orig, true)
+		j.word(x.Repl.With, true)
+	}
+	if x.Exp != nil {
+		if x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && strings.ContainsAny(x.Exp.Word.Lit(), "P") {
+			j.cannot(fmt.Sprintf("%q expands a value as a prompt, which runs commands", j.text(x)))
+		}
+		j.word(x.Exp.Word, true)
+	}
+}
+
+func (j *judge) call(c *syntax.CallExpr) {
+	for _, a := range c.Assigns {
+		j.assign(a)
+	}
+	if len(c.Args) == 0 {
+		return
+	}
+	args := make([]arg, len(c.Args))
+	for i, w := range c.Args {
+		args[i] = j.word(w, false)
+	}
+	if j.denial == nil {
+		j.simple(args, c)
+	}
+}

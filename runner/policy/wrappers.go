@@ -1,0 +1,333 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// runsCode are the commands that run code the text does not show, and
+// why: with any bash rule set they are denied unless bash is allowed whole.
+var runsCode = map[string]string{
+	"eval":      "runs its arguments as a command",
+	"source":    "runs the commands of a file",
+	".":         "runs the commands of a file",
+	"exec":      "replaces the shell with a command",
+	"alias":     "defines an alias",
+	"unalias":   "changes an alias",
+	"enable":    "loads or switches builtins",
+	"trap":      "runs its argument as a command",
+	"fc":        "runs commands from the history",
+	"hash":      "changes which program a name runs",
+	"shopt":     "changes how the shell reads commands",
+	"mapfile":   "may run a callback (-C)",
+	"readarray": "may run a callback (-C)",
+	"coproc":    "starts a coprocess",
+}
+
+// shells start a shell: with a script argument, a file or stdin, what they
+// run is not in the text.
+var shells = []string{"sh", "bash", "rbash", "dash", "ash", "zsh", "ksh", "mksh", "oksh", "pdksh", "yash", "fish", "csh", "tcsh", "busybox", "toybox"}
+
+// nameTakers are builtins that take a variable name, in which bash
+// evaluates an array subscript as arithmetic (and so runs $(…) in it).
+var nameTakers = []string{"read", "printf", "unset", "test", "[", "wait", "getopts", "export", "declare", "local", "readonly", "typeset"}
+
+// unwrap returns the commands a simple command starts, as the judge must
+// see them: the command itself, and the command a wrapper (env, command,
+// builtin, nohup, nice, timeout, stdbuf, setsid, time, xargs, find -exec)
+// runs in its place or besides. A reason is returned when what runs
+// cannot be judged from the text.
+func unwrap(args []arg) (cmds [][]arg, reason string) {
+	for range 16 {
+		if len(args) == 0 {
+			return cmds, ""
+		}
+		name := args[0]
+		if !name.static || name.multi {
+			return cmds, "the command name is not in the text"
+		}
+		base := filepath.Base(name.s)
+		if why, ok := runsCode[base]; ok {
+			return cmds, fmt.Sprintf("%s %s", base, why)
+		}
+		if slices.Contains(shells, base) {
+			return cmds, fmt.Sprintf("%s runs a script", base)
+		}
+		if slices.Contains(nameTakers, base) {
+			for _, a := range args[1:] {
+				if a.static && strings.Contains(a.s, "[") && strings.ContainsAny(a.s, "$`") {
+					return cmds, fmt.Sprintf("%s with %q evaluates a subscript as code", base, a.s)
+				}
+			}
+		}
+		var rest []arg
+		var why string
+		switch base {
+		case "command", "builtin", "nohup", "setsid", "time":
+			rest, why = skipFlags(args[1:], map[string]bool{"command": true, "builtin": true}[base])
+			if rest == nil && why == "" {
+				return append(cmds, args), ""
+			}
+		case "env":
+			rest, why = unwrapEnv(args[1:])
+		case "nice", "stdbuf", "timeout":
+			rest, why = unwrapOpts(base, args[1:])
+		case "xargs":
+			rest, why = unwrapXargs(args[1:])
+		case "find":
+			cmds = append(cmds, args)
+			sub, why := unwrapFind(args[1:])
+			if why != "" {
+				return cmds, why
+			}
+			for _, s := range sub {
+				c, why := unwrap(s)
+				cmds = append(cmds, c...)
+				if why != "" {
+					return cmds, why
+				}
+			}
+			return cmds, ""
+		default:
+			return append(cmds, args), ""
+		}
+		if why != "" {
+			return cmds, why
+		}
+		if rest == nil {
+			// The wrapper alone: env prints, xargs runs echo.
+			return append(cmds, args), ""
+		}
+		args = rest
+	}
+	return cmds, "wrappers nested too deeply"
+}
+
+// skipFlags skips the options of command, builtin, nohup, setsid and
+// time (all single letters without values): nil when no command follows.
+func skipFlags(args []arg, pOnly bool) ([]arg, string) {
+	for i, a := range args {
+		if !a.static {
+			return nil, "an option not in the text"
+		}
+		if a.s == "--" {
+			return nilIfEmpty(args[i+1:]), ""
+		}
+		if !strings.HasPrefix(a.s, "-") || a.s == "-" {
+			return args[i:], ""
+		}
+		if pOnly && strings.Trim(a.s[1:], "pvV") != "" {
+			return nil, fmt.Sprintf("the option %s", a.s)
+		}
+	}
+	return nil, ""
+}
+
+func nilIfEmpty(a []arg) []arg {
+	if len(a) == 0 {
+		return nil
+	}
+	return a
+}
+
+// unwrapEnv skips env's options and assignments.
+func unwrapEnv(args []arg) ([]arg, string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.static || a.multi {
+			return nil, "an argument of env not in the text"
+		}
+		switch {
+		case a.s == "--":
+			continue
+		case a.s == "-S" || strings.HasPrefix(a.s, "--split-string") || strings.HasPrefix(a.s, "-S") || a.s == "-":
+			return nil, "env -S splits a string into a command"
+		case a.s == "-u" || a.s == "-C" || a.s == "--unset" || a.s == "--chdir":
+			i++
+		case strings.HasPrefix(a.s, "-"):
+			if strings.HasPrefix(a.s, "--") || strings.Trim(a.s[1:], "i0v") == "" || strings.HasPrefix(a.s, "-u") || strings.HasPrefix(a.s, "-C") {
+				continue
+			}
+			return nil, fmt.Sprintf("the env option %s", a.s)
+		case strings.Contains(a.s, "="):
+			name, _, _ := strings.Cut(a.s, "=")
+			if slices.Contains(dangerousVars, name) || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "BASH_FUNC_") {
+				return nil, fmt.Sprintf("env assigning %s changes what a command runs", name)
+			}
+		default:
+			return args[i:], ""
+		}
+	}
+	return nil, ""
+}
+
+// valued are, per wrapper, its options that take the next word as a value.
+var valued = map[string][]string{
+	"nice":    {"-n", "--adjustment"},
+	"stdbuf":  {"-i", "-o", "-e", "--input", "--output", "--error"},
+	"timeout": {"-s", "-k", "--signal", "--kill-after"},
+	"xargs":   {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"},
+}
+
+// unwrapOpts skips the options of nice, stdbuf and timeout (and timeout's
+// duration).
+func unwrapOpts(name string, args []arg) ([]arg, string) {
+	i, why := skipValued(name, args)
+	if why != "" {
+		return nil, why
+	}
+	if name == "timeout" && i < len(args) {
+		i++ // the duration
+	}
+	return nilIfEmpty(args[i:]), ""
+}
+
+// skipValued returns the index of the first word after the options.
+func skipValued(name string, args []arg) (int, string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.static || a.multi {
+			return 0, fmt.Sprintf("an argument of %s not in the text", name)
+		}
+		if a.s == "--" {
+			return i + 1, ""
+		}
+		if !strings.HasPrefix(a.s, "-") || a.s == "-" {
+			return i, ""
+		}
+		if slices.Contains(valued[name], a.s) {
+			i++
+		}
+	}
+	return len(args), ""
+}
+
+// unwrapXargs returns the command xargs runs, with the words it adds from
+// its input: at the end, or in place of the -I string.
+func unwrapXargs(args []arg) ([]arg, string) {
+	i, why := skipValued("xargs", args)
+	if why != "" {
+		return nil, why
+	}
+	replace := ""
+	for k, a := range args[:i] {
+		if k > 0 && (args[k-1].s == "-I" || args[k-1].s == "--replace") {
+			replace = a.s
+		}
+		if v, ok := strings.CutPrefix(a.s, "-I"); ok && v != "" {
+			replace = v
+		}
+		if v, ok := strings.CutPrefix(a.s, "-i"); ok {
+			replace = or(v, "{}")
+		}
+		if v, ok := strings.CutPrefix(a.s, "--replace="); ok {
+			replace = v
+		}
+	}
+	cmd := slices.Clone(args[i:])
+	if len(cmd) == 0 {
+		cmd = []arg{{s: "echo", static: true}}
+	}
+	if replace == "" {
+		return append(cmd, arg{multi: true}), ""
+	}
+	for k, a := range cmd {
+		if a.static && strings.Contains(a.s, replace) {
+			cmd[k] = arg{}
+		}
+	}
+	return cmd, ""
+}
+
+// unwrapFind returns the commands find's -exec, -execdir, -ok and -okdir
+// run, {} standing for the file names it finds.
+func unwrapFind(args []arg) ([][]arg, string) {
+	var out [][]arg
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.static || a.multi {
+			return out, "an argument of find not in the text (it could be -exec)"
+		}
+		switch a.s {
+		case "-exec", "-execdir", "-ok", "-okdir":
+		default:
+			continue
+		}
+		var cmd []arg
+		for i++; i < len(args); i++ {
+			b := args[i]
+			if !b.static || b.multi {
+				return out, "an argument of find not in the text"
+			}
+			if b.s == ";" || (b.s == "+" && len(cmd) > 0 && cmd[len(cmd)-1].s == "{}") {
+				break
+			}
+			cmd = append(cmd, b)
+		}
+		for k, b := range cmd {
+			if strings.Contains(b.s, "{}") {
+				cmd[k] = arg{}
+			}
+		}
+		if len(cmd) > 0 {
+			out = append(out, cmd)
+		}
+	}
+	return out, ""
+}
+
+// simple judges one simple command, the node n of the source.
+func (j *judge) simple(args []arg, n syntax.Node) {
+	cmds, why := unwrap(args)
+	for _, c := range cmds {
+		if j.record != nil {
+			j.record(c)
+		}
+		if j.denial != nil {
+			continue
+		}
+		switch filepath.Base(c[0].s) {
+		case "cd", "pushd", "popd":
+			j.cd = true
+		}
+		j.match(c, n)
+	}
+	if why != "" {
+		j.cannot(fmt.Sprintf("%q: %s", j.text(n), why))
+	}
+}
+
+// match judges one command by the rules: no deny rule may possibly match
+// it, and some allow rule must certainly match it (or bash is allowed
+// whole).
+func (j *judge) match(c []arg, n syntax.Node) {
+	for _, r := range j.p.deny {
+		if r.cmd != nil && r.cmd.match(c, true) {
+			j.deny(r.Text, fmt.Sprintf("%q matches it", j.text(n)))
+			return
+		}
+	}
+	if j.p.bashAllowed {
+		return
+	}
+	for _, r := range j.p.allow {
+		if r.cmd != nil && r.cmd.match(c, false) {
+			return
+		}
+	}
+	var allowed []string
+	for _, r := range j.p.allow {
+		if r.cmd != nil {
+			allowed = append(allowed, r.Text)
+		}
+	}
+	list := strings.Join(allowed, ", ")
+	if list == "" {
+		list = "none"
+	}
+	j.deny("", fmt.Sprintf("%q is not allowed by any rule (allowed commands: %s)", j.text(n), list))
+}
