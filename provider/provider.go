@@ -139,6 +139,23 @@ func (e *Error) Error() string {
 	return s + e.Message
 }
 
+// ExitCode is awl's exit code for the error: 4 for a configuration that
+// cannot work (KindConfig, KindAuth), 5 for a provider that failed.
+func (e *Error) ExitCode() int {
+	if e.Kind == KindConfig || e.Kind == KindAuth {
+		return 4
+	}
+	return 5
+}
+
+// ExitReason is "provider_config" or "provider_error", as ExitCode.
+func (e *Error) ExitReason() string {
+	if e.ExitCode() == 4 {
+		return "provider_config"
+	}
+	return "provider_error"
+}
+
 // extraStatusText names statuses net/http does not: ones providers and the
 // proxies in front of them send.
 var extraStatusText = map[int]string{

@@ -304,10 +304,13 @@ func TestWrapUpNoticeForTime(t *testing.T) {
 	}
 }
 
+// sigCause is a context cause as cmd/awl's SignalError is: an ExitCoder
+// whose code the run entry must carry.
 type sigCause struct{ sig os.Signal }
 
-func (s sigCause) Error() string     { return "interrupted by " + s.sig.String() }
-func (s sigCause) Signal() os.Signal { return s.sig }
+func (s sigCause) Error() string      { return "interrupted by " + s.sig.String() }
+func (s sigCause) ExitCode() int      { return 130 }
+func (s sigCause) ExitReason() string { return "interrupted" }
 
 // TestRunEntryAfterEveryEnding: every ending of a run that holds the
 // session appends exactly one run entry, last, with the result's code.

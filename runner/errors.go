@@ -3,14 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
-	"os"
-	"syscall"
 	"time"
-
-	"github.com/awlrun/awl/provider"
-	"github.com/awlrun/awl/provider/replay"
-	"github.com/awlrun/awl/runner/sandbox"
-	"github.com/awlrun/awl/session"
 )
 
 // Exit codes: a contract, documented in the README and repeated in the
@@ -40,6 +33,12 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
+// ExitCode is 2.
+func (e *UsageError) ExitCode() int { return ExitUsage }
+
+// ExitReason is "usage_error".
+func (e *UsageError) ExitReason() string { return "usage_error" }
+
 // Usagef returns a UsageError.
 func Usagef(msg string) error { return &UsageError{Msg: msg} }
 
@@ -51,6 +50,12 @@ type LimitError struct {
 
 func (e *LimitError) Error() string { return e.Msg }
 
+// ExitCode is 6: the session stays resumable.
+func (e *LimitError) ExitCode() int { return ExitLimit }
+
+// ExitReason is the limit's Reason.
+func (e *LimitError) ExitReason() string { return e.Reason }
+
 // ConfigError is a configuration that cannot be run, such as an MCP server
 // that did not start under --mcp-strict (exit 4).
 type ConfigError struct {
@@ -60,71 +65,44 @@ type ConfigError struct {
 
 func (e *ConfigError) Error() string { return e.Msg }
 
+// ExitCode is 4.
+func (e *ConfigError) ExitCode() int { return ExitConfig }
+
+// ExitReason is the error's Reason.
+func (e *ConfigError) ExitReason() string { return e.Reason }
+
 // TimeoutError is the cause of a run stopped by --timeout.
 type TimeoutError struct{ After time.Duration }
 
 func (e *TimeoutError) Error() string { return "stopped by --timeout " + e.After.String() }
 
-// SignalCause is implemented by a context cause that reports the signal that
-// cancelled the run.
-type SignalCause interface {
+// ExitCode is 124, as timeout(1)'s.
+func (e *TimeoutError) ExitCode() int { return ExitTimeout }
+
+// ExitReason is "timeout".
+func (e *TimeoutError) ExitReason() string { return "timeout" }
+
+// An ExitCoder is an error that owns its exit code and the reason the
+// result event gives with it: each kind of error that ends a run
+// implements it where the kind is defined, and the README's exit-code
+// table is the one list of them (held to the binary by
+// TestReadmeExitCodeTable in cmd/awl).
+type ExitCoder interface {
 	error
-	Signal() os.Signal
+	ExitCode() int
+	ExitReason() string
 }
 
-// Classify maps an error to its exit code and result reason. It is the one
-// place where error kinds become exit codes.
+// Classify maps an error to its exit code and result reason: the first
+// ExitCoder of its chain, the outermost, decides; a context's deadline is
+// a timeout, and any other error an internal one.
 func Classify(err error) (code int, reason string) {
 	if err == nil {
 		return ExitOK, "completed"
 	}
-	var sig SignalCause
-	if errors.As(err, &sig) {
-		if sig.Signal() == syscall.SIGTERM {
-			return ExitTerm, "interrupted"
-		}
-		return ExitInterrupt, "interrupted"
-	}
-	var ue *UsageError
-	if errors.As(err, &ue) {
-		return ExitUsage, "usage_error"
-	}
-	var se *session.Error
-	if errors.As(err, &se) {
-		return ExitSession, "session_error"
-	}
-	var le *LimitError
-	if errors.As(err, &le) {
-		return ExitLimit, le.Reason
-	}
-	var ge *GateError
-	if errors.As(err, &ge) {
-		return ge.Spec.ExitCode, ge.Spec.Reason
-	}
-	var ce *ConfigError
-	if errors.As(err, &ce) {
-		return ExitConfig, ce.Reason
-	}
-	var te *TimeoutError
-	if errors.As(err, &te) {
-		return ExitTimeout, "timeout"
-	}
-	var de *replay.DivergedError
-	if errors.As(err, &de) {
-		return ExitProvider, "replay_diverged"
-	}
-	var sbe *sandbox.UnsupportedError
-	if errors.As(err, &sbe) {
-		return ExitConfig, "sandbox_unavailable"
-	}
-	var pe *provider.Error
-	if errors.As(err, &pe) {
-		switch pe.Kind {
-		case provider.KindConfig, provider.KindAuth:
-			return ExitConfig, "provider_config"
-		default:
-			return ExitProvider, "provider_error"
-		}
+	var ec ExitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode(), ec.ExitReason()
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return ExitTimeout, "timeout"

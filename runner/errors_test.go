@@ -4,22 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/provider/replay"
 	"github.com/awlrun/awl/runner/redact"
+	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/session"
 )
 
-type sigErr struct{ s os.Signal }
+// coded is an ExitCoder of a kind the runner does not know.
+type coded struct{ code int }
 
-func (e sigErr) Error() string     { return "signal" }
-func (e sigErr) Signal() os.Signal { return e.s }
+func (e coded) Error() string      { return "coded" }
+func (e coded) ExitCode() int      { return e.code }
+func (e coded) ExitReason() string { return "coded" }
 
 func TestClassifyMapsEveryKindToTheExitCodeTable(t *testing.T) {
 	cases := []struct {
@@ -40,8 +41,13 @@ func TestClassifyMapsEveryKindToTheExitCodeTable(t *testing.T) {
 		{&LimitError{Reason: "max_output_tokens"}, 6, "max_output_tokens"},
 		{context.DeadlineExceeded, 124, "timeout"},
 		{&TimeoutError{After: time.Second}, 124, "timeout"},
-		{sigErr{os.Interrupt}, 130, "interrupted"},
-		{sigErr{syscall.SIGTERM}, 143, "interrupted"},
+		{&GateError{Spec: GateSpec{ExitCode: 8, Reason: "check_failed"}}, 8, "check_failed"},
+		{&ConfigError{Reason: "mcp_server_failed"}, 4, "mcp_server_failed"},
+		{&sandbox.UnsupportedError{}, 4, "sandbox_unavailable"},
+		// Any ExitCoder, however wrapped; the outermost decides.
+		{fmt.Errorf("a: %w", fmt.Errorf("b: %w", coded{143})), 143, "coded"},
+		{&session.Error{Kind: session.KindAccess, Err: coded{5}}, 3, "session_error"},
+		{fmt.Errorf("x: %w", context.DeadlineExceeded), 124, "timeout"},
 	}
 	for _, c := range cases {
 		code, reason := Classify(c.err)

@@ -70,6 +70,12 @@ func (e *GateError) Error() string {
 	return msg
 }
 
+// ExitCode is the gate's own (7 for --output-schema, 8 for --check).
+func (e *GateError) ExitCode() int { return e.Spec.ExitCode }
+
+// ExitReason is the gate's own reason.
+func (e *GateError) ExitReason() string { return e.Spec.Reason }
+
 // FeedbackText is a gate's feedback as the user message the model gets
 // (modelctx.FeedbackText).
 func FeedbackText(gate, feedback string) string { return modelctx.FeedbackText(gate, feedback) }

@@ -1151,6 +1151,12 @@ func (e *Error) Error() string { return e.Msg }
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// ExitCode is awl's exit code for every session failure: 3.
+func (e *Error) ExitCode() int { return 3 }
+
+// ExitReason is "session_error".
+func (e *Error) ExitReason() string { return "session_error" }
+
 func corruptError(path string, line int, reason string) *Error {
 	return &Error{Kind: KindCorrupt, Path: path, Line: line, Msg: fmt.Sprintf("%s:%d: %s", path, line, reason)}
 }

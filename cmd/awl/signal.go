@@ -16,8 +16,17 @@ type SignalError struct{ Sig os.Signal }
 
 func (e SignalError) Error() string { return "interrupted by " + e.Sig.String() }
 
-// Signal returns the signal, so runner.Classify can pick 130 or 143.
-func (e SignalError) Signal() os.Signal { return e.Sig }
+// ExitCode is 143 for SIGTERM and 130 otherwise (SIGINT), as a shell's
+// 128 + the signal's number.
+func (e SignalError) ExitCode() int {
+	if e.Sig == syscall.SIGTERM {
+		return runner.ExitTerm
+	}
+	return runner.ExitInterrupt
+}
+
+// ExitReason is "interrupted".
+func (e SignalError) ExitReason() string { return "interrupted" }
 
 // signalGrace is how long a run has, after SIGINT or SIGTERM, to stop its
 // work, write its session and print its result before awl exits anyway: a

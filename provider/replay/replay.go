@@ -42,6 +42,12 @@ type DivergedError struct{ Diff string }
 
 func (e *DivergedError) Error() string { return "replay diverged from the recording:\n" + e.Diff }
 
+// ExitCode is 5: the replayed model failed, as a provider does.
+func (e *DivergedError) ExitCode() int { return 5 }
+
+// ExitReason is "replay_diverged".
+func (e *DivergedError) ExitReason() string { return "replay_diverged" }
+
 // open loads opts.Recording for provider.New.
 func open(opts provider.Options) (provider.Provider, error) {
 	rec, err := session.Load(opts.Recording)

@@ -212,6 +212,12 @@ func (e *UnsupportedError) Error() string {
 		"use --sandbox-best-effort to go on with what the kernel supports, or --sandbox off", e.Mode, e.Need, what, have)
 }
 
+// ExitCode is 4: a configuration the kernel cannot run.
+func (e *UnsupportedError) ExitCode() int { return 4 }
+
+// ExitReason is "sandbox_unavailable".
+func (e *UnsupportedError) ExitReason() string { return "sandbox_unavailable" }
+
 // enforced is what the kernel, with Landlock ABI abi, enforces of p.
 func enforced(p Policy, abi int) Enforced {
 	filter := abi > 0 && len(seccompArchs) > 0 && !p.Network
