@@ -98,8 +98,8 @@ func TestFirstRequestSessionFsyncFails(t *testing.T) {
 	if res.SessionID != "" || res.SessionPath != "" || g.result().Get("session_id").Str != "" || g.result().Get("session_path").Exists() {
 		t.Errorf("result names session %q at %q (%s) that was never made", res.SessionID, res.SessionPath, g.result().Raw)
 	}
-	if code, _ := runner.Classify(res.Err); code != runner.ExitInternal {
-		t.Errorf("exit code %d, want %d as for any failed creation", code, runner.ExitInternal)
+	if code, _ := runner.Classify(res.Err); code != runner.ExitSession {
+		t.Errorf("exit code %d, want %d as for any failed creation", code, runner.ExitSession)
 	}
 	left, _ := filepath.Glob(filepath.Join(g.store.Dir, "*", "*"))
 	left2, _ := filepath.Glob(filepath.Join(g.store.Dir, "*", ".*"))

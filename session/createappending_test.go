@@ -104,3 +104,23 @@ func TestCreateAppendingChosenIDExclusive(t *testing.T) {
 		t.Fatalf("second creation with the same id: %v, want KindExists", err)
 	}
 }
+
+// A session that cannot be made durable is a session error (exit 3), as
+// one whose directory cannot be written, whichever step failed, and it
+// leaves no file behind.
+func TestCreateFailureIsASessionError(t *testing.T) {
+	for _, es := range [][]Entry{nil, {{Provider: "anthropic", Model: "m", Message: userMsg("hi")}}} {
+		st := testStore(t)
+		st.Fsync = func(*os.File) error { return errors.New("disk on fire") }
+		_, _, err := st.CreateAppending(CreateOptions{Cwd: "/w", Provider: "p", Model: "m"}, es)
+		var se *Error
+		if !errors.As(err, &se) || se.Kind != KindAccess || se.ExitCode() != 3 || !strings.Contains(err.Error(), "disk on fire") {
+			t.Fatalf("%d entries: err %v (%T), want a KindAccess session error naming the cause", len(es), err, err)
+		}
+		left, _ := filepath.Glob(filepath.Join(st.Dir, "*", "*"))
+		hidden, _ := filepath.Glob(filepath.Join(st.Dir, "*", ".*"))
+		if len(left)+len(hidden) != 0 {
+			t.Errorf("%d entries: files left: %v %v", len(es), left, hidden)
+		}
+	}
+}

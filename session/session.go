@@ -234,7 +234,7 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 	fail := func(err error) (*Session, []Entry, error) {
 		f.Close()
 		os.Remove(tmp)
-		return nil, nil, fmt.Errorf("create session %s: %w", id, err)
+		return nil, nil, createError(path, id, err)
 	}
 	if err := lockFile(f); err != nil {
 		return fail(err)
@@ -273,7 +273,7 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 	}
 	if err := syncDir(dir); err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("create session %s: %w", id, err)
+		return nil, nil, createError(path, id, err)
 	}
 	return sess, stored, nil
 }
@@ -334,7 +334,7 @@ func (s *Session) writeDeferred(es []Entry, tmp, dir string, unlock func()) ([]E
 // rename, as CreateAppending does.
 func (s *Session) place(tmp, dir string) error {
 	fail := func(err error) error {
-		return fmt.Errorf("create session %s: %w", s.Header.ID, err)
+		return createError(s.Path, s.Header.ID, err)
 	}
 	if err := s.sync(); err != nil {
 		os.Remove(tmp)
@@ -411,7 +411,7 @@ func (s *Store) lockCreate() (func(), error) {
 	}
 	if err := lockWait(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("create session: lock %s: %w", p, err)
+		return nil, &Error{Kind: KindAccess, Path: p, Msg: fmt.Sprintf("create session: lock %s: %v", p, err), Err: err}
 	}
 	return func() { f.Close() }, nil
 }
@@ -561,6 +561,13 @@ func openError(path string, err error) error {
 		return &Error{Kind: KindNotFound, Path: path, Msg: "no session file " + path, Err: err}
 	}
 	return accessError(path, "cannot open session file", err)
+}
+
+// createError is a new session, id at path, that could not be written,
+// synced or put in place: as a directory it cannot write to, a session
+// error (exit 3), whatever the step that failed.
+func createError(path, id string, err error) *Error {
+	return &Error{Kind: KindAccess, Path: path, Msg: fmt.Sprintf("create session %s: %v", id, err), Err: err}
 }
 
 // accessError is a session file or directory at path that awl cannot read or
