@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -22,6 +23,11 @@ const sentinelKey = "sk-awl-SENTINEL-0123456789abcdef"
 func TestMain(m *testing.M) {
 	testscript.Main(cleanupRun{m}, map[string]func(){
 		"awl": func() {
+			// A script may run awl as on a kernel with another Landlock
+			// ABI (-1: none), as TestSandboxUnsupported does in-process.
+			if v := os.Getenv("AWL_TEST_ASSUME_ABI"); v != "" {
+				assumeABI, _ = strconv.Atoi(v)
+			}
 			stdout, stderr, catchPipe := stdStreams()
 			ctx, stop := signalContext(context.Background(), catchPipe)
 			code := mainAt(ctx, processStart, os.Args[1:], os.Stdin, stdout, stderr)
@@ -38,12 +44,19 @@ func TestMain(m *testing.M) {
 // provider/N.sse (or .json, .status, .headers); the requests awl sent are
 // written to requests/N.json. $REPO is the repository root.
 func TestScripts(t *testing.T) {
+	testscript.Run(t, scriptParams(t, "testdata/script", scriptCmds()))
+}
+
+// scriptParams runs the scripts of dir (or, when dir names a .txtar file,
+// that one) with cmds, each against the fake provider that its Setup
+// starts.
+func scriptParams(t *testing.T, dir string, cmds map[string]func(*testscript.TestScript, bool, []string)) testscript.Params {
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+	p := testscript.Params{
+		Dir:                 dir,
 		RequireExplicitExec: false,
 		Setup: func(env *testscript.Env) error {
 			srv := providertest.NewDir(env.WorkDir)
@@ -66,9 +79,13 @@ func TestScripts(t *testing.T) {
 			env.Setenv("MCP_NPM", filepath.Join(repo, "runner", "mcp", "testdata", "npm", "node_modules", ".bin"))
 			return nil
 		},
-		Cmds:      scriptCmds(),
+		Cmds:      cmds,
 		Condition: scriptCondition,
-	})
+	}
+	if strings.HasSuffix(dir, ".txtar") {
+		p.Dir, p.Files = "", []string{dir}
+	}
+	return p
 }
 
 // cmdExitcode runs `exitcode N cmd args...` and fails unless cmd exits N.
