@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/http"
@@ -89,9 +90,18 @@ type anthChoice struct {
 	Type string `json:"type"`
 }
 
+// anthThinking is {"type":"enabled","budget_tokens":N} or
+// {"type":"adaptive"}.
 type anthThinking struct {
 	Type         string `json:"type"`
-	BudgetTokens int    `json:"budget_tokens"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
+}
+
+// anthOutput is output_config: the effort of adaptive thinking and the
+// structured output format.
+type anthOutput struct {
+	Effort string        `json:"effort,omitempty"`
+	Format *schemaFormat `json:"format,omitempty"`
 }
 
 type anthRequest struct {
@@ -102,7 +112,7 @@ type anthRequest struct {
 	Tools     []*anthTool    `json:"tools,omitempty"`
 	Choice    *anthChoice    `json:"tool_choice,omitempty"`
 	Thinking  *anthThinking  `json:"thinking,omitempty"`
-	Output    *formatWrapper `json:"output_config,omitempty"`
+	Output    *anthOutput    `json:"output_config,omitempty"`
 	Stream    bool           `json:"stream"`
 }
 
@@ -135,10 +145,7 @@ func anthropicRequest(req Request) *anthRequest {
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = anthropicMaxTokens(req.Model)
 	}
-	if budget, ok := anthropicBudgets[req.Reasoning]; ok {
-		out.Thinking = &anthThinking{Type: "enabled", BudgetTokens: budget}
-		out.MaxTokens = max(out.MaxTokens, budget+4096)
-	}
+	anthropicThinking(out, req)
 	msgs := req.Messages
 	for len(msgs) > 0 && msgs[0].Role == conv.RoleSystem {
 		for _, b := range msgs[0].Content {
@@ -174,9 +181,39 @@ func anthropicRequest(req Request) *anthRequest {
 	}
 	if f := newSchemaFormat(req.OutputSchema, true, false, false); f != nil {
 		f.Schema = anthropicOutputSchema(f.Schema)
-		out.Output = &formatWrapper{Format: f}
+		if out.Output == nil {
+			out.Output = &anthOutput{}
+		}
+		out.Output.Format = f
 	}
 	return out
+}
+
+// anthropicThinking sets the thinking of out for req.Reasoning in the form
+// req.Thinking names: adaptive thinking with output_config.effort, or a
+// token budget (the form of a model the table does not know), which
+// raises max_tokens above the budget. A model that does not reason gets
+// neither.
+func anthropicThinking(out *anthRequest, req Request) {
+	budget, ok := anthropicBudgets[req.Reasoning]
+	switch {
+	case !ok || req.Thinking == ThinkingNone:
+	case req.Thinking == ThinkingAdaptive:
+		out.Thinking = &anthThinking{Type: "adaptive"}
+		out.Output = &anthOutput{Effort: req.Reasoning}
+	default:
+		out.Thinking = &anthThinking{Type: "enabled", BudgetTokens: budget}
+		out.MaxTokens = max(out.MaxTokens, budget+4096)
+	}
+}
+
+// RefusesBudgetThinking reports whether err is the Messages API's refusal
+// of thinking with a token budget by a model that takes adaptive thinking
+// only (HTTP 400, "\"thinking.type.enabled\" is not supported for this
+// model"): the request may be sent again in the adaptive form.
+func RefusesBudgetThinking(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == 400 && strings.Contains(e.Message, `"thinking.type.enabled" is not supported`)
 }
 
 // anthropicMessage lowers one message, or returns nil when nothing in it
@@ -584,7 +621,16 @@ func (c *anthChoice) appendJSON(w *jsonWriter) {
 func (t *anthThinking) appendJSON(w *jsonWriter) {
 	w.begin()
 	w.strField("type", t.Type)
-	w.intField("budget_tokens", t.BudgetTokens)
+	if t.BudgetTokens != 0 {
+		w.intField("budget_tokens", t.BudgetTokens)
+	}
+	w.end()
+}
+
+func (o *anthOutput) appendJSON(w *jsonWriter) {
+	w.begin()
+	w.optStr("effort", o.Effort)
+	optObjField(w, "format", o.Format)
 	w.end()
 }
 

@@ -135,6 +135,17 @@ func features(provider string) map[string]Request {
 	// A compaction's second summary request: tools defined, calls forbidden.
 	fs["tool-choice-none"] = Request{Model: "model-x", Tools: testTools, Messages: toolTurn, ToolChoice: ToolChoiceNone}
 	fs["output-schema-nonstrict"] = Request{Model: "model-x", Tools: testTools, Messages: toolTurn, OutputSchema: json.RawMessage(looseVerdict)}
+	// --reasoning in each form the model table names, on every API: the
+	// API's own form where it has one, the other forms as the API takes
+	// them (Anthropic has no effort form, OpenAI no budget or adaptive).
+	for _, form := range []string{ThinkingAdaptive, ThinkingBudget, ThinkingEffort, ThinkingNone} {
+		fs["thinking-"+form] = Request{Model: "model-x", Reasoning: "high", Thinking: form, Messages: []conv.Message{
+			sys("You are terse."), user(conv.TextBlock("hello")),
+		}}
+	}
+	// Adaptive thinking with a structured answer: one output_config holds
+	// the effort and the format.
+	fs["thinking-adaptive-output-schema"] = Request{Model: "model-x", Reasoning: "low", Thinking: ThinkingAdaptive, Messages: toolTurn, Tools: testTools, OutputSchema: json.RawMessage(strictVerdict)}
 	if provider == NameOpenAI {
 		// A reasoning item without a summary (the default when
 		// --reasoning is not set) still carries summary: [].

@@ -115,6 +115,9 @@ func chatCompletionsRequest(req Request, self string) *chatRequest {
 		MaxCompletionTokens: req.MaxTokens, ReasoningEffort: req.Reasoning,
 		Stream: true, StreamOptions: &chatStreamOptions{IncludeUsage: true},
 	}
+	if req.Thinking == ThinkingNone {
+		out.ReasoningEffort = "" // a model that does not reason refuses the parameter
+	}
 	for _, m := range req.Messages {
 		out.Messages = append(out.Messages, chatMessages(m, self)...)
 	}

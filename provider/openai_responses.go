@@ -102,10 +102,14 @@ func (responsesWire) encode(req Request) (reqBody, error) {
 // responsesRequest is req as the Responses API's request body.
 func responsesRequest(req Request) *respRequest {
 	out := &respRequest{Model: req.Model, Input: []*respItem{}, MaxOutputTokens: req.MaxTokens, Stream: true}
-	if req.Reasoning != "" {
-		out.Reasoning = &respReasoning{Effort: req.Reasoning, Summary: "auto"}
+	effort := req.Reasoning
+	if req.Thinking == ThinkingNone {
+		effort = "" // a model that does not reason refuses the parameter
 	}
-	if req.Reasoning != "" || reasoningModel(req.Model) {
+	if effort != "" {
+		out.Reasoning = &respReasoning{Effort: effort, Summary: "auto"}
+	}
+	if effort != "" || req.Thinking != ThinkingNone && reasoningModel(req.Model) {
 		out.Include = []string{"reasoning.encrypted_content"}
 	}
 	for _, m := range req.Messages {

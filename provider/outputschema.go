@@ -23,6 +23,9 @@ func RejectsOutputSchema(err error) bool {
 	if !errors.As(err, &e) || (e.Status != 400 && e.Status != 422 && (e.Status != 0 || e.Kind != KindRequest)) {
 		return false
 	}
+	if RefusesBudgetThinking(err) {
+		return false // names output_config.effort, not the schema
+	}
 	m := strings.ToLower(e.Message)
 	for _, p := range []string{"response_format", "text.format", "output_config", "output_format", "json_schema", "structured output"} {
 		if strings.Contains(m, p) {

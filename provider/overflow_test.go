@@ -94,6 +94,7 @@ func TestRecordedRefusals(t *testing.T) {
 		{"openai-chat-bad-tool-schema.json", NameOpenAIChat, false, 0, false},
 		{"openai-responses-bad-tool-schema.json", NameOpenAI, false, 0, false},
 		{"anthropic-bad-tool-schema.json", NameAnthropic, false, 0, false},
+		{"anthropic-thinking-enabled.json", NameAnthropic, false, 0, false},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			body, err := os.ReadFile(filepath.Join("testdata", "wire", "refusals", tc.file))
@@ -111,6 +112,9 @@ func TestRecordedRefusals(t *testing.T) {
 			var e *Error
 			if !errors.As(err, &e) || e.Kind != KindRequest || e.Status != 400 {
 				t.Fatalf("error %v, want a request error with status 400", err)
+			}
+			if want := tc.file == "anthropic-thinking-enabled.json"; RefusesBudgetThinking(err) != want {
+				t.Errorf("RefusesBudgetThinking = %v, want %v", !want, want)
 			}
 			if IsContextOverflow(err) != tc.overflow || ContextLimit(err) != tc.limit || RejectsOutputSchema(err) != tc.schema {
 				t.Errorf("overflow %v limit %d schema %v; want %v %d %v", IsContextOverflow(err), ContextLimit(err), RejectsOutputSchema(err), tc.overflow, tc.limit, tc.schema)

@@ -48,6 +48,11 @@ type Request struct {
 	MaxTokens int
 	// Reasoning is the thinking/reasoning effort: "", "low", "medium", "high".
 	Reasoning string
+	// Thinking is how the model takes Reasoning, from the model table
+	// (ThinkingAdaptive, ThinkingBudget, ThinkingEffort, ThinkingNone); ""
+	// for a model the table does not know, which gets each API's older
+	// form: a token budget on Anthropic's, an effort on OpenAI's.
+	Thinking string
 	// OutputSchema, when set, is a JSON Schema (compact JSON) that the
 	// final text answer must match, sent with the API's native structured
 	// output parameter. Tool calls keep working. See RejectsOutputSchema.
@@ -62,6 +67,19 @@ type Request struct {
 	// then sweeps from Memo what it did not use (jsonstr.Memo.Sweep).
 	Memo *jsonstr.Memo
 }
+
+// The forms of Request.Thinking.
+const (
+	// ThinkingAdaptive: Anthropic's {"type":"adaptive"} with
+	// output_config.effort; the model decides how much to think.
+	ThinkingAdaptive = "adaptive"
+	// ThinkingBudget: Anthropic's {"type":"enabled","budget_tokens":N}.
+	ThinkingBudget = "budget"
+	// ThinkingEffort: OpenAI's reasoning effort.
+	ThinkingEffort = "effort"
+	// ThinkingNone: the model does not reason; Reasoning is not sent.
+	ThinkingNone = "none"
+)
 
 // ToolChoiceNone is Request.ToolChoice that forbids tool calls.
 const ToolChoiceNone = "none"

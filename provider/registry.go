@@ -22,6 +22,11 @@ const (
 type Spec struct {
 	// Name is the --provider value, recorded in sessions.
 	Name string
+	// Family is the vendor whose models the provider serves under their
+	// own names, when it is not Name: its models are looked up in the
+	// model table (prices, windows, thinking) under Family, and traces
+	// name Family as gen_ai.provider.name. openai-chat is openai.
+	Family string
 	// Wire is the wire API.
 	Wire Wire
 	// KeyVar holds the API key; KeyFileVar names a file that holds it
@@ -66,6 +71,16 @@ const (
 	NameOllama     = "ollama"
 )
 
+// DefaultsChosen is when each provider's DefaultModel was last chosen, by
+// hand, as the model the provider recommends for general work when the
+// caller names none: Anthropic's models overview
+// (platform.claude.com/docs/en/models/overview: Claude Sonnet 5.5, "the
+// best combination of speed and intelligence"; Opus is for the hardest
+// work at twice the price), OpenAI's (developers.openai.com/docs/models:
+// "If you're not sure where to start, use gpt-5.5"). OpenRouter serves
+// Anthropic's under its own name; Ollama's is a local open model.
+const DefaultsChosen = "2026-12-07"
+
 // registry is the one table of providers, in the order Auto is tried and
 // help lists them.
 var registry = []Spec{
@@ -73,26 +88,26 @@ var registry = []Spec{
 		Name: NameAnthropic, Wire: WireAnthropic,
 		KeyVar: "ANTHROPIC_API_KEY", KeyFileVar: "ANTHROPIC_API_KEY_FILE",
 		BaseURLVar: "ANTHROPIC_BASE_URL", BaseURL: "https://api.anthropic.com",
-		DefaultModel: "claude-sonnet-4-5", KeyRequired: true, Auto: true,
+		DefaultModel: "claude-sonnet-5-5", KeyRequired: true, Auto: true,
 		MoreSecretVars: []string{"ANTHROPIC_AUTH_TOKEN"},
 	},
 	{
 		Name: NameOpenAI, Wire: WireResponses,
 		KeyVar: "OPENAI_API_KEY", KeyFileVar: "OPENAI_API_KEY_FILE",
 		BaseURLVar: "OPENAI_BASE_URL", BaseURL: "https://api.openai.com/v1",
-		DefaultModel: "gpt-5", KeyRequired: true, Auto: true,
+		DefaultModel: "gpt-5.5", KeyRequired: true, Auto: true,
 	},
 	{
-		Name: NameOpenAIChat, Wire: WireChat,
+		Name: NameOpenAIChat, Wire: WireChat, Family: NameOpenAI,
 		KeyVar: "OPENAI_API_KEY", KeyFileVar: "OPENAI_API_KEY_FILE",
 		BaseURLVar: "OPENAI_BASE_URL", BaseURL: "https://api.openai.com/v1",
-		DefaultModel: "gpt-5", KeyRequired: true, KeylessWithBaseURL: true,
+		DefaultModel: "gpt-5.5", KeyRequired: true, KeylessWithBaseURL: true,
 	},
 	{
 		Name: NameOpenRouter, Wire: WireChat,
 		KeyVar: "OPENROUTER_API_KEY", KeyFileVar: "OPENROUTER_API_KEY_FILE",
 		BaseURLVar: "OPENROUTER_BASE_URL", BaseURL: "https://openrouter.ai/api/v1",
-		DefaultModel: "anthropic/claude-sonnet-4.5", KeyRequired: true, Auto: true,
+		DefaultModel: "anthropic/claude-sonnet-5.5", KeyRequired: true, Auto: true,
 	},
 	{
 		Name: NameOllama, Wire: WireChat,
@@ -148,6 +163,17 @@ func DefaultModel(name string) string {
 	return s.DefaultModel
 }
 
+// Family returns the vendor whose model names provider name serves
+// (Spec.Family): name itself unless the registry says otherwise. Case and
+// surrounding space do not matter.
+func Family(name string) string {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if s, ok := Lookup(n); ok && s.Family != "" {
+		return s.Family
+	}
+	return n
+}
+
 // DefaultBaseURL returns a provider's default base URL, or "" for an
 // unknown provider.
 func DefaultBaseURL(name string) string {
@@ -187,4 +213,13 @@ func AutoKeyVars() []string {
 func unknownProvider(name string) *Error {
 	return &Error{Kind: KindConfig, Provider: name,
 		Message: fmt.Sprintf("unknown provider %q (want one of %s)", name, strings.Join(Names(), ", "))}
+}
+
+// MinOutputTokens is the least output cap the API of provider name takes:
+// 16 on OpenAI's Responses API, 1 elsewhere.
+func MinOutputTokens(name string) int {
+	if s, _ := Lookup(name); s.Wire == WireResponses {
+		return 16
+	}
+	return 1
 }

@@ -117,7 +117,7 @@ func TestPresets(t *testing.T) {
 		name, base, model string
 		keyRequired       bool
 	}{
-		{NameOpenRouter, "https://openrouter.ai/api/v1", "anthropic/claude-sonnet-4.5", true},
+		{NameOpenRouter, "https://openrouter.ai/api/v1", "anthropic/claude-sonnet-5.5", true},
 		{NameOllama, "http://localhost:11434/v1", "gpt-oss:20b", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,5 +195,15 @@ func TestStatusTextEveryStatus(t *testing.T) {
 	}
 	if got := (&Error{Provider: NameAnthropic, Status: 529, Message: "Overloaded"}).Error(); got != "anthropic: Overloaded (529): Overloaded" {
 		t.Errorf("529 error = %q", got)
+	}
+}
+
+// TestFamily: openai-chat serves OpenAI's model names; every other
+// provider its own, whatever the case and spaces of the name.
+func TestFamily(t *testing.T) {
+	for name, want := range map[string]string{"openai-chat": "openai", " OpenAI-Chat ": "openai", "openai": "openai", "anthropic": "anthropic", "ollama": "ollama", "no-such": "no-such"} {
+		if got := Family(name); got != want {
+			t.Errorf("Family(%q) = %q, want %q", name, got, want)
+		}
 	}
 }

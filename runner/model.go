@@ -22,7 +22,7 @@ func (r *run) providerStream(ctx context.Context, req provider.Request) (msg con
 				Message: fmt.Sprintf("internal error while reading the response (please report it): %v", v)}
 		}
 	}()
-	return r.cfg.Provider.Stream(ctx, req, r.onProviderEvent)
+	return r.streamThinking(ctx, req)
 }
 
 // stream sends req. With a schema in force it asks for the API's native

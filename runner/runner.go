@@ -293,6 +293,10 @@ type run struct {
 	// limitSeeded says a context limit the session recorded was looked
 	// for (window.go).
 	limitSeeded bool
+	// thinking is how the model takes --reasoning, once thinkingSeeded
+	// (thinking.go).
+	thinking       string
+	thinkingSeeded bool
 }
 
 func (r *run) do(ctx context.Context) error {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +23,8 @@ type Builder struct {
 	redact  func(string) string
 	version string
 	now     func() time.Time
+	// family maps a provider name to gen_ai.provider.name (nil: as is).
+	family func(string) string
 
 	mu      sync.Mutex
 	partial []byte
@@ -282,7 +283,7 @@ func (b *Builder) request(e, msg gjson.Result, now time.Time) {
 func (b *Builder) requestAttrs() []KV {
 	attrs := []KV{
 		Str("gen_ai.operation.name", "chat"),
-		Str("gen_ai.provider.name", providerName(b.provider)),
+		Str("gen_ai.provider.name", b.providerName(b.provider)),
 		Str("gen_ai.request.model", b.model),
 	}
 	if b.sessionID != "" {
@@ -336,7 +337,7 @@ func (b *Builder) result(ev gjson.Result, now time.Time) {
 	root.Attrs = []KV{
 		Str("gen_ai.operation.name", "invoke_agent"),
 		Str("gen_ai.agent.name", "awl"),
-		Str("gen_ai.provider.name", providerName(b.provider)),
+		Str("gen_ai.provider.name", b.providerName(b.provider)),
 		Str("gen_ai.request.model", b.model),
 		Int("awl.exit_code", code),
 		Str("awl.reason", reason),
@@ -409,13 +410,17 @@ func (b *Builder) Request() []byte {
 	return Encode(b.cfg.Resource, "github.com/awlrun/awl", b.version, b.Spans())
 }
 
-// providerName maps awl's provider names to the semantic conventions'
-// gen_ai.provider.name values; other names are passed as they are.
-func providerName(p string) string {
-	if strings.HasPrefix(p, "openai") {
-		return "openai"
+// SetProviderFamily sets how a provider name maps to the semantic
+// conventions' gen_ai.provider.name: the provider registry's family
+// (openai-chat is openai). Without it, names are passed as they are.
+func (b *Builder) SetProviderFamily(family func(string) string) { b.family = family }
+
+// providerName is provider p's gen_ai.provider.name.
+func (b *Builder) providerName(p string) string {
+	if b.family == nil {
+		return p
 	}
-	return p
+	return b.family(p)
 }
 
 // finishReason maps awl's stop reasons to the conventions' finish reasons.

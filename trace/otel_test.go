@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +168,35 @@ func TestBuilderCompactionAndChecks(t *testing.T) {
 	}
 	if root.Status != StatusError || root.Parent != ([8]byte{}) {
 		t.Errorf("run span %+v", root)
+	}
+}
+
+// TestBuilderProviderFamily: gen_ai.provider.name is the provider's family
+// as the caller maps it (the provider registry: openai-chat is openai),
+// and the name itself without a mapping.
+func TestBuilderProviderFamily(t *testing.T) {
+	cfg, _ := FromEnv(env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1"))
+	for _, tc := range []struct {
+		family func(string) string
+		want   string
+	}{
+		{func(p string) string { return map[string]string{"openai-chat": "openai"}[p] }, "openai"},
+		{nil, "openai-chat"},
+	} {
+		b := NewBuilder(cfg, time.Unix(1700000000, 0), "v", nil)
+		b.SetProviderFamily(tc.family)
+		b.Write([]byte(`{"type":"session","session_id":"s1","provider":"openai-chat","model":"m"}` + "\n" +
+			`{"type":"result","session_id":"s1","exit_code":0,"reason":"completed"}` + "\n"))
+		var got []string
+		for _, s := range b.Spans() {
+			for _, a := range s.Attrs {
+				if a.Key == "gen_ai.provider.name" {
+					got = append(got, a.Value.(string))
+				}
+			}
+		}
+		if len(got) == 0 || slices.ContainsFunc(got, func(v string) bool { return v != tc.want }) {
+			t.Errorf("gen_ai.provider.name %v, want %q", got, tc.want)
+		}
 	}
 }

@@ -47,6 +47,7 @@ type cli struct {
 	Sessions sessionsCmd `cmd:""`
 	Schema   schemaCmd   `cmd:""`
 	MCP      mcpCmd      `cmd:"" name:"mcp"`
+	Models   modelsCmd   `cmd:""`
 	Version  versionCmd  `cmd:""`
 }
 

@@ -40,7 +40,7 @@ var helpTexts = map[string]string{
 	"run --base-url":            "API base URL (default from @base_url_vars@, per provider).",
 	"run --max-retries":         "Retries of a failed model request.",
 	"run --stall-timeout":       "Give up on a model request once a silent server has cost it this long in all: its stalled attempts (90 s without a byte each, less when less is left) and the waits after them (exit 5).",
-	"run --reasoning":           "Thinking/reasoning effort: low, medium or high.",
+	"run --reasoning":           "Thinking/reasoning effort: low, medium or high, sent in the form the model takes (awl models).",
 	"run --tools":               "Allow only these tools (comma-separated).",
 	"run --deny-tools":          "Deny these tools.",
 	"run --no-tools":            "Offer no tools.",
@@ -54,7 +54,7 @@ var helpTexts = map[string]string{
 	"run --mcp-strict":          "Exit 4 when an MCP server fails to start (default: warn and go on without it).",
 	"run --max-turns":           "Stop after N model requests (exit 6).",
 	"run --timeout":             "Stop the whole run after this long (exit 124).",
-	"run --max-output-tokens":   "Output token cap per model request.",
+	"run --max-output-tokens":   "Output token cap per model request (at least the API's least, 16 on openai; at most the model's limit).",
 	"run --max-cost-usd":        "Stop before a model request once this run has cost X US dollars (exit 6).",
 	"run --max-total-tokens":    "Stop before a model request once this run has used N tokens, cache included (exit 6).",
 	"run --pricing":             "A JSON price table that overrides or extends awl's (env AWL_PRICING).",
@@ -84,6 +84,11 @@ var helpTexts = map[string]string{
 
 	// awl sessions
 	"sessions": "List, show, locate, verify, compact and prune sessions.",
+
+	// awl models
+	"models":           "List awl's model table: each model's context window, output limit, thinking form and prices, and each provider's default model.",
+	"models --json":    "Print the table as JSON, in the shape of a --pricing file, with the defaults.",
+	"models --pricing": "Override or extend the table with FILE (default $AWL_PRICING), as awl run does.",
 
 	// awl sessions list
 	"sessions list":         "List the sessions of this directory, oldest first (the default: awl sessions [--json] [--all] [--limit N] [--since 24h]).",

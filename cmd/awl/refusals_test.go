@@ -97,7 +97,7 @@ func TestRecordedTooLongRuns(t *testing.T) {
 		limit          string // the contextLimit entry's tokens, "" for none
 		notice         string
 	}{
-		{"anthropic-too-long.json", "anthropic", 3, "", ""},
+		{"anthropic-too-long.json", "anthropic", 3, "200000", "states a limit of 200000 tokens, which is the window from now on"},
 		{"openai-chat-too-long.json", "openai-chat", 3, "4097", "states a limit of 4097 tokens, which is the window from now on"},
 		{"openai-responses-too-long.json", "openai", 3, "", ""},
 	} {

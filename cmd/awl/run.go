@@ -558,13 +558,17 @@ func (c *runCmd) buildTools(a *app, st *runSetup) error {
 }
 
 // priceModel loads the price table, refuses --max-cost-usd on a model it
-// has no price for, and sets the context window.
+// has no price for and what the model cannot take (--reasoning,
+// --max-output-tokens), and sets the context window.
 func (c *runCmd) priceModel(a *app, st *runSetup) error {
 	var err error
 	if st.prices, err = loadPrices(a.getenv, c.Pricing); err != nil {
 		return err
 	}
 	if err := runner.CheckPriced(st.prices, st.prov.Name(), st.model, c.MaxCostUSD); err != nil {
+		return err
+	}
+	if err := runner.CheckModelFlags(st.prices, st.prov.Name(), st.model, c.Reasoning, c.MaxOutputTokens); err != nil {
 		return err
 	}
 	st.window = c.window(a, st.prices, st.prov.Name(), st.model)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/redact"
 	"github.com/awlrun/awl/trace"
@@ -42,7 +43,9 @@ func (c *runCmd) startTracing(a *app) *tracing {
 		}
 		return red.String(s)
 	}
-	return &tracing{cfg: cfg, b: trace.NewBuilder(cfg, a.start, version, redact)}
+	b := trace.NewBuilder(cfg, a.start, version, redact)
+	b.SetProviderFamily(provider.Family)
+	return &tracing{cfg: cfg, b: b}
 }
 
 // hook gives cfg's tool calls and checks their own span as TRACEPARENT:

@@ -151,13 +151,13 @@ func TestTraceTree(t *testing.T) {
 		attr(r.Attributes, "gen_ai.operation.name").GetStringValue() != "invoke_agent" || attr(r.Attributes, "awl.turns").GetIntValue() != 2 {
 		t.Errorf("run span attributes: %v", r.Attributes)
 	}
-	chats := byName["chat claude-sonnet-4-5"]
+	chats := byName["chat claude-sonnet-5-5"]
 	if len(chats) != 2 {
 		t.Fatalf("chat spans: %v", byName)
 	}
 	c1 := chats[0]
 	for k, want := range map[string]any{
-		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-sonnet-4-5",
+		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-sonnet-5-5",
 		"gen_ai.response.model": "claude-test-1", "gen_ai.usage.input_tokens": int64(100), "gen_ai.usage.output_tokens": int64(20),
 		"gen_ai.usage.cache_read.input_tokens": int64(0),
 	} {

@@ -68,6 +68,15 @@ func builtinSource(t *Table) ([]byte, error) {
 		if m.ContextWindow != 0 {
 			fmt.Fprintf(&b, "ContextWindow: %d, ", m.ContextWindow)
 		}
+		if m.MaxOutput != 0 {
+			fmt.Fprintf(&b, "MaxOutput: %d, ", m.MaxOutput)
+		}
+		if m.Thinking != "" {
+			fmt.Fprintf(&b, "Thinking: %q, ", m.Thinking)
+		}
+		if m.Images {
+			b.WriteString("Images: true, ")
+		}
 		if m.Source != "" {
 			fmt.Fprintf(&b, "Source: %q", m.Source)
 		}

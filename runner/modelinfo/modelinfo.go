@@ -18,6 +18,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/internal/jsonerr"
+	"github.com/awlrun/awl/provider"
 )
 
 // Price is what a million tokens of each kind cost, in US dollars.
@@ -37,7 +38,8 @@ type Tier struct {
 
 // Model is one model's entry.
 type Model struct {
-	// Provider is "anthropic" or "openai" (which covers openai-chat too).
+	// Provider is "anthropic" or "openai": a provider's family
+	// (provider.Family), so "openai" covers openai-chat too.
 	Provider string   `json:"provider"`
 	Name     string   `json:"model"`
 	Aliases  []string `json:"aliases,omitempty"`
@@ -46,9 +48,26 @@ type Model struct {
 	// ContextWindow is the model's context window in tokens; 0 when not
 	// known.
 	ContextWindow int64 `json:"contextWindow,omitempty"`
+	// MaxOutput is the most output tokens one request may ask for; 0 when
+	// not known.
+	MaxOutput int64 `json:"maxOutputTokens,omitempty"`
+	// Thinking is how the model takes --reasoning: ThinkingAdaptive,
+	// ThinkingBudget, ThinkingEffort or ThinkingNone; "" when not known.
+	Thinking string `json:"thinking,omitempty"`
+	// Images says the model takes images as input.
+	Images bool `json:"images,omitempty"`
 	// Source says where the figures come from.
 	Source string `json:"source,omitempty"`
 }
+
+// The thinking forms of Model.Thinking, named as provider.Request.Thinking
+// names them.
+const (
+	ThinkingAdaptive = "adaptive"
+	ThinkingBudget   = "budget"
+	ThinkingEffort   = "effort"
+	ThinkingNone     = "none"
+)
 
 // Cost returns what a request with usage u cost, in US dollars.
 func (m Model) Cost(u conv.Usage) float64 {
@@ -77,6 +96,10 @@ type file struct {
 	Updated string  `json:"updated"`
 	Note    string  `json:"note"`
 	Models  []Model `json:"models"`
+	// Defaults and DefaultsChosen are what `awl models --json` prints
+	// beside the table; a file may carry them, and they are not read.
+	Defaults       map[string]string `json:"defaults"`
+	DefaultsChosen string            `json:"defaultsChosen"`
 }
 
 // builtin is the built-in table: builtinModels (builtin_table.go, written
@@ -177,6 +200,14 @@ func (m Model) check() error {
 	if m.ContextWindow < 0 {
 		return errors.New("contextWindow: must not be negative")
 	}
+	if m.MaxOutput < 0 {
+		return errors.New("maxOutputTokens: must not be negative")
+	}
+	switch m.Thinking {
+	case "", ThinkingAdaptive, ThinkingBudget, ThinkingEffort, ThinkingNone:
+	default:
+		return fmt.Errorf("thinking: %q is not adaptive, budget, effort or none", m.Thinking)
+	}
 	return nil
 }
 
@@ -209,15 +240,10 @@ func describe(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
-// Family returns the table provider a provider name prices with: openai and
-// openai-chat share OpenAI's prices.
-func Family(provider string) string {
-	p := strings.ToLower(strings.TrimSpace(provider))
-	if p == "openai-chat" {
-		return "openai"
-	}
-	return p
-}
+// Family returns the table provider a provider name prices with: the
+// provider registry's family of the name (openai and openai-chat share
+// OpenAI's prices).
+func Family(name string) string { return provider.Family(name) }
 
 func key(family, name string) string { return family + "\x00" + strings.ToLower(name) }
 
