@@ -88,6 +88,7 @@ func (b *Builder) newSpan(parent [8]byte, name string, kind int, start time.Time
 	return s
 }
 
+// event adds what one NDJSON event line, seen at now, tells of the run.
 func (b *Builder) event(line []byte, now time.Time) {
 	if b.done {
 		return
@@ -103,102 +104,134 @@ func (b *Builder) event(line []byte, now time.Time) {
 	case "entry":
 		b.entry(ev.Get("entry"), now)
 	case "retry":
-		attrs := []KV{Int("awl.retry.attempt", ev.Get("attempt").Int()), Int("awl.retry.wait_ms", ev.Get("wait_ms").Int())}
-		if st := ev.Get("status").Int(); st != 0 {
-			attrs = append(attrs, Int("http.response.status_code", st))
-		}
-		if msg := ev.Get("error").String(); msg != "" {
-			attrs = append(attrs, Str("error.message", b.redact(msg)))
-		}
-		b.retries = append(b.retries, Event{Time: now, Name: "retry", Attrs: attrs})
+		b.retry(ev, now)
 	case "tool_start":
-		name := ev.Get("name").String()
-		s := b.newSpan(b.cfg.Root, "execute_tool "+name, KindInternal, now)
-		s.Attrs = []KV{
-			Str("gen_ai.operation.name", "execute_tool"),
-			Str("gen_ai.tool.name", name),
-			Str("gen_ai.tool.call.id", ev.Get("call_id").String()),
-			Str("gen_ai.tool.type", "function"),
-		}
-		if b.cfg.CaptureContent {
-			in := ev.Get("input")
-			text := in.Raw
-			if in.Type == gjson.String {
-				text = in.String()
-			}
-			s.Attrs = append(s.Attrs, Str("gen_ai.tool.call.arguments", b.redact(text)))
-		}
-		b.spans = append(b.spans, s)
-		b.tools[ev.Get("call_id").String()] = len(b.spans) - 1
+		b.toolStart(ev, now)
 	case "tool_end":
-		i, ok := b.tools[ev.Get("call_id").String()]
-		if !ok {
-			return
-		}
-		s := &b.spans[i]
-		s.End = now
-		s.Attrs = append(s.Attrs, Int("awl.tool.duration_ms", ev.Get("duration_ms").Int()))
-		if x := ev.Get("exit_code"); x.Exists() {
-			s.Attrs = append(s.Attrs, Int("awl.tool.exit_code", x.Int()))
-		}
-		denied := ev.Get("denied").Bool()
-		s.Attrs = append(s.Attrs, Bool("awl.tool.denied", denied))
-		if ev.Get("is_error").Bool() {
-			s.Status = StatusError
-			kind := "tool_error"
-			if denied {
-				kind = "denied"
-			}
-			s.Attrs = append(s.Attrs, Str("error.type", kind))
-		}
-		b.mark = now
+		b.toolEnd(ev, now)
 	case "check_start":
-		s := b.newSpan(b.cfg.Root, "awl.check", KindInternal, now)
-		s.Attrs = []KV{Int("awl.check.attempt", ev.Get("attempt").Int())}
-		if b.cfg.CaptureContent {
-			s.Attrs = append(s.Attrs, Str("awl.check.command", b.redact(ev.Get("cmd").String())))
-		}
-		b.spans = append(b.spans, s)
-		b.checks[ev.Get("cmd").String()+"\x00"+ev.Get("attempt").String()] = len(b.spans) - 1
+		b.checkStart(ev, now)
 	case "check_end":
-		key := ev.Get("cmd").String() + "\x00" + ev.Get("attempt").String()
-		i, ok := b.checks[key]
-		if !ok {
-			return
-		}
-		delete(b.checks, key)
-		s := &b.spans[i]
-		s.End = now
-		code := ev.Get("exit_code").Int()
-		s.Attrs = append(s.Attrs, Int("awl.check.exit_code", code))
-		if code != 0 {
-			s.Status, s.StatusMsg = StatusError, "the check failed"
-		}
-		b.mark = now
+		b.checkEnd(ev, now)
 	case "compaction":
-		d := time.Duration(ev.Get("duration_ms").Int()) * time.Millisecond
-		s := b.newSpan(b.cfg.Root, "awl.compaction", KindInternal, now.Add(-d))
-		s.End = now
-		s.Attrs = []KV{
-			Str("awl.compaction.reason", ev.Get("reason").String()),
-			Int("awl.compaction.tokens_before", ev.Get("tokens_before").Int()),
-			Int("awl.compaction.tokens_after", ev.Get("tokens_after").Int()),
-		}
-		// Retries during the summary request are the compaction's.
-		keep := b.retries[:0]
-		for _, r := range b.retries {
-			if r.Time.Before(s.Start) {
-				keep = append(keep, r)
-			} else {
-				s.Events = append(s.Events, r)
-			}
-		}
-		b.retries = keep
-		b.spans = append(b.spans, s)
-		b.mark = now
+		b.compaction(ev, now)
 	case "result":
 		b.result(ev, now)
 	}
+}
+
+// retry keeps a retry as an event of the span it delays: the next model
+// span, or the compaction's.
+func (b *Builder) retry(ev gjson.Result, now time.Time) {
+	attrs := []KV{Int("awl.retry.attempt", ev.Get("attempt").Int()), Int("awl.retry.wait_ms", ev.Get("wait_ms").Int())}
+	if st := ev.Get("status").Int(); st != 0 {
+		attrs = append(attrs, Int("http.response.status_code", st))
+	}
+	if msg := ev.Get("error").String(); msg != "" {
+		attrs = append(attrs, Str("error.message", b.redact(msg)))
+	}
+	b.retries = append(b.retries, Event{Time: now, Name: "retry", Attrs: attrs})
+}
+
+// toolStart opens a tool call's span.
+func (b *Builder) toolStart(ev gjson.Result, now time.Time) {
+	name := ev.Get("name").String()
+	s := b.newSpan(b.cfg.Root, "execute_tool "+name, KindInternal, now)
+	s.Attrs = []KV{
+		Str("gen_ai.operation.name", "execute_tool"),
+		Str("gen_ai.tool.name", name),
+		Str("gen_ai.tool.call.id", ev.Get("call_id").String()),
+		Str("gen_ai.tool.type", "function"),
+	}
+	if b.cfg.CaptureContent {
+		in := ev.Get("input")
+		text := in.Raw
+		if in.Type == gjson.String {
+			text = in.String()
+		}
+		s.Attrs = append(s.Attrs, Str("gen_ai.tool.call.arguments", b.redact(text)))
+	}
+	b.spans = append(b.spans, s)
+	b.tools[ev.Get("call_id").String()] = len(b.spans) - 1
+}
+
+// toolEnd closes a tool call's span.
+func (b *Builder) toolEnd(ev gjson.Result, now time.Time) {
+	i, ok := b.tools[ev.Get("call_id").String()]
+	if !ok {
+		return
+	}
+	s := &b.spans[i]
+	s.End = now
+	s.Attrs = append(s.Attrs, Int("awl.tool.duration_ms", ev.Get("duration_ms").Int()))
+	if x := ev.Get("exit_code"); x.Exists() {
+		s.Attrs = append(s.Attrs, Int("awl.tool.exit_code", x.Int()))
+	}
+	denied := ev.Get("denied").Bool()
+	s.Attrs = append(s.Attrs, Bool("awl.tool.denied", denied))
+	if ev.Get("is_error").Bool() {
+		s.Status = StatusError
+		kind := "tool_error"
+		if denied {
+			kind = "denied"
+		}
+		s.Attrs = append(s.Attrs, Str("error.type", kind))
+	}
+	b.mark = now
+}
+
+// checkStart opens a --check command's span.
+func (b *Builder) checkStart(ev gjson.Result, now time.Time) {
+	s := b.newSpan(b.cfg.Root, "awl.check", KindInternal, now)
+	s.Attrs = []KV{Int("awl.check.attempt", ev.Get("attempt").Int())}
+	if b.cfg.CaptureContent {
+		s.Attrs = append(s.Attrs, Str("awl.check.command", b.redact(ev.Get("cmd").String())))
+	}
+	b.spans = append(b.spans, s)
+	b.checks[ev.Get("cmd").String()+"\x00"+ev.Get("attempt").String()] = len(b.spans) - 1
+}
+
+// checkEnd closes a --check command's span.
+func (b *Builder) checkEnd(ev gjson.Result, now time.Time) {
+	key := ev.Get("cmd").String() + "\x00" + ev.Get("attempt").String()
+	i, ok := b.checks[key]
+	if !ok {
+		return
+	}
+	delete(b.checks, key)
+	s := &b.spans[i]
+	s.End = now
+	code := ev.Get("exit_code").Int()
+	s.Attrs = append(s.Attrs, Int("awl.check.exit_code", code))
+	if code != 0 {
+		s.Status, s.StatusMsg = StatusError, "the check failed"
+	}
+	b.mark = now
+}
+
+// compaction adds a compaction's span, ending now, with the retries of
+// its summary request.
+func (b *Builder) compaction(ev gjson.Result, now time.Time) {
+	d := time.Duration(ev.Get("duration_ms").Int()) * time.Millisecond
+	s := b.newSpan(b.cfg.Root, "awl.compaction", KindInternal, now.Add(-d))
+	s.End = now
+	s.Attrs = []KV{
+		Str("awl.compaction.reason", ev.Get("reason").String()),
+		Int("awl.compaction.tokens_before", ev.Get("tokens_before").Int()),
+		Int("awl.compaction.tokens_after", ev.Get("tokens_after").Int()),
+	}
+	// Retries during the summary request are the compaction's.
+	keep := b.retries[:0]
+	for _, r := range b.retries {
+		if r.Time.Before(s.Start) {
+			keep = append(keep, r)
+		} else {
+			s.Events = append(s.Events, r)
+		}
+	}
+	b.retries = keep
+	b.spans = append(b.spans, s)
+	b.mark = now
 }
 
 func (b *Builder) entry(e gjson.Result, now time.Time) {

@@ -184,6 +184,8 @@ var single = []string{"additionalProperties", "propertyNames", "items", "additio
 	"not", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"}
 var multi = []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"}
 
+// build compiles v, found at ptr from base, into a node with its
+// subschemas; $refs are resolved after the whole document is built.
 func (c *compiler) build(v any, base *url.URL, draft int, ptr string) (*node, error) {
 	n := &node{base: base, draft: draft}
 	if c.nodes == nil {
@@ -199,8 +201,25 @@ func (c *compiler) build(v any, base *url.URL, draft int, ptr string) (*node, er
 	default:
 		return nil, fmt.Errorf("%s: a schema is a JSON object or a boolean", ptrOr(ptr))
 	}
+	ptr, err := c.identify(n, v, ptr)
+	if err != nil {
+		return nil, err
+	}
+	for _, step := range []func(*node, string) error{c.buildApplicators, c.buildProperties, c.buildDependencies} {
+		if err := step(n, ptr); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// identify reads n's $schema, its $id (a new base, where the pointer
+// starts again), its anchors and its reference, and records n under each
+// name by which a $ref may reach it. It returns n's pointer from its base.
+func (c *compiler) identify(n *node, v any, ptr string) (string, error) {
+	base := n.base
 	if sv, ok := n.m["$schema"].(string); ok {
-		n.draft = schemaDraft(sv, draft)
+		n.draft = schemaDraft(sv, n.draft)
 	}
 	idKey := "$id"
 	if n.draft == 4 {
@@ -209,7 +228,7 @@ func (c *compiler) build(v any, base *url.URL, draft int, ptr string) (*node, er
 	if id, ok := n.m[idKey].(string); ok && id != "" {
 		u, err := base.Parse(id)
 		if err != nil {
-			return nil, fmt.Errorf("%s/%s: %v", ptr, idKey, err)
+			return "", fmt.Errorf("%s/%s: %v", ptr, idKey, err)
 		}
 		if strings.HasPrefix(id, "#") && n.draft <= 7 {
 			// A draft 6/7 "$id": "#name" is an anchor.
@@ -237,17 +256,25 @@ func (c *compiler) build(v any, base *url.URL, draft int, ptr string) (*node, er
 			break
 		}
 	}
-	sub := func(k string, v any, p string) (*node, error) {
-		return c.build(v, n.base, n.draft, p)
-	}
+	return ptr, nil
+}
+
+// sub builds a subschema of n at pointer p.
+func (c *compiler) sub(n *node, v any, p string) (*node, error) {
+	return c.build(v, n.base, n.draft, p)
+}
+
+// buildApplicators builds n's subschemas under the keywords that hold one
+// schema or an array of them, and under $defs (reached only by $ref).
+func (c *compiler) buildApplicators(n *node, ptr string) error {
 	for _, k := range single {
 		if sv, ok := n.m[k]; ok {
 			if _, isArr := sv.([]any); isArr {
 				continue
 			}
-			s, err := sub(k, sv, ptr+"/"+k)
+			s, err := c.sub(n, sv, ptr+"/"+k)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if n.sub == nil {
 				n.sub = map[string]*node{}
@@ -259,9 +286,9 @@ func (c *compiler) build(v any, base *url.URL, draft int, ptr string) (*node, er
 		if arr, ok := n.m[k].([]any); ok {
 			list := make([]*node, len(arr))
 			for i, sv := range arr {
-				s, err := sub(k, sv, ptr+"/"+k+"/"+strconv.Itoa(i))
+				s, err := c.sub(n, sv, ptr+"/"+k+"/"+strconv.Itoa(i))
 				if err != nil {
-					return nil, err
+					return err
 				}
 				list[i] = s
 			}
@@ -274,18 +301,24 @@ func (c *compiler) build(v any, base *url.URL, draft int, ptr string) (*node, er
 	for _, k := range []string{"$defs", "definitions"} {
 		if defs, ok := n.m[k].(map[string]any); ok {
 			for name, sv := range defs {
-				if _, err := sub(k, sv, ptr+"/"+k+"/"+escape(name)); err != nil {
-					return nil, err
+				if _, err := c.sub(n, sv, ptr+"/"+k+"/"+escape(name)); err != nil {
+					return err
 				}
 			}
 		}
 	}
+	return nil
+}
+
+// buildProperties builds n's properties and patternProperties, and its
+// pattern.
+func (c *compiler) buildProperties(n *node, ptr string) error {
 	if props, ok := n.m["properties"].(map[string]any); ok {
 		n.props = map[string]*node{}
 		for name, sv := range props {
-			s, err := sub("properties", sv, ptr+"/properties/"+escape(name))
+			s, err := c.sub(n, sv, ptr+"/properties/"+escape(name))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			n.props[name] = s
 			n.propNames = append(n.propNames, name)
@@ -301,11 +334,11 @@ func (c *compiler) build(v any, base *url.URL, draft int, ptr string) (*node, er
 		for _, pat := range keys {
 			re, err := regexp.Compile(pat)
 			if err != nil {
-				return nil, fmt.Errorf("%s/patternProperties: %q is not a regular expression: %v", ptr, pat, err)
+				return fmt.Errorf("%s/patternProperties: %q is not a regular expression: %v", ptr, pat, err)
 			}
-			s, err := sub("patternProperties", pp[pat], ptr+"/patternProperties/"+escape(pat))
+			s, err := c.sub(n, pp[pat], ptr+"/patternProperties/"+escape(pat))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			n.patterns = append(n.patterns, re)
 			n.patternSch = append(n.patternSch, s)
@@ -314,10 +347,17 @@ func (c *compiler) build(v any, base *url.URL, draft int, ptr string) (*node, er
 	if p, ok := n.m["pattern"].(string); ok {
 		re, err := regexp.Compile(p)
 		if err != nil {
-			return nil, fmt.Errorf("%s/pattern: %q is not a regular expression: %v", ptr, p, err)
+			return fmt.Errorf("%s/pattern: %q is not a regular expression: %v", ptr, p, err)
 		}
 		n.pattern = re
 	}
+	return nil
+}
+
+// buildDependencies builds dependencies, dependentSchemas and
+// dependentRequired: a name's array of names is required with it, a
+// schema applies with it.
+func (c *compiler) buildDependencies(n *node, ptr string) error {
 	deps := map[string]any{}
 	if d, ok := n.m["dependencies"].(map[string]any); ok {
 		for k, v := range d {
@@ -346,16 +386,16 @@ func (c *compiler) build(v any, base *url.URL, draft int, ptr string) (*node, er
 			}
 			continue
 		}
-		s, err := sub("dependentSchemas", dv, ptr+"/dependentSchemas/"+escape(k))
+		s, err := c.sub(n, dv, ptr+"/dependentSchemas/"+escape(k))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if n.depSchemas == nil {
 			n.depSchemas = map[string]*node{}
 		}
 		n.depSchemas[k] = s
 	}
-	return n, nil
+	return nil
 }
 
 func ptrOr(p string) string {
@@ -494,6 +534,8 @@ func (e *evaluated) merge(o *evaluated) {
 
 const maxDepth = 200
 
+// validate checks v, found at loc, against n: what it evaluated when it is
+// valid, its problems when it is not. depth counts the schemas entered.
 func (st *state) validate(n *node, v any, loc string, depth int) (*evaluated, []Problem) {
 	if n.boolean != nil {
 		if *n.boolean {
@@ -508,8 +550,7 @@ func (st *state) validate(n *node, v any, loc string, depth int) (*evaluated, []
 	}
 	ev := &evaluated{}
 	var ps []Problem
-	add := func(msg string, args ...any) { ps = append(ps, Problem{loc, fmt.Sprintf(msg, args...)}) }
-	m := n.m
+	add := addTo(&ps, loc)
 	if n.ref != nil {
 		rev, rps := st.validate(n.ref, v, loc, depth+1)
 		ps = append(ps, rps...)
@@ -520,6 +561,34 @@ func (st *state) validate(n *node, v any, loc string, depth int) (*evaluated, []
 			return ev, ps
 		}
 	}
+	checkValue(n.m, v, add)
+	switch x := v.(type) {
+	case string:
+		st.checkString(n, x, add)
+	case json.Number, float64, int, int64:
+		st.checkNumber(n, v, add)
+	case map[string]any:
+		ps = append(ps, st.checkObject(n, x, loc, depth, ev)...)
+	case []any:
+		ps = append(ps, st.checkArray(n, x, loc, depth, ev)...)
+	}
+	st.checkApplicators(n, v, loc, depth, ev, &ps)
+	st.checkConditional(n, v, loc, depth, ev, &ps)
+	st.checkUnevaluated(n, v, loc, depth, ev, &ps)
+	if len(ps) > 0 {
+		return nil, ps
+	}
+	return ev, nil
+}
+
+// addTo returns a function that adds a problem at loc to *ps.
+func addTo(ps *[]Problem, loc string) func(string, ...any) {
+	return func(msg string, args ...any) { *ps = append(*ps, Problem{loc, fmt.Sprintf(msg, args...)}) }
+}
+
+// checkValue checks the keywords about the value itself: type, enum and
+// const.
+func checkValue(m map[string]any, v any, add func(string, ...any)) {
 	if t, ok := m["type"]; ok {
 		if !typeMatches(t, v) {
 			add("got %s, want %s", typeName(v), wantTypes(t))
@@ -540,20 +609,16 @@ func (st *state) validate(n *node, v any, loc string, depth int) (*evaluated, []
 	if c, ok := m["const"]; ok && !equal(c, v) {
 		add("value must be %s", show(c))
 	}
-	switch x := v.(type) {
-	case string:
-		st.checkString(n, x, add)
-	case json.Number, float64, int, int64:
-		st.checkNumber(n, v, add)
-	case map[string]any:
-		ps = append(ps, st.checkObject(n, x, loc, depth, ev)...)
-	case []any:
-		ps = append(ps, st.checkArray(n, x, loc, depth, ev)...)
-	}
+}
+
+// checkApplicators checks allOf, anyOf, oneOf and not, adding to *ps, and
+// merges into ev what the subschemas that matched evaluated.
+func (st *state) checkApplicators(n *node, v any, loc string, depth int, ev *evaluated, ps *[]Problem) {
+	add := addTo(ps, loc)
 	if list, ok := n.subs["allOf"]; ok {
 		for _, s := range list {
 			sev, sps := st.validate(s, v, loc, depth+1)
-			ps = append(ps, sps...)
+			*ps = append(*ps, sps...)
 			if len(sps) == 0 {
 				ev.merge(sev)
 			}
@@ -573,7 +638,7 @@ func (st *state) validate(n *node, v any, loc string, depth int) (*evaluated, []
 		}
 		if !okAny {
 			add("does not match any schema of anyOf")
-			ps = append(ps, all...)
+			*ps = append(*ps, all...)
 		}
 	}
 	if list, ok := n.subs["oneOf"]; ok {
@@ -592,7 +657,7 @@ func (st *state) validate(n *node, v any, loc string, depth int) (*evaluated, []
 		switch len(valid) {
 		case 0:
 			add("does not match any schema of oneOf")
-			ps = append(ps, all...)
+			*ps = append(*ps, all...)
 		case 1:
 			ev.merge(vev)
 		default:
@@ -604,30 +669,41 @@ func (st *state) validate(n *node, v any, loc string, depth int) (*evaluated, []
 			add("must not match the schema of not")
 		}
 	}
+}
+
+// checkConditional checks if, then and else.
+func (st *state) checkConditional(n *node, v any, loc string, depth int, ev *evaluated, ps *[]Problem) {
 	if s, ok := n.sub["if"]; ok {
 		iev, ips := st.validate(s, v, loc, depth+1)
 		if len(ips) == 0 {
 			ev.merge(iev)
 			if t, ok := n.sub["then"]; ok {
 				tev, tps := st.validate(t, v, loc, depth+1)
-				ps = append(ps, tps...)
+				*ps = append(*ps, tps...)
 				if len(tps) == 0 {
 					ev.merge(tev)
 				}
 			}
 		} else if e, ok := n.sub["else"]; ok {
 			eev, eps := st.validate(e, v, loc, depth+1)
-			ps = append(ps, eps...)
+			*ps = append(*ps, eps...)
 			if len(eps) == 0 {
 				ev.merge(eev)
 			}
 		}
 	}
+}
+
+// checkUnevaluated checks what depends on what the other keywords
+// evaluated: dependentSchemas (which evaluate more), then
+// unevaluatedProperties and unevaluatedItems.
+func (st *state) checkUnevaluated(n *node, v any, loc string, depth int, ev *evaluated, ps *[]Problem) {
+	add := addTo(ps, loc)
 	if obj, ok := v.(map[string]any); ok {
 		for name, s := range n.depSchemas {
 			if _, has := obj[name]; has {
 				dev, dps := st.validate(s, v, loc, depth+1)
-				ps = append(ps, dps...)
+				*ps = append(*ps, dps...)
 				if len(dps) == 0 {
 					ev.merge(dev)
 				}
@@ -643,7 +719,7 @@ func (st *state) validate(n *node, v any, loc string, depth int) (*evaluated, []
 					if s.boolean != nil {
 						extra = append(extra, k)
 					} else {
-						ps = append(ps, sps...)
+						*ps = append(*ps, sps...)
 					}
 				}
 			}
@@ -660,15 +736,11 @@ func (st *state) validate(n *node, v any, loc string, depth int) (*evaluated, []
 					continue
 				}
 				_, sps := st.validate(s, arr[i], loc+"/"+strconv.Itoa(i), depth+1)
-				ps = append(ps, sps...)
+				*ps = append(*ps, sps...)
 			}
 			ev.allItems = true
 		}
 	}
-	if len(ps) > 0 {
-		return nil, ps
-	}
-	return ev, nil
 }
 
 func (st *state) checkString(n *node, s string, add func(string, ...any)) {

@@ -138,29 +138,9 @@ func run(n int, awlBin, baseBin string, large, long bool, check string, toleranc
 		return err
 	}
 	defer os.RemoveAll(work)
-	if awlBin == "" {
-		awlBin = filepath.Join(work, "awl")
-		if out, err := buildCmd(awlBin, "./cmd/awl").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build ./cmd/awl: %v\n%s", err, out)
-		}
-	}
-	floor, err := buildFloor(work)
+	awlBin, baseBin, floor, err := programs(work, awlBin, baseBin)
 	if err != nil {
 		return err
-	}
-	// Each program is measured as a fresh copy written with write(2), as
-	// an installed binary is: a file the Go linker just wrote (through a
-	// memory mapping) is in the page cache in small pages and takes more
-	// page faults to start. Ten runs of one binary against its own copy
-	// found the linker's file 1-49% slower to start, every time.
-	bins := map[string]*string{"awl": &awlBin, "base": &baseBin, "floor": &floor}
-	for _, name := range []string{"awl", "base", "floor"} {
-		if *bins[name] == "" {
-			continue
-		}
-		if *bins[name], err = copyProgram(*bins[name], filepath.Join(work, name+"-copy")); err != nil {
-			return err
-		}
 	}
 	srv, err := startServer()
 	if err != nil {
@@ -208,25 +188,9 @@ func run(n int, awlBin, baseBin string, large, long bool, check string, toleranc
 			if b.bin == "" {
 				continue
 			}
-			t, err := r.once([]string{b.bin, "run", "--no-stdin", "hello"}, nil)
-			if err != nil {
+			if err := r.measure(b.bin, b.s); err != nil {
 				return err
 			}
-			if t.rss, err = r.peakOf([]string{b.bin, "run", "--no-stdin", "hello"}); err != nil {
-				return err
-			}
-			l, err := r.once([]string{b.bin, "run", "--no-stdin", "loop 10"}, nil)
-			if err != nil {
-				return err
-			}
-			if l.rss, err = r.peakOf([]string{b.bin, "run", "--no-stdin", "loop 10"}); err != nil {
-				return err
-			}
-			v, err := r.once([]string{b.bin, "--version"}, nil)
-			if err != nil {
-				return err
-			}
-			b.s.add(t, l, v)
 		}
 	}
 	fig := awl.figures(&floorS, n)
@@ -266,6 +230,61 @@ func run(n int, awlBin, baseBin string, large, long bool, check string, toleranc
 	if bfig != nil {
 		return compare(baseBin, *bfig, fig, tolerance)
 	}
+	return nil
+}
+
+// programs builds awl (when awlBin is "") and the floor in work, and
+// returns the three programs to measure (base "" when there is none).
+func programs(work, awlBin, baseBin string) (string, string, string, error) {
+	if awlBin == "" {
+		awlBin = filepath.Join(work, "awl")
+		if out, err := buildCmd(awlBin, "./cmd/awl").CombinedOutput(); err != nil {
+			return "", "", "", fmt.Errorf("go build ./cmd/awl: %v\n%s", err, out)
+		}
+	}
+	floor, err := buildFloor(work)
+	if err != nil {
+		return "", "", "", err
+	}
+	// Each program is measured as a fresh copy written with write(2), as
+	// an installed binary is: a file the Go linker just wrote (through a
+	// memory mapping) is in the page cache in small pages and takes more
+	// page faults to start. Ten runs of one binary against its own copy
+	// found the linker's file 1-49% slower to start, every time.
+	bins := map[string]*string{"awl": &awlBin, "base": &baseBin, "floor": &floor}
+	for _, name := range []string{"awl", "base", "floor"} {
+		if *bins[name] == "" {
+			continue
+		}
+		if *bins[name], err = copyProgram(*bins[name], filepath.Join(work, name+"-copy")); err != nil {
+			return "", "", "", err
+		}
+	}
+	return awlBin, baseBin, floor, nil
+}
+
+// measure runs bin once for each figure (a text run, its peak RSS, a
+// tool loop of ten turns and its peak RSS, --version) and adds them to s.
+func (r *runner) measure(bin string, s *series) error {
+	t, err := r.once([]string{bin, "run", "--no-stdin", "hello"}, nil)
+	if err != nil {
+		return err
+	}
+	if t.rss, err = r.peakOf([]string{bin, "run", "--no-stdin", "hello"}); err != nil {
+		return err
+	}
+	l, err := r.once([]string{bin, "run", "--no-stdin", "loop 10"}, nil)
+	if err != nil {
+		return err
+	}
+	if l.rss, err = r.peakOf([]string{bin, "run", "--no-stdin", "loop 10"}); err != nil {
+		return err
+	}
+	v, err := r.once([]string{bin, "--version"}, nil)
+	if err != nil {
+		return err
+	}
+	s.add(t, l, v)
 	return nil
 }
 
