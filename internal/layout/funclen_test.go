@@ -10,42 +10,48 @@ import (
 )
 
 // maxFuncLines is the longest a function may be, from its func line to its
-// closing brace, in the packages that hold the program's sequence: setup
-// (cmd/awl), the state machine (the runner root) and the session log. A
-// longer one is split into named steps.
+// closing brace, in any package of the module (its tests aside). A longer
+// one is split into named steps.
 const maxFuncLines = 100
 
-// shortFuncDirs are those packages' directories, from the module root.
-var shortFuncDirs = []string{"cmd/awl", "runner", "session"}
-
-// TestNoLongFunctions walks the non-test sources of shortFuncDirs and fails
-// on each function (or method) over maxFuncLines, naming it.
+// TestNoLongFunctions walks the non-test sources of every package of the
+// module and fails on each function (or method) over maxFuncLines, naming
+// it. It also fails if it finds fewer files than the module surely has,
+// so that a walk gone wrong cannot pass by reading nothing.
 func TestNoLongFunctions(t *testing.T) {
-	for _, dir := range shortFuncDirs {
-		files, err := filepath.Glob(filepath.Join("..", "..", dir, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("%s: no Go files (%v)", dir, err)
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	files := 0
+	dirs := map[string]bool{}
+	for _, p := range moduleGoFiles(t, root) {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
 		}
-		fset := token.NewFileSet()
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
+		af, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files++
+		rel, _ := filepath.Rel(root, p)
+		dirs[filepath.Dir(rel)] = true
+		for _, d := range af.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
 				continue
 			}
-			af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, d := range af.Decls {
-				fd, ok := d.(*ast.FuncDecl)
-				if !ok || fd.Body == nil {
-					continue
-				}
-				from, to := fset.Position(fd.Pos()), fset.Position(fd.End())
-				if n := to.Line - from.Line + 1; n > maxFuncLines {
-					t.Errorf("%s/%s:%d: %s is %d lines; the most is %d: split it into named steps", dir, filepath.Base(f), from.Line, funcName(fd), n, maxFuncLines)
-				}
+			from, to := fset.Position(fd.Pos()), fset.Position(fd.End())
+			if n := to.Line - from.Line + 1; n > maxFuncLines {
+				t.Errorf("%s:%d: %s is %d lines; the most is %d: split it into named steps", rel, from.Line, funcName(fd), n, maxFuncLines)
 			}
 		}
+	}
+	for _, want := range []string{"cmd/awl", "runner", "runner/mcp", "session", "provider", "internal/jsonschema", "trace", "scripts/benchfloor"} {
+		if !dirs[filepath.FromSlash(want)] {
+			t.Errorf("no Go file of %s was read", want)
+		}
+	}
+	if files < 100 {
+		t.Errorf("read %d Go files; the module has more", files)
 	}
 }
 
