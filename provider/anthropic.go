@@ -147,6 +147,7 @@ func anthropicRequest(req Request) *anthRequest {
 	}
 	anthropicThinking(out, req)
 	msgs := req.Messages
+	stable := req.StablePrefix
 	for len(msgs) > 0 && msgs[0].Role == conv.RoleSystem {
 		for _, b := range msgs[0].Content {
 			if b.Type == conv.BlockText && b.Text != "" {
@@ -154,20 +155,26 @@ func anthropicRequest(req Request) *anthRequest {
 			}
 		}
 		msgs = msgs[1:]
+		stable--
 	}
 	if n := len(out.System); n > 0 {
 		out.System[n-1].Cache = ephemeral
 	}
-	for _, m := range msgs {
+	// The breakpoints: the end of the stable prefix, when there is one
+	// before the end, and the end of the request.
+	mark := 0
+	for i, m := range msgs {
 		if am := anthropicMessage(m); am != nil {
 			out.Messages = append(out.Messages, am)
 		}
+		if i == stable-1 {
+			mark = len(out.Messages)
+		}
 	}
 	if n := len(out.Messages); n > 0 {
-		blocks := out.Messages[n-1].Content
-		last := blocks[len(blocks)-1]
-		if last.Type != "thinking" && last.Type != "redacted_thinking" {
-			last.Cache = ephemeral
+		markEnd(out.Messages[n-1])
+		if mark > 0 && mark < n {
+			markEnd(out.Messages[mark-1])
 		}
 	}
 	for _, t := range req.Tools {
@@ -214,6 +221,15 @@ func anthropicThinking(out *anthRequest, req Request) {
 func RefusesBudgetThinking(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Status == 400 && strings.Contains(e.Message, `"thinking.type.enabled" is not supported`)
+}
+
+// markEnd sets a cache breakpoint on the last block of m, unless it is
+// thinking, which cannot carry one.
+func markEnd(m *anthMessage) {
+	last := m.Content[len(m.Content)-1]
+	if last.Type != "thinking" && last.Type != "redacted_thinking" {
+		last.Cache = ephemeral
+	}
 }
 
 // anthropicMessage lowers one message, or returns nil when nothing in it

@@ -392,3 +392,45 @@ func TestResponsesLongCallID(t *testing.T) {
 		t.Errorf("call_ids %v", calls)
 	}
 }
+
+// TestAnthropicStablePrefixBreakpoint: Request.StablePrefix adds a fourth
+// breakpoint at the end of the stable messages (counted with the system
+// messages, which become the system prompt), none when it is 0 or the
+// whole request, and it lands on the message before one that encodes to
+// nothing.
+func TestAnthropicStablePrefixBreakpoint(t *testing.T) {
+	msgs := []conv.Message{
+		{Role: conv.RoleSystem, Content: []conv.Block{conv.TextBlock("sys")}},
+		{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("task")}},
+		{Role: conv.RoleAssistant, Content: []conv.Block{conv.TextBlock("a"), {Type: conv.BlockToolUse, ID: "c1", Name: "bash", Input: `{}`}}},
+		{Role: conv.RoleUser, Content: []conv.Block{{Type: conv.BlockToolResult, ToolUseID: "c1", Content: "out"}}},
+		{Role: conv.RoleAssistant},
+		{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("more")}},
+	}
+	tools := []Tool{{Name: "bash", Schema: json.RawMessage(`{"type":"object"}`)}}
+	for _, tc := range []struct {
+		stable int
+		marked []string // besides system, tools and the last message
+	}{
+		{0, nil},
+		{3, []string{"messages.1.content.1"}},
+		{4, []string{"messages.2.content.0"}},
+		{5, []string{"messages.2.content.0"}}, // message 4 encodes to nothing
+		{6, nil},
+		{9, nil},
+	} {
+		body, err := EncodeRequest(NameAnthropic, Request{Model: "m", Messages: msgs, Tools: tools, StablePrefix: tc.stable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append([]string{"system.0", "tools.0", "messages.3.content.0"}, tc.marked...)
+		if n := strings.Count(string(body), `"cache_control"`); n != len(want) {
+			t.Errorf("StablePrefix %d: %d breakpoints, want %d: %s", tc.stable, n, len(want), body)
+		}
+		for _, p := range want {
+			if gjson.GetBytes(body, p+".cache_control.type").Str != "ephemeral" {
+				t.Errorf("StablePrefix %d: no breakpoint on %s: %s", tc.stable, p, body)
+			}
+		}
+	}
+}

@@ -61,6 +61,11 @@ type Request struct {
 	// stay defined (a history with tool calls needs them on some APIs);
 	// "" leaves the choice to the model.
 	ToolChoice string
+	// StablePrefix is how many leading Messages the next requests will
+	// also begin with, unchanged, when later messages change (a prune):
+	// Anthropic Messages marks a cache breakpoint at their end, so that
+	// such a request reads them from the cache. 0 marks nothing.
+	StablePrefix int
 	// Memo, when set, holds the JSON form of long strings already written
 	// elsewhere (the session's lines): the body takes those bytes, the same
 	// ones escaping would make, instead of escaping the strings again, and

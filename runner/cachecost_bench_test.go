@@ -130,7 +130,7 @@ func (g *costRig) respond(_ int, req providertest.Request) providertest.Response
 func (g *costRig) output(in json.RawMessage) string {
 	var b strings.Builder
 	for i := 0; b.Len() < g.outSize; i++ {
-		fmt.Fprintf(&b, "=== RUN   TestParse/case_%03d %s\n--- PASS: TestParse/case_%03d (0.00s)\n", i, in, i)
+		fmt.Fprintf(&b, "=== RUN   TestParse/case_%03d_%x\n--- PASS: TestParse/case_%03d (0.00s)\n", i, in, i)
 	}
 	return b.String()[:g.outSize]
 }

@@ -679,18 +679,19 @@ func (r *run) loop(ctx context.Context) error {
 		turnStart := r.cfg.now()
 		// fit may compact first: a request that --max-turns does not
 		// count, but whose cost and tokens the budgets do.
-		msgs, err := r.fit(ctx, specs)
+		msgs, stable, err := r.fit(ctx, specs)
 		if err != nil {
 			return err
 		}
 		r.res.Turns++
 		req := provider.Request{
-			Model:     cfg.Model,
-			Messages:  msgs,
-			Tools:     specs,
-			MaxTokens: cfg.MaxOutputTokens,
-			Reasoning: cfg.Reasoning,
-			Memo:      r.sess.Memo,
+			Model:        cfg.Model,
+			Messages:     msgs,
+			StablePrefix: stable,
+			Tools:        specs,
+			MaxTokens:    cfg.MaxOutputTokens,
+			Reasoning:    cfg.Reasoning,
+			Memo:         r.sess.Memo,
 		}
 		msg, err := r.stream(ctx, req)
 		if err != nil && overflowed(err) && !cfg.Window.NoCompact {
@@ -704,7 +705,7 @@ func (r *run) loop(ctx context.Context) error {
 			} else if ferr != nil {
 				return ferr
 			}
-			req.Messages = projection.Project(r.sess.ActivePath())
+			req.Messages, req.StablePrefix = projection.ProjectStable(r.sess.ActivePath())
 			msg, err = r.stream(ctx, req)
 		}
 		if err != nil {

@@ -17,8 +17,13 @@ import (
 const pruneGain = 20
 
 // keepTurns is how many of the latest assistant turns keep their tool
-// results whole when older ones are pruned.
-const keepTurns = 2
+// results whole when older ones are pruned: the latest one, whose results
+// the model has not yet answered. Every result a prune leaves whole
+// after its first stub is sent again as a cache write in the next
+// request, so a prune that kept the turn before too would pay for that
+// turn's results a second time; the latest results are new to the cache
+// either way (docs/compaction.md, "What a prune costs").
+const keepTurns = 1
 
 // errNotShorter: nothing is left to prune; the caller's error stands.
 var errNotShorter = errors.New("nothing left to prune")
@@ -83,7 +88,7 @@ func (r *run) prune(before, overhead int64, keep int, force bool) (bool, error) 
 			seen++
 			continue
 		}
-		if seen >= keep && hasLargeResult(m) {
+		if seen >= keep && projection.LargeResult(m) {
 			upTo = i
 			break
 		}
@@ -104,13 +109,4 @@ func (r *run) prune(before, overhead int64, keep int, force bool) (bool, error) 
 	em := r.cfg.Events
 	em.Emit(event.Prune{Base: em.Stamp("prune", r.res.SessionID), UpToID: fields.UpToID, TokensBefore: fields.TokensBefore, TokensAfter: fields.TokensAfter})
 	return true, nil
-}
-
-func hasLargeResult(m *conv.Message) bool {
-	for _, b := range m.Content {
-		if b.Type == conv.BlockToolResult && (len(b.Content) > projection.PruneMin || len(b.Attachments) > 0) {
-			return true
-		}
-	}
-	return false
 }

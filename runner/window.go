@@ -148,8 +148,10 @@ func (r *run) noteUsage(reqMsgs int, u *conv.Usage) {
 }
 
 // fit projects the session for the next request, pruning and then
-// compacting first when the request would pass a threshold.
-func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, error) {
+// compacting first when the request would pass a threshold. It returns the
+// messages and how many of them are a stable prefix
+// (projection.ProjectStable).
+func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, int, error) {
 	path := r.sess.ActivePath()
 	if !r.limitSeeded {
 		r.limitSeeded = true
@@ -158,9 +160,9 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 		}
 	}
 	w := r.cfg.Window
-	msgs := projection.Project(path)
+	msgs, stable := projection.ProjectStable(path)
 	if w.Tokens <= 0 {
-		return msgs, nil
+		return msgs, stable, nil
 	}
 	if !r.windowSeeded {
 		r.window, r.windowSeeded = seedWindow(path, msgs, r.cfg.Provider.Name(), r.cfg.Model, r.cfg.Prices), true
@@ -171,10 +173,10 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 		// pruned whatever the prune frees.
 		pruned, err := r.prune(est, specTokens(specs), keepTurns, r.summaryOff && w.over(est, w.compactAt()))
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if pruned {
-			msgs = projection.Project(r.sess.ActivePath())
+			msgs, stable = projection.ProjectStable(r.sess.ActivePath())
 			est = projection.Estimate(msgs) + specTokens(specs)
 		}
 	}
@@ -182,20 +184,20 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, e
 		if err := r.compact(ctx, specs, est, "threshold"); err != nil {
 			ns, ok := errors.AsType[*errNoSummary](err)
 			if !ok {
-				return nil, err
+				return nil, 0, err
 			}
 			if _, err := r.pruneAlone(ns, est, specTokens(specs), keepTurns); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 		// The summary request was paid for: a budget it used up stops
 		// the run before the request it was made for.
 		if err := r.budgetStop(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		msgs = projection.Project(r.sess.ActivePath())
+		msgs, stable = projection.ProjectStable(r.sess.ActivePath())
 	}
-	return msgs, nil
+	return msgs, stable, nil
 }
 
 // turnSinceCompaction reports whether path holds an assistant message

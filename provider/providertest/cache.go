@@ -28,8 +28,8 @@ import (
 // MinTokens long), for five minutes, or an hour with "ttl":"1h". For each
 // breakpoint the cache looks for a stored prefix ending at that block or
 // at one of the 19 blocks before it (20 blocks in all) and reads the
-// longest one found over all breakpoints; a prefix it reads lives on for
-// its TTL from then. Everything from the read point to the last
+// longest one found over all breakpoints; a prefix it reads, and every
+// stored prefix of that prefix, lives on for its TTL from then. Everything from the read point to the last
 // breakpoint written is a cache write; what follows the last breakpoint
 // is input. The model, tool_choice and thinking settings are part of the
 // messages' prefix, as Anthropic documents that changing them
@@ -160,8 +160,12 @@ func (c *Cache) anthropic(blocks []block, now time.Time, u *CacheUsage) {
 		}
 	}
 	if read >= 0 {
-		e := c.entries[blocks[read].hash]
-		c.entries[blocks[read].hash] = cacheEntry{expires: now.Add(e.ttl), ttl: e.ttl}
+		// What is read is used: every stored prefix of it lives on.
+		for _, b := range blocks[:read+1] {
+			if e, ok := c.entries[b.hash]; ok && now.Before(e.expires) {
+				c.entries[b.hash] = cacheEntry{expires: now.Add(e.ttl), ttl: e.ttl}
+			}
+		}
 		u.Read = blocks[read].cum
 	}
 	from := u.Read

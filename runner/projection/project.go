@@ -102,6 +102,28 @@ const PruneMin = 1024
 // Resume therefore rebuilds the same request the last process would have
 // sent, byte for byte.
 func Project(path []session.Entry) []conv.Message {
+	msgs, _ := ProjectStable(path)
+	return msgs
+}
+
+// LargeResult reports whether m holds a tool result a prune would stub:
+// an output over PruneMin bytes, or images.
+func LargeResult(m *conv.Message) bool {
+	for _, b := range m.Content {
+		if b.Type == conv.BlockToolResult && (len(b.Content) > PruneMin || len(b.Attachments) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// ProjectStable is Project, and how many of the leading messages the
+// session's next prune leaves as they are: those before the first message
+// that shows a large tool result whole (LargeResult), since a prune stubs
+// results from there on. Until the next prune or compaction every request
+// begins with them, so they are a stable prefix for a provider's cache
+// (Anthropic's cache stores a prefix only where a request marks one).
+func ProjectStable(path []session.Entry) ([]conv.Message, int) {
 	ids := locator{path: path}
 	// The latest prune boundary and compaction.
 	pruneUpTo, comp, ctxEnd := -1, -1, -1
@@ -132,6 +154,7 @@ func Project(path []session.Entry) []conv.Message {
 		}
 	}
 	uses := useIndex{path: path[:pruneUpTo+1]}
+	stable := -1
 	add := func(out []conv.Message, from, to int) []conv.Message {
 		for i := from; i < to; i++ {
 			e := &path[i]
@@ -141,13 +164,21 @@ func Project(path []session.Entry) []conv.Message {
 			m := *e.Message
 			if i <= pruneUpTo {
 				m = pruneWith(m, uses.find)
+			} else if stable < 0 && LargeResult(&m) {
+				stable = len(out)
 			}
 			out = append(out, m)
 		}
 		return out
 	}
+	done := func(out []conv.Message) ([]conv.Message, int) {
+		if stable < 0 {
+			stable = len(out)
+		}
+		return out, stable
+	}
 	if comp < 0 {
-		return add(make([]conv.Message, 0, len(path)), 0, len(path))
+		return done(add(make([]conv.Message, 0, len(path)), 0, len(path)))
 	}
 	// The rebuilt context runs from C to its baseline, ctxEnd.
 	k, kept := ids.find(cf.FirstKeptEntryID)
@@ -161,7 +192,7 @@ func Project(path []session.Entry) []conv.Message {
 	if kept {
 		out = add(out, k, comp)
 	}
-	return add(out, ctxEnd+1, len(path))
+	return done(add(out, ctxEnd+1, len(path)))
 }
 
 // locator finds entries of a path by id: the last one with the id, as a

@@ -130,3 +130,63 @@ func TestProjectAllPruned(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectStable: the stable prefix ends before the first large tool
+// result a prune has not stubbed, so the next prune, which stubs from
+// there on, leaves it as it is; a prune moves it past its stubs; a
+// compaction's kept messages count like any other.
+func TestProjectStable(t *testing.T) {
+	big := strings.Repeat("0123456789\n", 200)
+	call := func(id, callID string) session.Entry {
+		return msgEntry(id, conv.RoleAssistant, conv.Block{Type: conv.BlockToolUse, ID: callID, Name: "bash", Input: `{"command":"make"}`})
+	}
+	result := func(id, callID, out string) session.Entry {
+		return msgEntry(id, conv.RoleUser, conv.Block{Type: conv.BlockToolResult, ToolUseID: callID, Content: out})
+	}
+	path := []session.Entry{
+		msgEntry("00000001", conv.RoleSystem, conv.TextBlock("sys")),
+		msgEntry("00000002", conv.RoleUser, conv.TextBlock("task")),
+		call("00000003", "c1"), result("00000004", "c1", "small"),
+		call("00000005", "c2"), result("00000006", "c2", big),
+		call("00000007", "c3"), result("00000008", "c3", big),
+		call("00000009", "c4"), result("0000000a", "c4", big),
+	}
+	check := func(name string, p []session.Entry, want int) {
+		t.Helper()
+		msgs, stable := ProjectStable(p)
+		if stable != want {
+			t.Errorf("%s: stable %d, want %d (%s)", name, stable, want, texts(msgs))
+		}
+		if again := Project(p); texts(again) != texts(msgs) {
+			t.Errorf("%s: Project and ProjectStable differ", name)
+		}
+		// Stubbing every result the next prune could reach leaves the
+		// stable prefix as it was.
+		if stable < len(msgs) {
+			after := Project(append(p[:len(p):len(p)], fieldsEntry(session.TypePrune, "ffffffff", session.Prune{UpToID: p[len(p)-1].ID})))
+			for i := range stable {
+				if fmt.Sprint(after[i]) != fmt.Sprint(msgs[i]) {
+					t.Errorf("%s: message %d changed under the next prune", name, i)
+				}
+			}
+			if fmt.Sprint(after[stable]) == fmt.Sprint(msgs[stable]) {
+				t.Errorf("%s: the next prune left message %d, the first past the stable prefix, as it was", name, stable)
+			}
+		}
+	}
+	check("no large result yet", path[:5], 5)
+	check("no prune", path, 5)
+	pruned := append(path[:len(path):len(path)], fieldsEntry(session.TypePrune, "0000000b", session.Prune{UpToID: "00000006"}))
+	check("after a prune", pruned, 7)
+	pruned = append(pruned, fieldsEntry(session.TypePrune, "0000000c", session.Prune{UpToID: "0000000a"}))
+	check("everything pruned", pruned, 10)
+	comp := append(path[:len(path):len(path)],
+		fieldsEntry(session.TypeCompaction, "0000000d", session.Compaction{Summary: "did things", FirstKeptEntryID: "00000009"}),
+		msgEntry("0000000e", conv.RoleSystem, conv.TextBlock("sys")),
+		session.Entry{Type: session.TypeTurnContext, ID: "0000000f", Fields: []byte(`{}`)},
+		call("00000010", "c5"), result("00000011", "c5", "small"),
+	)
+	// sys, summary, kept call c4, its large result: the stable prefix ends
+	// before it.
+	check("after a compaction", comp, 3)
+}

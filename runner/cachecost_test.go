@@ -1,0 +1,66 @@
+package runner_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// TestLongRunKeepsTheCache: sixty steps of ~1.7k-token outputs in a 20k
+// window, billed by the model of each API's prompt cache. Every request
+// fits the window; every request reads from the cache all that a cache
+// keeping every earlier prefix would, but for less than 128 tokens
+// (OpenAI's steps), so no prune makes the next
+// request write again what came before it; the run reads at least three
+// quarters of its input from the cache; every tool output is whole in the
+// session; and a resumed run's first request reads the whole of the last
+// request before it.
+func TestLongRunKeepsTheCache(t *testing.T) {
+	for _, api := range []string{"anthropic", "openai", "openai-chat"} {
+		t.Run(api, func(t *testing.T) {
+			g := newCostRig(t, api, 20000, 6800)
+			res := g.run(g.config("make the parse tests pass", 60))
+			f := g.figures()
+			if f.prunes == 0 || f.prunes > 20 {
+				t.Errorf("%d prunes in 60 steps", f.prunes)
+			}
+			for i, u := range g.usages {
+				if u.Total > 20000 {
+					t.Errorf("request %d: %d tokens, over the 20,000 window", i+1, u.Total)
+				}
+				// Up to 127 tokens may go unread: OpenAI's steps, and on
+				// Anthropic the context message after a compaction's
+				// summary, which no breakpoint ends.
+				if u.Ideal >= 1024 && u.Ideal-u.Read >= 128 {
+					t.Errorf("request %d read %d of the %d tokens it shares with an earlier request", i+1, u.Read, u.Ideal)
+				}
+			}
+			if f.share < 0.75 {
+				t.Errorf("%.1f %% of the input read from the cache, want 75 %% or more", 100*f.share)
+			}
+			file, err := os.ReadFile(res.SessionPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole := 0
+			for line := range strings.Lines(string(file)) {
+				gjson.Get(line, "message.content").ForEach(func(_, b gjson.Result) bool {
+					if b.Get("type").Str == "toolResult" && len(b.Get("content").Str) == 6800 {
+						whole++
+					}
+					return true
+				})
+			}
+			if whole != 60 {
+				t.Errorf("%d whole tool outputs in the session, want 60", whole)
+			}
+			last := g.usages[len(g.usages)-1]
+			g.resume(res.SessionPath, "stop now", 0)
+			if u := g.usages[len(g.usages)-1]; u.Read < last.Total-127 {
+				t.Errorf("the resumed run's first request read %d tokens, not the %d of the request before it", u.Read, last.Total)
+			}
+		})
+	}
+}
