@@ -393,8 +393,13 @@ func displayTail(s string, n int) string {
 }
 
 // resolve turns a reference into a session file path, narrowing an
-// ambiguous prefix to the working directory's sessions.
+// ambiguous prefix to the working directory's sessions. An empty one is a
+// usage error (exit 2), as for `run --resume ""`: an unset $ID names no
+// session.
 func resolve(store *session.Store, ref string) (string, error) {
+	if err := noEmptyRef(ref); err != nil {
+		return "", err
+	}
 	cwd, err := sessionsCwd()
 	if err != nil {
 		return "", err
@@ -406,6 +411,14 @@ func resolve(store *session.Store, ref string) (string, error) {
 			Msg: se.Msg + " (awl sessions lists this directory's sessions, awl sessions --all every directory's)"}
 	}
 	return p, err
+}
+
+// noEmptyRef is a usage error when one of refs is empty.
+func noEmptyRef(refs ...string) error {
+	if slices.Contains(refs, "") {
+		return runner.Usagef("the session reference is empty")
+	}
+	return nil
 }
 
 // loadRef resolves ref and loads the whole session.
@@ -729,6 +742,9 @@ type sessionsRmCmd struct {
 }
 
 func (c *sessionsRmCmd) Run(a *app, store *session.Store) error {
+	if err := noEmptyRef(c.Refs...); err != nil {
+		return err
+	}
 	paths, errs := resolveAll(a, store, c.Refs)
 	return removeAll(a, paths, false, time.Time{}, errs)
 }

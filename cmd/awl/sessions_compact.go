@@ -89,10 +89,6 @@ func (c *sessionsCompactCmd) prepare(a *app, store *session.Store, em *event.Emi
 	if err != nil {
 		return res, runner.Config{}, err
 	}
-	if c.Ref == "" {
-		// As for --resume: an unset $ID must not name some session.
-		return res, runner.Config{}, runner.Usagef("the session reference is empty")
-	}
 	p, err := resolve(store, c.Ref)
 	if err != nil {
 		return res, runner.Config{}, err

@@ -43,6 +43,9 @@ func (c *sessionsVerifyCmd) Run(a *app, store *session.Store) error {
 	if c.All && len(c.Refs) > 0 {
 		return runner.Usagef("verify takes session references or --all, not both")
 	}
+	if err := noEmptyRef(c.Refs...); err != nil {
+		return err
+	}
 	paths, errs := resolveAll(a, store, c.Refs)
 	if len(c.Refs) == 0 {
 		infos, err := scanScoped(store, c.All)
