@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"slices"
@@ -163,7 +164,13 @@ func sortByName(servers []Server) {
 func loadFile(path string, getenv func(string) string) ([]Server, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &ConfigError{fmt.Sprintf("--mcp-config: %v", err)}
+		// The caller names the flag: "path: reason", as every other
+		// error of the file, without os's "open".
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &ConfigError{fmt.Sprintf("%s: %v", path, err)}
 	}
 	var doc struct {
 		Servers map[string]json.RawMessage `json:"mcpServers"`
