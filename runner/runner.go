@@ -174,6 +174,11 @@ func execute(ctx context.Context, cfg Config, body func(*run, context.Context) e
 		start = cfg.now()
 	}
 	r := &run{cfg: cfg, start: start, args: argChecker{}}
+	if cfg.Redact != nil {
+		// Every event's strings, not only the entries' (redacted before
+		// they are stored): what a tool name or an error carries too.
+		cfg.Events.SetRedact(cfg.Redact.JSON)
+	}
 	r.res.CostUSD = new(float64)
 	err := body(r, ctx)
 	// A run signalled (or timed out) while it was finishing anyway, say

@@ -135,12 +135,14 @@ func (b *Builder) retry(ev gjson.Result, now time.Time) {
 
 // toolStart opens a tool call's span.
 func (b *Builder) toolStart(ev gjson.Result, now time.Time) {
-	name := ev.Get("name").String()
+	// The model chose the name and the id: redacted, with or without
+	// content capture, like what the events carried.
+	name := b.redact(ev.Get("name").String())
 	s := b.newSpan(b.cfg.Root, "execute_tool "+name, KindInternal, now)
 	s.Attrs = []KV{
 		Str("gen_ai.operation.name", "execute_tool"),
 		Str("gen_ai.tool.name", name),
-		Str("gen_ai.tool.call.id", ev.Get("call_id").String()),
+		Str("gen_ai.tool.call.id", b.redact(ev.Get("call_id").String())),
 		Str("gen_ai.tool.type", "function"),
 	}
 	if b.cfg.CaptureContent {

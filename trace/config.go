@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -171,12 +172,22 @@ func parseList(s string) map[string]string {
 
 // HeaderValues returns the values of the OTLP header variables in env
 // (collector credentials): secrets, to be redacted and kept from tools.
+// Each is there decoded, as awl sends it, and, where it differs, as the
+// variable spells it, percent-encoded (a tool that prints the variable,
+// a log of the step's environment).
 func HeaderValues(getenv func(string) string) []string {
 	var out []string
 	for _, v := range SecretVars {
 		for _, val := range parseList(getenv(v)) {
 			if val != "" {
 				out = append(out, val)
+			}
+		}
+		for item := range strings.SplitSeq(getenv(v), ",") {
+			if k, raw, ok := strings.Cut(item, "="); ok && strings.TrimSpace(k) != "" {
+				if raw = strings.TrimSpace(raw); raw != "" && !slices.Contains(out, raw) {
+					out = append(out, raw)
+				}
 			}
 		}
 	}

@@ -219,6 +219,23 @@ type Emitter struct {
 	holding bool
 	held    [][][]byte
 	wait    func() error
+	// redact, when set (SetRedact), replaces secrets in every event's
+	// JSON but a stored entry's, whose line was redacted before it was
+	// stored.
+	redact func(string) string
+}
+
+// SetRedact makes e replace the secrets in every event it writes from
+// now on with redact, applied to the event's JSON text (redact.Redactor's
+// JSON): tool names, call ids, errors, every string field, whichever
+// event carries it.
+func (e *Emitter) SetRedact(redact func(string) string) {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	e.redact = redact
+	e.mu.Unlock()
 }
 
 // NewEmitter returns an Emitter writing to w; a nil w discards events.
@@ -246,6 +263,12 @@ func (e *Emitter) Emit(ev any) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if ee, stored := ev.(Entry); e.redact != nil && !(stored && ee.Stored) {
+		line := Join(parts...)
+		if red := e.redact(string(line)); red != string(line) {
+			parts = [][]byte{[]byte(red)}
+		}
+	}
 	if e.holding {
 		e.held = append(e.held, parts)
 		return

@@ -93,3 +93,33 @@ func TestEventsNotHTMLEscaped(t *testing.T) {
 		t.Errorf("result event = %q", rest)
 	}
 }
+
+// TestSetRedactCoversEveryEvent: with a redactor set, every string of
+// every event written is redacted (a tool name, a call id, a notice), and
+// a stored entry's line, redacted before it was stored, is written as it
+// is, byte for byte.
+func TestSetRedactCoversEveryEvent(t *testing.T) {
+	const key = "sk-SENTINEL-abcdefgh"
+	var out bytes.Buffer
+	em := NewEmitter(&out, func() time.Time { return time.Unix(0, 0) })
+	em.SetRedact(func(s string) string { return strings.ReplaceAll(s, key, "[redacted:KEY]") })
+	em.Emit(ToolStart{Base: em.Stamp("tool_start", "s"), Name: key, CallID: "c-" + key, Input: []byte(`{"a":"` + key + `"}`)})
+	em.Emit(Notice{Base: em.Stamp("notice", "s"), Message: "saw " + key})
+	stored := `{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-11-29T12:00:00.000Z","note":"` + key + `"}`
+	em.Emit(Entry{Base: em.Stamp("entry", "s"), Entry: []byte(stored), Stored: true})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines:\n%s", len(lines), out.String())
+	}
+	for _, l := range lines[:2] {
+		if strings.Contains(l, key) || !strings.Contains(l, "[redacted:KEY]") {
+			t.Errorf("not redacted: %s", l)
+		}
+	}
+	if gjson.Get(lines[0], "name").String() != "[redacted:KEY]" || gjson.Get(lines[0], "call_id").String() != "c-[redacted:KEY]" {
+		t.Errorf("tool_start: %s", lines[0])
+	}
+	if !strings.Contains(lines[2], stored) {
+		t.Errorf("the stored entry's line was changed: %s", lines[2])
+	}
+}

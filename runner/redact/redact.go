@@ -5,7 +5,9 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -37,14 +39,13 @@ type Secret struct {
 // prefix like "sk-"), and only a window whose last two bytes end some
 // secret's tail is looked at closer.
 type Redactor struct {
-	plain, json scanner
+	plain scanner
 }
 
 // maxTail caps the tail length m, and so the longest skip.
 const maxTail = 32
 
-// scanner finds the patterns of one mode (plain text, or JSON text, where a
-// secret may also occur escaped).
+// scanner finds the patterns: the secrets and their encodings.
 type scanner struct {
 	pats []pattern
 	m    int // tail length: the shortest pattern, at most maxTail
@@ -68,21 +69,54 @@ type pattern struct {
 // MinSecretLen. A value known under several names is redacted under the
 // first.
 func New(secrets []Secret) *Redactor {
-	var plain, withJSON []pattern
+	var plain []pattern
 	seen := map[string]bool{}
 	for _, s := range secrets {
 		if len(s.Value) < MinSecretLen || seen[s.Value] {
 			continue
 		}
 		seen[s.Value] = true
-		p := pattern{text: s.Value, repl: conv.Redacted(s.Name)}
-		plain = append(plain, p)
-		withJSON = append(withJSON, p)
-		if q, _ := json.Marshal(s.Value); string(q[1:len(q)-1]) != s.Value {
-			withJSON = append(withJSON, pattern{text: string(q[1 : len(q)-1]), repl: p.repl})
+		repl := conv.Redacted(s.Name)
+		for _, form := range encodings(s.Value) {
+			if len(form) >= MinSecretLen && !seen[form] || form == s.Value {
+				seen[form] = true
+				plain = append(plain, pattern{text: form, repl: repl})
+			}
 		}
 	}
-	return &Redactor{plain: newScanner(plain), json: newScanner(withJSON)}
+	return &Redactor{plain: newScanner(plain)}
+}
+
+// encodings are value and the forms of it awl can predict where a tool
+// or a program prints it: JSON-escaped (a config file, an API's answer),
+// percent-encoded (a URL's query or path, OTEL_EXPORTER_OTLP_HEADERS),
+// and base64, standard and URL-safe, as in an HTTP Basic
+// Authorization header (base64 of "user:secret"). What base64 makes of
+// the secret depends on the bytes before it (their number modulo 3) and
+// after it: for each of the three alignments, the characters that only
+// the secret's bytes decide are a form, found whatever the user name.
+func encodings(value string) []string {
+	forms := []string{value}
+	// As Go writes JSON (<, > and & escaped), and as most other programs do.
+	q, _ := json.Marshal(value)
+	var b strings.Builder
+	writeJSONString(&b, value)
+	for _, esc := range []string{string(q), b.String()} {
+		if esc = esc[1 : len(esc)-1]; esc != value {
+			forms = append(forms, esc)
+		}
+	}
+	forms = append(forms, url.QueryEscape(value), url.PathEscape(value))
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		for k := range 3 {
+			// Bits [8k, 8k+8n) are the secret's; character i holds bits
+			// [6i, 6i+6).
+			b := enc.EncodeToString(append(make([]byte, k), value...))
+			first, end := (8*k+5)/6, (8*k+8*len(value))/6
+			forms = append(forms, b[first:end])
+		}
+	}
+	return forms
 }
 
 func newScanner(pats []pattern) scanner {
@@ -194,7 +228,7 @@ func (r *Redactor) JSON(s string) string {
 	if len(r.plain.pats) > 0 && strings.IndexByte(s, '\\') >= 0 {
 		s = r.escapedStrings(s)
 	}
-	return r.json.replace(s)
+	return r.plain.replace(s)
 }
 
 // escapedStrings redacts the decoded value of each string literal of the
@@ -250,10 +284,14 @@ func writeJSONString(b *strings.Builder, v string) {
 	b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) // Encode ends it with a newline
 }
 
-// Entry returns e with secrets replaced in everything that is text: text,
-// thinking, tool inputs and results, and the fields of entries that are not
-// messages. Opaque provider data (signatures, ids, image bytes) is left
-// alone. e itself is not changed.
+// Entry returns e with secrets replaced in every string it holds: text,
+// thinking, tool inputs and results, tool names and call ids (a tool
+// name is the model's to choose, and a call's id pairs it with its
+// result, redacted alike), the provider, model and stop reason, and the
+// fields of entries that are not messages. Only opaque provider data is
+// left alone: thinking signatures, redacted thinking, image bytes, which
+// the provider needs back byte for byte and no reader reads. e itself is
+// not changed.
 func (r *Redactor) Entry(e session.Entry) session.Entry {
 	if r == nil || len(r.plain.pats) == 0 {
 		return e
@@ -263,17 +301,27 @@ func (r *Redactor) Entry(e session.Entry) session.Entry {
 			e.Fields = []byte(f)
 		}
 	}
+	e.Type, e.ID, e.ParentID = r.String(e.Type), r.String(e.ID), r.String(e.ParentID)
+	e.Provider, e.Model = r.String(e.Provider), r.String(e.Model)
 	if e.Message == nil {
 		return e
 	}
 	m := *e.Message
+	m.Provider, m.Model = r.String(m.Provider), r.String(m.Model)
+	m.StopReason = conv.StopReason(r.String(string(m.StopReason)))
 	m.Content = slices.Clone(m.Content)
 	for i := range m.Content {
 		b := &m.Content[i]
+		b.Type = conv.BlockType(r.String(string(b.Type)))
 		b.Text = r.String(b.Text)
 		b.Thinking = r.String(b.Thinking)
-		b.Content = r.String(b.Content)
+		b.ItemID = r.String(b.ItemID)
+		b.ID = r.String(b.ID)
+		b.Name = r.String(b.Name)
 		b.Input = r.JSON(b.Input)
+		b.ToolUseID = r.String(b.ToolUseID)
+		b.Content = r.String(b.Content)
+		b.MimeType = r.String(b.MimeType)
 	}
 	e.Message = &m
 	return e

@@ -1,8 +1,11 @@
 package redact
 
 import (
+	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -222,5 +225,105 @@ func TestStreamFlushOrder(t *testing.T) {
 	want := "0text_delta=text_delta0 0thinking_delta=thinking_delta0 1input_json_delta=input_json_delta1 2text_delta=text_delta2 10thinking_delta=thinking_delta10"
 	if strings.Join(got, " ") != want {
 		t.Errorf("Flush order:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
+
+// TestStreamFlushRedactsWhatItHeldBack: with two secrets of different
+// lengths, a whole short secret at the end of a stream lies within what
+// is held back for the long one, and Flush, which lets it out, must
+// redact it.
+func TestStreamFlushRedactsWhatItHeldBack(t *testing.T) {
+	const long, short = "sk-ant-api03-a-long-secret-value-0123456789", "ghp_short123"
+	d := NewStream(New([]Secret{{"LONG", long}, {"SHORT", short}}))
+	var out strings.Builder
+	out.WriteString(d.Text("text_delta", 0, "the token is "))
+	out.WriteString(d.Text("text_delta", 0, short))
+	d.Flush(func(kind string, index int, text string) { out.WriteString(text) })
+	if got, want := out.String(), "the token is [redacted:SHORT]"; got != want {
+		t.Errorf("stream let out %q, want %q", got, want)
+	}
+}
+
+// TestStreamDropVoidsHeldBackText: a retried request streams its answer
+// from the start, so what the failed attempt's stream held back is voided:
+// neither the next piece nor Flush lets it out.
+func TestStreamDropVoidsHeldBackText(t *testing.T) {
+	d := NewStream(New([]Secret{{"KEY", "sk-ant-0123456789-abcdefghijklmn"}}))
+	if s := d.Text("text_delta", 0, "failed attempt"); s != "" {
+		t.Fatalf("a piece shorter than the secret was let out: %q", s)
+	}
+	d.Drop()
+	var out strings.Builder
+	out.WriteString(d.Text("text_delta", 0, "retry "))
+	d.Flush(func(kind string, index int, text string) { out.WriteString(text) })
+	if got := out.String(); got != "retry " {
+		t.Errorf("after Drop the stream let out %q, want only the retry's text", got)
+	}
+}
+
+// TestRedactorFindsPredictableEncodings: the forms of a secret a program
+// prints without being asked to hide it (a URL, a JSON file, a Basic
+// Authorization header, whatever the user name) are redacted too, in
+// plain text and in JSON.
+func TestRedactorFindsPredictableEncodings(t *testing.T) {
+	const secret = `p@ss w0rd/+"seCret"&=ok`
+	r := New([]Secret{{"PASS", secret}})
+	basic := func(user string) string { return base64.StdEncoding.EncodeToString([]byte(user + ":" + secret)) }
+	for _, in := range []string{
+		"https://u:" + url.QueryEscape(secret) + "@example.com/",
+		"https://example.com/" + url.PathEscape(secret) + "/x",
+		`{"password": "p@ss w0rd/+\"seCret\"&=ok"}`,
+		"Authorization: Basic " + basic("ci-bot"),
+		"Authorization: Basic " + basic("ab"),
+		"Authorization: Basic " + basic("a"),
+		"Authorization: Basic " + basic(""),
+		base64.URLEncoding.EncodeToString([]byte("x" + secret + "tail")),
+		base64.RawStdEncoding.EncodeToString([]byte(secret)),
+	} {
+		got := r.String(in)
+		if !strings.Contains(got, "[redacted:PASS]") {
+			t.Errorf("String(%q) = %q: not redacted", in, got)
+		}
+		if gj := r.JSON(`{"out":` + strconv.Quote(in) + `}`); !strings.Contains(gj, "[redacted:PASS]") {
+			t.Errorf("JSON of %q = %s: not redacted", in, gj)
+		}
+		// What is left of the encoding tells nothing of the secret: at
+		// most the two characters base64 shares with the bytes around it.
+		for _, dec := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			for k := range 3 {
+				b := dec.EncodeToString(append(make([]byte, k), secret...))
+				if core := b[len(b)/2-3 : len(b)/2+3]; strings.Contains(got, core) {
+					t.Errorf("String(%q) = %q still holds %q of its encoding", in, got, core)
+				}
+			}
+		}
+	}
+	// Ordinary text, and base64 of other data, are left alone.
+	for _, in := range []string{"p@ss w0rd", base64.StdEncoding.EncodeToString([]byte("user:another-password")), "hello world"} {
+		if got := r.String(in); got != in {
+			t.Errorf("String(%q) = %q", in, got)
+		}
+	}
+}
+
+// TestRedactorEntryCoversNamesAndIDs: a tool name and a call id are the
+// model's to choose, so they hold a secret as easily as a text; a call
+// and its result stay paired, their ids redacted alike. Opaque provider
+// data is left as it is.
+func TestRedactorEntryCoversNamesAndIDs(t *testing.T) {
+	const key = "sk-SENTINEL-abcdefgh"
+	r := New([]Secret{{"KEY", key}})
+	in := session.Entry{Type: "message", Provider: key, Model: key, Message: &conv.Message{Role: conv.RoleAssistant, Model: key, Provider: key,
+		StopReason: conv.StopReason(key), Content: []conv.Block{
+			{Type: conv.BlockToolUse, ID: "call-" + key, Name: key, Input: `{}`},
+			{Type: conv.BlockToolResult, ToolUseID: "call-" + key, Content: "x"},
+			{Type: conv.BlockThinking, Thinking: "t", Signature: "sig-" + key, ItemID: key},
+		}}}
+	out := r.Entry(in)
+	if s := fmt.Sprintf("%+v %+v", out, *out.Message); strings.Count(s, key) != 1 || !strings.Contains(s, "sig-"+key) {
+		t.Errorf("the entry holds the key elsewhere than in the signature: %s", s)
+	}
+	if u, res := out.Message.Content[0], out.Message.Content[1]; u.Name != "[redacted:KEY]" || u.ID != res.ToolUseID || u.ID != "call-[redacted:KEY]" {
+		t.Errorf("tool use %+v, result %+v", u, res)
 	}
 }
