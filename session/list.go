@@ -104,17 +104,49 @@ func (s *Store) Scan(cwd string) ([]Info, error) {
 	return s.list(cwd, false)
 }
 
-func (s *Store) list(cwd string, verify bool) ([]Info, error) {
-	var dirs []string
+// scopeDirs is the sessions directory of cwd, or every one when cwd is "".
+func (s *Store) scopeDirs(cwd string) ([]string, error) {
 	if cwd != "" {
-		cwd = filepath.Clean(cwd)
-		dirs = []string{filepath.Join(s.Dir, EncodeCwd(cwd))}
-	} else {
-		all, err := subdirs(s.Dir)
+		return []string{filepath.Join(s.Dir, EncodeCwd(filepath.Clean(cwd)))}, nil
+	}
+	return subdirs(s.Dir)
+}
+
+// StaleTemps lists, in the sessions directory of cwd ("" every one), the
+// temporary files of creations (`.<name>.jsonl.tmp`) last modified before
+// cutoff: what a creation killed before its rename leaves. RemoveOlder
+// removes one unless a creation still holds it.
+func (s *Store) StaleTemps(cwd string, cutoff time.Time) ([]string, error) {
+	dirs, err := s.scopeDirs(cwd)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, dir := range dirs {
+		ps, err := dirEntries(dir, func(de fs.DirEntry) bool {
+			if !de.Type().IsRegular() || !isTempName(de.Name()) {
+				return false
+			}
+			fi, err := de.Info()
+			return err == nil && fi.ModTime().Before(cutoff)
+		})
 		if err != nil {
 			return nil, err
 		}
-		dirs = all
+		out = append(out, ps...)
+	}
+	return out, nil
+}
+
+// isTempName reports whether name is that of a creation's temporary file.
+func isTempName(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".jsonl.tmp")
+}
+
+func (s *Store) list(cwd string, verify bool) ([]Info, error) {
+	dirs, err := s.scopeDirs(cwd)
+	if err != nil {
+		return nil, err
 	}
 	var paths []string
 	verified := map[string]*verifiedDir{}

@@ -26,7 +26,8 @@ func CheckRemove(path string) error { return remove(path, false, time.Time{}) }
 // RemoveOlder is Remove for `awl sessions prune`: with the lock held, it
 // checks again that the file was last modified before cutoff, and keeps
 // one modified since (a run resumed it after the caller listed it): a
-// *Error of KindModified.
+// *Error of KindModified. It also removes a creation's temporary file
+// (StaleTemps) that no creation holds.
 func RemoveOlder(path string, cutoff time.Time) error { return remove(path, true, cutoff) }
 
 // CheckRemoveOlder says what RemoveOlder would do, removing nothing.
@@ -62,11 +63,15 @@ func remove(path string, unlink bool, cutoff time.Time) error {
 				Msg: fmt.Sprintf("session %s was modified at %s, after the cut-off: kept", path, fi.ModTime().UTC().Format(time.RFC3339))}
 		}
 	}
-	if err := checkSessionFile(path, f); err != nil && !isKind(err, KindNewer) {
-		if !isKind(err, KindNotSession) {
-			err = notSessionError(path, err)
+	// A creation's temporary file may hold half a header: it is no
+	// session to check, and its lock, free, says no creation holds it.
+	if !isTempName(filepath.Base(path)) {
+		if err := checkSessionFile(path, f); err != nil && !isKind(err, KindNewer) {
+			if !isKind(err, KindNotSession) {
+				err = notSessionError(path, err)
+			}
+			return err
 		}
-		return err
 	}
 	if !unlink {
 		return nil

@@ -188,7 +188,7 @@ func listScope(all bool) (string, error) {
 
 // scanScoped lists the session files of the working directory, or of
 // every directory with all, without verifying them (session.Store.Scan):
-// for verify, which verifies each itself, and prune, which goes by age.
+// for verify, which verifies each itself.
 func scanScoped(store *session.Store, all bool) ([]session.Info, error) {
 	scope, err := listScope(all)
 	if err != nil {
@@ -832,7 +832,8 @@ func isKind(err error, k session.ErrorKind) bool {
 	return errors.As(err, &se) && se.Kind == k
 }
 
-// sessionsPruneCmd removes old sessions.
+// sessionsPruneCmd removes old sessions, and the temporary files of
+// creations that were killed.
 type sessionsPruneCmd struct {
 	OlderThan age  `name:"older-than" required:"" placeholder:"DURATION"`
 	DryRun    bool `name:"dry-run"`
@@ -845,7 +846,11 @@ func (c *sessionsPruneCmd) Run(a *app, store *session.Store) error {
 		// mistake (an empty variable), and never the way to remove one.
 		return runner.Usagef("--older-than must be a positive duration (e.g. 30d, 24h, 90m); to remove sessions by id, use awl sessions rm ID")
 	}
-	infos, err := scanScoped(store, c.All)
+	scope, err := listScope(c.All)
+	if err != nil {
+		return err
+	}
+	infos, err := store.Scan(scope)
 	if err != nil {
 		return err
 	}
@@ -858,6 +863,12 @@ func (c *sessionsPruneCmd) Run(a *app, store *session.Store) error {
 			paths = append(paths, in.Path)
 		}
 	}
+	// What creations killed before their rename left, as old.
+	temps, err := store.StaleTemps(scope, cutoff)
+	if err != nil {
+		return err
+	}
+	paths = append(paths, temps...)
 	if testHookPruneChosen != nil {
 		testHookPruneChosen(paths)
 	}
