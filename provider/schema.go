@@ -122,7 +122,9 @@ func lowerToolRoot(m map[string]any) (map[string]any, error) {
 		if len(required) > 0 {
 			m["required"] = sortedKeys(required)
 		}
-		delete(m, "additionalProperties") // the branches may each allow others
+		// The root's own additionalProperties stays (SEP-1613: a client
+		// keeps it): the model sees a closed object closed. The branches'
+		// properties have joined the root's, so they stay open to it.
 		how := map[string]string{"allOf": "all", "anyOf": "at least one", "oneOf": "exactly one"}[kw]
 		addDescription(m, fmt.Sprintf("The arguments must match %s of these schemas: %s", how, compactJSON(branches)))
 	}

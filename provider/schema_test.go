@@ -23,6 +23,8 @@ func TestLowerToolSchema(t *testing.T) {
 		{name: "type list", in: `{"type":["null","object"],"properties":{"a":{}}}`, want: `{"properties":{"a":{}},"type":"object"}`, changed: true},
 		{name: "oneOf root", in: `{"oneOf":[{"properties":{"a":{"type":"string"}},"required":["a","c"]},{"properties":{"b":{"type":"string"}},"required":["b","c"]},{"type":"string"}],"$defs":{"x":{}}}`,
 			want: `{"$defs":{"x":{}},"description":"The arguments must match exactly one of these schemas: [{\"properties\":{\"a\":{\"type\":\"string\"}},\"required\":[\"a\",\"c\"]},{\"properties\":{\"b\":{\"type\":\"string\"}},\"required\":[\"b\",\"c\"]},{\"type\":\"string\"}]","properties":{"a":{"type":"string"},"b":{"type":"string"}},"required":["c"],"type":"object"}`, changed: true},
+		{name: "allOf root keeps additionalProperties false", in: `{"type":"object","properties":{"a":{"type":"string"}},"allOf":[{"properties":{"b":{"type":"string"}},"required":["a"]}],"additionalProperties":false}`,
+			want: `{"additionalProperties":false,"description":"The arguments must match all of these schemas: [{\"properties\":{\"b\":{\"type\":\"string\"}},\"required\":[\"a\"]}]","properties":{"a":{"type":"string"},"b":{"type":"string"}},"required":["a"],"type":"object"}`, changed: true},
 		{name: "string root", in: `{"type":"string"}`, err: `root is of type "string", not an object`},
 		{name: "false", in: `false`, err: "no arguments are valid"},
 		{name: "array", in: `[1]`, err: "not a JSON object"},

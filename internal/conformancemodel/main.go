@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/awlrun/awl/provider/providertest"
@@ -83,12 +84,16 @@ func answer(body []byte) providertest.Response {
 			return providertest.Text("openai-chat", "done")
 		}
 	}
+	schemas := map[string]json.RawMessage{}
+	for _, t := range req.Tools {
+		schemas[t.Function.Name] = t.Function.Parameters
+	}
 	var turn providertest.Turn
 	for i, t := range req.Tools {
 		turn.Calls = append(turn.Calls, providertest.Call{
 			ID:    fmt.Sprintf("call_%d", i+1),
 			Name:  t.Function.Name,
-			Input: string(arguments(t.Function.Parameters)),
+			Input: string(arguments(t.Function.Parameters, schemas)),
 		})
 	}
 	if len(turn.Calls) == 0 {
@@ -98,11 +103,16 @@ func answer(body []byte) providertest.Response {
 }
 
 // arguments fills the schema's required properties with values of their
-// types: numbers 1, 2, … in property order, strings "x", booleans true.
-func arguments(schema json.RawMessage) json.RawMessage {
+// types: numbers 1, 2, … in property order, strings "x", booleans true. An
+// object property whose description asks for "the inputSchema the client
+// observed for NAME" gets the parameters of the offered tool NAME (an MCP
+// tool's awl name ends in "__NAME") as the request carried them: what the
+// model saw, echoed to the suite (json-schema-2020-12-preservation).
+func arguments(schema json.RawMessage, schemas map[string]json.RawMessage) json.RawMessage {
 	var s struct {
 		Properties map[string]struct {
-			Type any `json:"type"`
+			Type        any    `json:"type"`
+			Description string `json:"description"`
 		} `json:"properties"`
 		Required []string `json:"required"`
 	}
@@ -121,6 +131,14 @@ func arguments(schema json.RawMessage) json.RawMessage {
 			args[name] = []any{}
 		case "object":
 			args[name] = map[string]any{}
+			if _, rest, ok := strings.Cut(s.Properties[name].Description, "observed for "); ok && len(strings.Fields(rest)) > 0 {
+				target := strings.TrimRight(strings.Fields(rest)[0], ".,;:")
+				for tool, params := range schemas {
+					if tool == target || strings.HasSuffix(tool, "__"+target) {
+						args[name] = params
+					}
+				}
+			}
 		default:
 			args[name] = "x"
 		}

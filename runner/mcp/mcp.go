@@ -269,6 +269,10 @@ func (s *server) connect(ctx context.Context) (*conn, *jsonrpc.InitializeResult,
 	fail := func(err error) (*conn, *jsonrpc.InitializeResult, []jsonrpc.Tool, error) {
 		if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil {
 			err = cause
+		} else if c.proc != nil {
+			if why := c.proc.exitedEarly(); why != "" {
+				err = errors.New(why)
+			}
 		}
 		s.m.stopping.Go(c.close)
 		msg := s.redact(err.Error())
@@ -474,6 +478,26 @@ func (s *server) lost(c *conn, cause string) string {
 	}
 	s.conn = nc
 	return "the server was restarted; the call may be retried"
+}
+
+// renew replaces c, whose HTTP session the server no longer knows, with a
+// new session, which does not spend the server's one restart: the server
+// is there, it only forgot. Nil when that fails; the call then finds the
+// connection dead, and lost restarts the server or gives up on it.
+func (s *server) renew(c *conn) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn != c {
+		return s.conn // another call renewed it, or it is gone (nil)
+	}
+	nc, _, _, err := s.connect(context.Background())
+	if err != nil {
+		return nil
+	}
+	s.m.stopping.Go(c.close)
+	s.conn = nc
+	s.m.warnf("mcp server %s no longer knew awl's session; a new one was started", s.cfg.Name)
+	return nc
 }
 
 // httpClient returns the client for an HTTP server: the configured

@@ -10,7 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"github.com/awlrun/awl/runner/mcp/oauth"
+	"io"
 	mbig "math/big"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/awlrun/awl/runner/mcp/oauth"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -243,7 +245,7 @@ func newLegacyFake(t *testing.T, issuer func(base string) string, prm bool) *leg
 		f.asked = append(f.asked, r.URL.Path)
 		f.mu.Unlock()
 		switch r.URL.Path {
-		case "/.well-known/oauth-protected-resource":
+		case "/.well-known/oauth-protected-resource/mcp":
 			if !prm {
 				http.NotFound(w, r)
 				return
@@ -471,5 +473,31 @@ func TestClientCredentialsGrant(t *testing.T) {
 				t.Errorf("stderr: %s", stderr)
 			}
 		})
+	}
+}
+
+// A server whose protected resource metadata is for another resource is
+// reported so: awl does not guess the origin's endpoints and report a
+// /register the MCP server never had.
+func TestResourceMismatchReported(t *testing.T) {
+	var h *httptest.Server
+	registered := false
+	h = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource":
+			jsonReply(w, http.StatusOK, map[string]any{"resource": "https://other.example/mcp", "authorization_servers": []string{h.URL}})
+		case "/register":
+			registered = true
+			http.NotFound(w, r)
+		default:
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+h.URL+`/.well-known/oauth-protected-resource/mcp"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	t.Cleanup(h.Close)
+	m, stderr := start(t, []Server{{Name: "web", File: "ci.json", URL: h.URL + "/mcp"}}, Options{Timeout: 10 * time.Second, Login: &oauth.Login{Notify: io.Discard}})
+	err := m.Status()[0].Err
+	if err == nil || !strings.Contains(err.Error(), `names the resource "https://other.example/mcp", not "`+h.URL+`/mcp" (RFC 9728 section 3.3: not used)`) || registered {
+		t.Fatalf("start: %v (registered %v)\n%s", err, registered, stderr)
 	}
 }

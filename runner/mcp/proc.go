@@ -103,6 +103,26 @@ func (s *server) startConfined(cmd *exec.Cmd) error {
 	return confine.Start(cmd)
 }
 
+// exitedEarly says how a server that stopped before its tools were listed
+// ended: its exit status and the last lines of its stderr, "" when it is
+// still running after a moment. A failed write to its stdin ("file already
+// closed") or its stdout's end says only that it is gone.
+func (p *proc) exitedEarly() string {
+	select {
+	case <-p.exited:
+	case <-time.After(time.Second):
+		return ""
+	}
+	p.errw.Flush()
+	msg := "the server exited before its tools were listed (" + p.cmd.ProcessState.String() + ")"
+	if t := p.errw.tail(); t != "" {
+		msg += "; its stderr ended: " + t
+	} else {
+		msg += "; it wrote nothing to stderr"
+	}
+	return msg
+}
+
 // stop closes the server's stdin and waits for it to exit; after
 // terminateAfter it sends SIGTERM to its process group, and after as long
 // again SIGKILL. Whatever the group still holds is killed.

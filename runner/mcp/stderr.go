@@ -36,6 +36,22 @@ type lineWriter struct {
 	prefix string
 	w      io.Writer
 	buf    []byte
+	// last are the last few lines passed on, sanitized and cut, for the
+	// error of a server that exits at start.
+	last []string
+}
+
+// keepLines and keepLineBytes bound lineWriter.last.
+const (
+	keepLines     = 3
+	keepLineBytes = 300
+)
+
+// tail is the last lines passed on, joined with " | ".
+func (l *lineWriter) tail() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.last, " | ")
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
@@ -70,11 +86,18 @@ func (l *lineWriter) Flush() {
 }
 
 func (l *lineWriter) emit(line []byte) {
-	out := make([]byte, 0, len(l.prefix)+len(line)+1)
+	text := sanitize(string(bytes.TrimRight(line, "\r\n")))
+	out := make([]byte, 0, len(l.prefix)+len(text)+1)
 	out = append(out, l.prefix...)
-	out = append(out, sanitize(string(bytes.TrimRight(line, "\r\n")))...)
+	out = append(out, text...)
 	out = append(out, '\n')
 	l.w.Write(out)
+	if t := strings.TrimSpace(text); t != "" {
+		if len(l.last) == keepLines {
+			l.last = append(l.last[:0], l.last[1:]...)
+		}
+		l.last = append(l.last, cutBytes(t, keepLineBytes))
+	}
 }
 
 // sanitize makes a server's text safe for a terminal: control bytes (an

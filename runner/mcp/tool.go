@@ -82,10 +82,12 @@ func newTool(s *server, name string, t jsonrpc.Tool) *Tool {
 	}
 	schema := []byte(`{"type":"object","properties":{}}`)
 	// Decoded and encoded again: compact, with the keys of each object
-	// sorted, so a request's bytes do not follow the server's layout.
+	// sorted, so a request's bytes do not follow the server's layout. A
+	// boolean schema stays one: true takes any arguments, false none, and
+	// the run offers a tool whose schema is false to no model.
 	var v any
 	if json.Unmarshal(t.InputSchema, &v) == nil && v != nil {
-		if b, err := json.Marshal(v); err == nil && bytes.HasPrefix(b, []byte("{")) {
+		if b, err := json.Marshal(v); err == nil && (bytes.HasPrefix(b, []byte("{")) || string(b) == "true" || string(b) == "false") {
 			schema = b
 		}
 	}
@@ -150,6 +152,15 @@ func (t *Tool) Run(ctx context.Context, input json.RawMessage) tool.Result {
 	s.calls.add(ci, t.name)
 	failSeq := s.httpFailureSeq()
 	res, err := c.cl.CallTool(cctx, t.remote, input)
+	if errors.Is(err, jsonrpc.ErrSessionMissing) && cctx.Err() == nil {
+		// The server forgot the session (it restarted, or expired it):
+		// a new session, as the spec says, and the call, which never ran,
+		// once more on it.
+		if nc := s.renew(c); nc != nil {
+			c = nc
+			res, err = c.cl.CallTool(cctx, t.remote, input)
+		}
+	}
 	s.calls.remove(ci)
 	switch {
 	case err == nil:

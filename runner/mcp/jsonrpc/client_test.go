@@ -308,7 +308,7 @@ func TestHTTPTransport(t *testing.T) {
 	mu.Lock()
 	status = http.StatusNotFound
 	mu.Unlock()
-	if _, err := c.CallTool(ctx, "x", json.RawMessage(`{}`)); !errors.Is(err, errSessionMissing) {
+	if _, err := c.CallTool(ctx, "x", json.RawMessage(`{}`)); !errors.Is(err, ErrSessionMissing) {
 		t.Fatalf("a 404 for the session: %v", err)
 	}
 	select {

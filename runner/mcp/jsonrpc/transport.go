@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -237,12 +238,16 @@ func transientStatus(code int) bool {
 	return false
 }
 
-// errSessionMissing is a 404 for the session: the server forgot it.
-var errSessionMissing = errors.New("the server no longer knows the session")
+// ErrSessionMissing is a 404 for the session: the server forgot it (it
+// restarted, or expired the session). The spec says the client then starts
+// a new session with a new initialize.
+var ErrSessionMissing = errors.New("the server no longer knows the session")
 
-// check reads a failed response: a JSON-RPC error in its body is the
-// request's answer; a transient status fails the request; anything else
-// fails the session too (fatal).
+// check reads a failed response: a 404 to a request with a session id is
+// the session lost, whatever its body says (the TypeScript SDK sends a
+// JSON-RPC error, -32001 "Session not found"); otherwise a JSON-RPC error
+// in its body is the request's answer; a transient status fails the
+// request; anything else fails the session too (fatal).
 func (h *httpTransport) check(what string, resp *http.Response) (fatal bool, err error) {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return false, nil
@@ -254,17 +259,18 @@ func (h *httpTransport) check(what string, resp *http.Response) (fatal bool, err
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var m message
-	if json.Unmarshal(body, &m) == nil && m.Error != nil {
-		return false, fmt.Errorf("%s: %w", status, m.Error)
-	}
-	h.mu.Lock()
-	sid := h.sessionID
-	h.mu.Unlock()
-	if resp.StatusCode == http.StatusNotFound && sid != "" {
+	rpcErr := json.Unmarshal(body, &m) == nil && m.Error != nil
+	if resp.StatusCode == http.StatusNotFound && resp.Request != nil && resp.Request.Header.Get(sessionIDHeader) != "" {
 		h.mu.Lock()
 		h.missing = true
 		h.mu.Unlock()
-		return true, fmt.Errorf("%s: %w", status, errSessionMissing)
+		if rpcErr {
+			return true, fmt.Errorf("%s: %w (%s)", status, ErrSessionMissing, m.Error.Message)
+		}
+		return true, fmt.Errorf("%s: %w", status, ErrSessionMissing)
+	}
+	if rpcErr {
+		return false, fmt.Errorf("%s: %w", status, m.Error)
 	}
 	return true, errors.New(status)
 }
@@ -279,6 +285,10 @@ func (h *httpTransport) send(ctx context.Context, data []byte, id string) error 
 	}
 	resp, err := h.post(ctx, data)
 	if err != nil {
+		if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
+			// net/http says `Post "…": EOF`.
+			return fmt.Errorf("%s: the server closed the connection before it answered", what)
+		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if fatal, err := h.check(what, resp); err != nil {

@@ -72,7 +72,10 @@ func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *ht
 		return nil
 	}
 	c := guarded(h.env.client(), trustHosts(req.URL, h.o.PrivateNetwork))
-	prm, published, legacy := resourceMetaOf(ctx, c, challenges, req.URL)
+	prm, published, legacy, err := resourceMetaOf(ctx, c, challenges, req.URL)
+	if err != nil {
+		return fmt.Errorf("protected resource metadata: %w", err)
+	}
 	if published && len(prm.AuthorizationServers) == 0 {
 		return errors.New("protected resource metadata: no authorization server named")
 	}
@@ -97,11 +100,14 @@ func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *ht
 // resourceMetaOf is the server's protected resource metadata, from the URL
 // its challenge names, else the well-known URL of its path, else the one
 // of its origin (for the origin as the resource). When none answers with
-// a document for that resource, the origin stands in as the authorization
-// server, and legacy says whether the server is in the 2025-03-26 layout:
-// it names no metadata and publishes none (not even for another
-// resource).
-func resourceMetaOf(ctx context.Context, c *http.Client, cs []challenge, server *url.URL) (prm *resourceMeta, published, legacy bool) {
+// any document, the origin stands in as the authorization server, and
+// legacy says whether the server is in the 2025-03-26 layout (it names no
+// metadata either). A document for another resource is not used (RFC
+// 9728 section 3.3), and when no document is for this one that is the
+// error: the reason the server cannot be authorized, where guessing the
+// origin's endpoints would only fail further on, at a /register the MCP
+// server does not have.
+func resourceMetaOf(ctx context.Context, c *http.Client, cs []challenge, server *url.URL) (prm *resourceMeta, published, legacy bool, err error) {
 	origin := server.Scheme + "://" + server.Host
 	type try struct{ url, resource string }
 	var tries []try
@@ -116,15 +122,20 @@ func resourceMetaOf(ctx context.Context, c *http.Client, cs []challenge, server 
 	}
 	tries = append(tries, try{atPath, server.String()},
 		try{origin + "/.well-known/oauth-protected-resource", origin})
-	some := false
+	var mismatch error
 	for _, t := range tries {
 		m, err := resourceMetaAt(ctx, c, t.url, t.resource)
 		if err == nil {
-			return m, true, false
+			return m, true, false, nil
 		}
-		some = some || m != nil
+		if m != nil && mismatch == nil {
+			mismatch = err
+		}
 	}
-	return &resourceMeta{AuthorizationServers: []string{origin}, Resource: server.String()}, false, named == "" && !some
+	if mismatch != nil {
+		return nil, false, false, mismatch
+	}
+	return &resourceMeta{AuthorizationServers: []string{origin}, Resource: server.String()}, false, named == "", nil
 }
 
 // bearerOrAnyParam is a parameter of any challenge, a Bearer one first.
@@ -184,8 +195,10 @@ func (h *codeHandler) authorize(ctx context.Context, asm *authServerMeta, prm *r
 	switch {
 	case res.State != state:
 		return errors.New("authorization response: state mismatch")
-	case res.Iss != "" && !sameIssuer(res.Iss, asm.Issuer):
-		return fmt.Errorf("authorization response issuer %q is not %q", res.Iss, asm.Issuer)
+	case res.Iss != "" && res.Iss != asm.Issuer:
+		// RFC 9207 section 2.4: simple string comparison, no
+		// normalization (not even of a trailing slash).
+		return fmt.Errorf("authorization response issuer %q is not %q (RFC 9207: compared exactly)", res.Iss, asm.Issuer)
 	case res.Iss == "" && asm.AuthorizationResponseIssParameterSupported:
 		return errors.New("authorization response without the iss its server advertises (RFC 9207)")
 	}

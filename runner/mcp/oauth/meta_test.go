@@ -279,13 +279,23 @@ func TestResourceMetaOf(t *testing.T) {
 	defer srv.Close()
 	c := guarded(srv.Client(), nil)
 	u, _ := url.Parse(srv.URL + "/mcp?tenant=a")
-	prm, published, legacy := resourceMetaOf(context.Background(), c, nil, u)
-	if !published || legacy || prm.AuthorizationServers[0] != "https://as.example" || prm.Resource != u.String() {
-		t.Errorf("with the query: %+v %v %v", prm, published, legacy)
+	prm, published, legacy, err := resourceMetaOf(context.Background(), c, nil, u)
+	if err != nil || !published || legacy || prm.AuthorizationServers[0] != "https://as.example" || prm.Resource != u.String() {
+		t.Errorf("with the query: %+v %v %v %v", prm, published, legacy, err)
 	}
+	// Only a document for another resource: that is the error, not a
+	// guess at the origin's endpoints.
 	u, _ = url.Parse(srv.URL + "/other")
-	prm, published, legacy = resourceMetaOf(context.Background(), c, nil, u)
-	if published || legacy || prm.AuthorizationServers[0] != srv.URL {
-		t.Errorf("a document for another resource: %+v %v %v", prm, published, legacy)
+	prm, _, _, err = resourceMetaOf(context.Background(), c, nil, u)
+	if prm != nil || err == nil || !strings.Contains(err.Error(), `names the resource "https://elsewhere.example", not "`+srv.URL+`" (RFC 9728`) {
+		t.Errorf("a document for another resource: %+v %v", prm, err)
+	}
+	// No document at all: the origin stands in, in the 2025-03-26 layout.
+	empty := httptest.NewServer(http.NotFoundHandler())
+	defer empty.Close()
+	u, _ = url.Parse(empty.URL + "/mcp")
+	prm, published, legacy, err = resourceMetaOf(context.Background(), guarded(empty.Client(), nil), nil, u)
+	if err != nil || published || !legacy || prm.AuthorizationServers[0] != empty.URL {
+		t.Errorf("no document: %+v %v %v %v", prm, published, legacy, err)
 	}
 }
