@@ -11,23 +11,34 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-// readmeRunTable returns the first column of the flag table under README's
-// "## `awl run`" heading, one string per row.
-func readmeRunTable(t *testing.T) []string {
+// cliDoc is the reference of the command line, which README.md points at.
+const cliDoc = "../../docs/cli.md"
+
+// docSection returns the section of the Markdown file path under the
+// level-2 heading title, up to the next level-2 heading.
+func docSection(t *testing.T, path, title string) string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
-	i := strings.Index(text, "\n## `awl run`\n")
+	i := strings.Index(text, "\n## "+title+"\n")
 	if i < 0 {
-		t.Fatal("README.md has no \"## `awl run`\" section")
+		t.Fatalf("%s has no \"## %s\" section", path, title)
 	}
 	section := text[i+1:]
 	if j := strings.Index(section[3:], "\n## "); j >= 0 {
 		section = section[:j+3]
 	}
+	return section
+}
+
+// readmeRunTable returns the first column of the flag table under
+// docs/cli.md's "## `awl run`" heading, one string per row.
+func readmeRunTable(t *testing.T) []string {
+	t.Helper()
+	section := docSection(t, cliDoc, "`awl run`")
 	var rows []string
 	inTable := false
 	for line := range strings.SplitSeq(section, "\n") {
@@ -46,7 +57,7 @@ func readmeRunTable(t *testing.T) []string {
 		rows = append(rows, strings.ReplaceAll(cells[1], "\x00", "|"))
 	}
 	if len(rows) == 0 {
-		t.Fatal("README.md's `awl run` section has no flag table")
+		t.Fatal("docs/cli.md's `awl run` section has no flag table")
 	}
 	return rows
 }
@@ -73,7 +84,7 @@ func readmeFlags(rows []string) (flags map[string]bool, words string) {
 	return flags, strings.Join(spans, " ")
 }
 
-// TestReadmeFlagTable keeps README's `awl run` flag table and the kong
+// TestReadmeFlagTable keeps docs/cli.md's `awl run` flag table and the kong
 // model of `awl run` (every flag its --help shows, inherited ones included)
 // in step, both ways.
 func TestReadmeFlagTable(t *testing.T) {
@@ -101,13 +112,13 @@ func TestReadmeFlagTable(t *testing.T) {
 			long := "--" + f.Name
 			inModel[long] = true
 			if !inREADME[long] {
-				t.Errorf("README.md's `awl run` flag table lacks %s, which `awl run --help` shows (%s): add it to a row of the table", long, f.Help)
+				t.Errorf("docs/cli.md's `awl run` flag table lacks %s, which `awl run --help` shows (%s): add it to a row of the table", long, f.Help)
 			}
 			if f.Short != 0 {
 				short := "-" + string(f.Short)
 				inModel[short] = true
 				if !inREADME[short] {
-					t.Errorf("README.md's `awl run` flag table lacks the short form %s of %s: write it as `%s/%s` in its row", short, long, short, long)
+					t.Errorf("docs/cli.md's `awl run` flag table lacks the short form %s of %s: write it as `%s/%s` in its row", short, long, short, long)
 				}
 			}
 		}
@@ -120,12 +131,12 @@ func TestReadmeFlagTable(t *testing.T) {
 		}
 	}) {
 		if !inModel[flag] {
-			t.Errorf("README.md's `awl run` flag table lists %s, which `awl run --help` does not show: remove it or add the flag", flag)
+			t.Errorf("docs/cli.md's `awl run` flag table lists %s, which `awl run --help` does not show: remove it or add the flag", flag)
 		}
 	}
 	for _, arg := range run.Positional {
 		if !strings.Contains(words, strings.ToUpper(arg.Name)) {
-			t.Errorf("README.md's `awl run` flag table lacks the argument %s", strings.ToUpper(arg.Name))
+			t.Errorf("docs/cli.md's `awl run` flag table lacks the argument %s", strings.ToUpper(arg.Name))
 		}
 	}
 }
@@ -184,7 +195,7 @@ func TestReadmeFlagDefaults(t *testing.T) {
 				}
 				shown++
 				if !f.HasDefault || f.Default != words[i+1] {
-					t.Errorf("README.md's flag table shows `%s %s`, but %s's default is %q (none when empty): show the default or a placeholder", words[i], words[i+1], name, f.Default)
+					t.Errorf("docs/cli.md's flag table shows `%s %s`, but %s's default is %q (none when empty): show the default or a placeholder", words[i], words[i+1], name, f.Default)
 				}
 			}
 		}
@@ -216,23 +227,11 @@ func TestReadmeExampleProvenance(t *testing.T) {
 	}
 }
 
-// TestReadmeSessionsFlags: README's Sessions section names every flag of
-// every `awl sessions` command (long and short), so that none is left
-// undocumented.
+// TestReadmeSessionsFlags: docs/cli.md's `awl sessions` section names
+// every flag of every `awl sessions` command (long and short), so that
+// none is left undocumented.
 func TestReadmeSessionsFlags(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	i := strings.Index(text, "\n## Sessions\n")
-	if i < 0 {
-		t.Fatal("README.md has no Sessions section")
-	}
-	section := text[i+1:]
-	if j := strings.Index(section[3:], "\n## "); j >= 0 {
-		section = section[:j+3]
-	}
+	section := docSection(t, cliDoc, "`awl sessions`")
 	var grammar cli
 	parser, err := newParser(&grammar, io.Discard, io.Discard)
 	if err != nil {
@@ -247,10 +246,10 @@ func TestReadmeSessionsFlags(t *testing.T) {
 			for _, f := range cmd.Flags {
 				checked++
 				if !regexp.MustCompile(`(^|[^a-z-])--` + regexp.QuoteMeta(f.Name) + `\b`).MatchString(section) {
-					t.Errorf("README.md's Sessions section does not name `awl sessions %s --%s` (%s)", cmd.Name, f.Name, f.Help)
+					t.Errorf("docs/cli.md's `awl sessions` section does not name `awl sessions %s --%s` (%s)", cmd.Name, f.Name, f.Help)
 				}
 				if f.Short != 0 && !strings.Contains(section, "-"+string(f.Short)+"/--"+f.Name) && !strings.Contains(section, "--"+f.Name+"/-"+string(f.Short)) {
-					t.Errorf("README.md's Sessions section lacks the short form -%c of awl sessions %s --%s", f.Short, cmd.Name, f.Name)
+					t.Errorf("docs/cli.md's `awl sessions` section lacks the short form -%c of awl sessions %s --%s", f.Short, cmd.Name, f.Name)
 				}
 			}
 		}

@@ -682,7 +682,7 @@ func (c *runCmd) checkForkFlags() error {
 	}
 	u, err := uuid.Parse(c.SessionID)
 	if err != nil || len(c.SessionID) != 36 {
-		return runner.Usagef(fmt.Sprintf("--session-id %q: not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx; uuidgen makes one)", c.SessionID))
+		return runner.Usagef(fmt.Sprintf("--session-id %q: not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx; on Linux, /proc/sys/kernel/random/uuid holds a new one)", c.SessionID))
 	}
 	c.SessionID = u.String()
 	return nil
