@@ -28,11 +28,25 @@ release-snapshot: $(GORELEASER)
 	sh scripts/check-dist.sh dist
 
 # MCP_NPM holds the real MCP servers the tests run, pinned in its
-# package-lock.json.
+# package-lock.json. MCP_NPM_OFFLINE=1 (a machine without access to npm's
+# registry) skips `npm ci`, and the tests that run those servers skip too
+# (with CI=true they fail: internal/testenv).
 MCP_NPM := runner/mcp/testdata/npm
+ifeq ($(MCP_NPM_OFFLINE),1)
+MCP_NPM_INSTALLED :=
+else
+MCP_NPM_INSTALLED := $(MCP_NPM)/node_modules/.package-lock.json
+endif
 
-test: $(MCP_NPM)/node_modules/.package-lock.json
-	$(GO) test -race -timeout 30m ./...
+# test prints a line per package as each finishes, a failed test's output
+# as it fails, and the packages still running after a minute of silence
+# (scripts/testprogress reads `go test -json`); it exits with go test's
+# status. TESTFLAGS replaces -race -timeout 30m, PKGS ./...
+TESTFLAGS ?= -race -timeout 30m
+PKGS ?= ./...
+test: $(MCP_NPM_INSTALLED)
+	@echo "building the test binaries: some minutes on 2 cores from a cold build cache" >&2
+	@GO=$(GO) $(GO) run ./scripts/testprogress $(TESTFLAGS) $(PKGS)
 
 # test-unprivileged runs `go test ./...` (without -race, to fit CI's time)
 # as a user who is not root: as uid 65534 when run as root, as CI is, with
@@ -40,7 +54,7 @@ test: $(MCP_NPM)/node_modules/.package-lock.json
 # (scripts/test-unprivileged.sh). Most contributors are not root, and a
 # test can pass for root alone. PKGS and RUNS choose what it runs; CI
 # runs the whole suite (.ci/run).
-test-unprivileged: $(MCP_NPM)/node_modules/.package-lock.json
+test-unprivileged: $(MCP_NPM_INSTALLED)
 	sh scripts/test-unprivileged.sh
 
 # mutate breaks, one at a time in a scratch copy, each guarantee listed in
@@ -50,7 +64,7 @@ test-unprivileged: $(MCP_NPM)/node_modules/.package-lock.json
 # run it nightly, before each release, and with every change to a
 # guarantee it lists or to the tests that guard it, as root (the cgroup
 # mutations' test delegates a cgroup).
-mutate: $(MCP_NPM)/node_modules/.package-lock.json
+mutate: $(MCP_NPM_INSTALLED)
 	sh scripts/mutate.sh
 
 # npm ci installs the pinned MCP servers when they are missing or the lock
@@ -114,6 +128,7 @@ fuzz:
 # Its stdout is NDJSON alone (`make demo | jq .`): the build's own output
 # goes to stderr.
 demo:
+	@echo "building bin/awl: up to a few minutes on 2 cores from a cold build cache" >&2
 	@$(MAKE) --no-print-directory build >&2
 	@AWL="$(abspath $(BIN))" sh scripts/demo.sh
 

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/provider/providertest"
 )
 
@@ -167,7 +169,7 @@ func TestWarmFailedDialIsTheRequests(t *testing.T) {
 	}
 	l2, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Skipf("port %s taken again meanwhile: %v", addr, err)
+		testenv.Require(t, fmt.Sprintf("port %s taken again meanwhile: %v", addr, err))
 	}
 	defer l2.Close()
 	if _, err := wd.DialContext(context.Background(), "tcp", addr); err != wd.err {
@@ -191,7 +193,7 @@ func TestWarmRefusedRequestRetried(t *testing.T) {
 			if slept++; slept == 1 {
 				l2, err := net.Listen("tcp", addr)
 				if err != nil {
-					t.Skipf("port %s taken again meanwhile: %v", addr, err)
+					testenv.Require(t, fmt.Sprintf("port %s taken again meanwhile: %v", addr, err))
 				}
 				srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Content-Type", "text/event-stream")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/internal/testbin"
+	"github.com/awlrun/awl/internal/testenv"
 )
 
 // The test binary doubles as the helper process of the multi-process tests:
@@ -236,7 +237,7 @@ func TestLockBetweenProcesses(t *testing.T) {
 // its files or its child has not yet exec'd) is waited for, not refused.
 func TestLockOfAGoneHolder(t *testing.T) {
 	if !havePids() {
-		t.Skip("no /proc/locks: the holder is unknown")
+		testenv.Require(t, "no /proc/locks: the holder is unknown")
 	}
 	st := testStore(t)
 	s, err := st.Create("/w", "p", "m")
@@ -308,7 +309,7 @@ func TestLockReleasedWhileLooking(t *testing.T) {
 // TestHolderGoneZombie: a zombie holds no files; its lock is going.
 func TestHolderGoneZombie(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc")
+		testenv.Require(t, "no /proc")
 	}
 	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "exit 0"}, nil)
 	if err != nil {

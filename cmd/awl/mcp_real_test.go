@@ -15,18 +15,16 @@ import (
 )
 
 // npmServer is the path of an MCP server installed from npm into
-// runner/mcp/testdata/npm. Without it (or node) the test skips, and in CI
-// fails.
+// runner/mcp/testdata/npm. Without it (or node, or with MCP_NPM_OFFLINE=1)
+// the test skips, and in CI fails.
 func npmServer(t *testing.T, name string) string {
 	t.Helper()
 	p, err := filepath.Abs(filepath.Join("..", "..", "runner", "mcp", "testdata", "npm", "node_modules", ".bin", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, statErr := os.Stat(p)
-	_, nodeErr := exec.LookPath("node")
-	if statErr != nil || nodeErr != nil {
-		testenv.Require(t, name+" is not installed: run `npm ci` in runner/mcp/testdata/npm (make test does it)")
+	if why := testenv.NPMServerMissing(p); why != "" {
+		testenv.Require(t, why)
 	}
 	return p
 }

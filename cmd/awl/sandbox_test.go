@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,12 +22,18 @@ import (
 )
 
 // scriptCondition adds [landlock]: the kernel has Landlock ABI 4 or later,
-// so every sandbox mode is enforced. Where it has not, a script skips,
-// except in CI (CI set), where the sandbox must be tested: there the
-// condition is an error and the script fails.
+// so every sandbox mode is enforced; [mcpnpm] (mcp_test.go); and
+// [cmd:A,B]: the commands A and B are on PATH. Where one is false, a
+// script skips, except in CI (CI=true), where what it tests must be
+// tested: there the condition is an error and the script fails. A script
+// needing a command uses [!cmd:NAME], never testscript's own [!exec:NAME],
+// which skips in CI too (TestScriptSkipsGoThroughTestenv).
 func scriptCondition(cond string) (bool, error) {
 	if cond == "mcpnpm" {
 		return mcpNPMCondition()
+	}
+	if names, ok := strings.CutPrefix(cond, "cmd:"); ok {
+		return commandsCondition(names)
 	}
 	if cond != "landlock" {
 		return false, fmt.Errorf("unknown condition %q", cond)
@@ -36,6 +43,36 @@ func scriptCondition(cond string) (bool, error) {
 		return false, testenv.Missing(fmt.Sprintf("this kernel's Landlock ABI is %d; [landlock] needs %d or later", abi, sandbox.ABINetwork))
 	}
 	return true, nil
+}
+
+// commandsCondition is [cmd:A,B]: every named command is on PATH.
+func commandsCondition(names string) (bool, error) {
+	for name := range strings.SplitSeq(names, ",") {
+		if _, err := exec.LookPath(name); err != nil {
+			return false, testenv.Missing("the script needs " + name + " on PATH")
+		}
+	}
+	return true, nil
+}
+
+// TestScriptSkipsGoThroughTestenv: no script skips on testscript's
+// [!exec:NAME], which CI=true cannot turn into a failure.
+func TestScriptSkipsGoThroughTestenv(t *testing.T) {
+	scripts, _ := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
+	if len(scripts) < 20 {
+		t.Fatalf("found %d scripts", len(scripts))
+	}
+	for _, p := range scripts {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "[!exec:") {
+				t.Errorf("%s:%d: %s: use [!cmd:NAME], which fails in CI instead of skipping", p, i+1, line)
+			}
+		}
+	}
 }
 
 // cmdSink: `sink` listens on 127.0.0.1 until the script ends, sets

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -47,4 +48,28 @@ func RequireCommands(t testing.TB, names ...string) {
 			Require(t, fmt.Sprintf("needs %s on PATH", name))
 		}
 	}
+}
+
+// NPMOffline reports whether MCP_NPM_OFFLINE=1: the MCP servers pinned in
+// runner/mcp/testdata/npm are not installed (make test skips `npm ci`, for
+// a machine without access to npm's registry), and the tests that run
+// them skip, or in CI fail.
+func NPMOffline() bool { return os.Getenv("MCP_NPM_OFFLINE") == "1" }
+
+// NPMServerMissing says why the npm-installed MCP server at bin (a path
+// under runner/mcp/testdata/npm/node_modules/.bin) cannot run here, ""
+// when it can: MCP_NPM_OFFLINE=1, the server not installed, or no node.
+// The caller passes the reason to Require or Missing.
+func NPMServerMissing(bin string) string {
+	name := filepath.Base(bin)
+	if NPMOffline() {
+		return name + ": MCP_NPM_OFFLINE=1 leaves the npm-installed MCP servers out"
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return name + " is not installed: run `npm ci` in runner/mcp/testdata/npm (make test does it)"
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return name + " needs node on PATH"
+	}
+	return ""
 }

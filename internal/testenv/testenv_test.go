@@ -54,3 +54,34 @@ func TestMissing(t *testing.T) {
 		t.Errorf("CI unset: Missing = %v, want nil", err)
 	}
 }
+
+// TestNPMServerMissing: MCP_NPM_OFFLINE=1 leaves an installed server out;
+// otherwise a missing server or a missing node is the reason, and an
+// installed server with node on PATH runs.
+func TestNPMServerMissing(t *testing.T) {
+	dir := t.TempDir()
+	bin := dir + "/mcp-server-everything"
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/node", []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	t.Setenv("MCP_NPM_OFFLINE", "")
+	if why := NPMServerMissing(bin); why != "" {
+		t.Errorf("installed, with node: %q, want none", why)
+	}
+	t.Setenv("MCP_NPM_OFFLINE", "1")
+	if why := NPMServerMissing(bin); !strings.Contains(why, "MCP_NPM_OFFLINE=1") {
+		t.Errorf("MCP_NPM_OFFLINE=1: %q, want it named", why)
+	}
+	t.Setenv("MCP_NPM_OFFLINE", "0")
+	if why := NPMServerMissing(dir + "/mcp-server-memory"); !strings.Contains(why, "mcp-server-memory is not installed") {
+		t.Errorf("not installed: %q", why)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if why := NPMServerMissing(bin); !strings.Contains(why, "needs node") {
+		t.Errorf("no node: %q", why)
+	}
+}

@@ -36,18 +36,16 @@ func TestMain(m *testing.M) {
 }
 
 // npmBin returns the path of an npm-installed MCP server's executable.
-// Without it (npm ci not run in testdata/npm) the test skips, except in CI,
-// where it fails.
+// Without it (npm ci not run in testdata/npm, or MCP_NPM_OFFLINE=1) the
+// test skips, except in CI, where it fails.
 func npmBin(t testing.TB, name string) string {
 	t.Helper()
 	p, err := filepath.Abs(filepath.Join("testdata", "npm", "node_modules", ".bin", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, statErr := os.Stat(p)
-	_, nodeErr := exec.LookPath("node")
-	if statErr != nil || nodeErr != nil {
-		testenv.Require(t, fmt.Sprintf("%s is not installed: run `npm ci` in runner/mcp/testdata/npm (make test does it)", name))
+	if why := testenv.NPMServerMissing(p); why != "" {
+		testenv.Require(t, why)
 	}
 	return p
 }

@@ -1,12 +1,15 @@
 package modelctx
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/awlrun/awl/internal/testenv"
 )
 
 // env returns a Getenv over m.
@@ -105,7 +108,7 @@ func TestGatherOutsideRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	if dirs, _ := instructionDirs(tmp); len(dirs) != 1 {
-		t.Skipf("the temporary directory %s is inside a git repository", tmp)
+		testenv.Require(t, fmt.Sprintf("the temporary directory %s is inside a git repository", tmp))
 	}
 	cwd := filepath.Join(tmp, "x", "y")
 	write(t, filepath.Join(tmp, "AGENTS.md"), "parent")
