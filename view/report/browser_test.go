@@ -22,7 +22,7 @@ import (
 // is installed; with CI=true it fails instead (internal/testenv).
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium-headless-shell", "chromium", "chromium-browser"} {
+	for _, name := range []string{"chromium-headless-shell", "chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
