@@ -20,6 +20,7 @@ import (
 	"github.com/awlrun/awl/runner/mcp"
 	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/runner/modelinfo"
+	"github.com/awlrun/awl/runner/policy"
 	"github.com/awlrun/awl/runner/projection"
 	"github.com/awlrun/awl/runner/redact"
 	"github.com/awlrun/awl/runner/sandbox"
@@ -60,6 +61,10 @@ type Config struct {
 	// a name not in Known: a tool of an MCP server that was not started
 	// because the policy denies all its tools is a denial too.
 	Denies func(name string) bool
+	// Policy, when set, judges each call to an offered tool before it
+	// runs (its command, the path it names); a denied call gets an error
+	// result naming the rule and the reason, and is reported as denied.
+	Policy *policy.Policy
 	// MCP is how the MCP servers' start went (reported on the session
 	// event and shown to the model); their tools are in Tools.
 	MCP []mcp.Status
@@ -779,8 +784,18 @@ func (r *run) refuse(u conv.Block) conv.Block {
 	msg := fmt.Sprintf("unknown tool %q (available tools: %s)", u.Name, list)
 	if r.denied(u.Name) {
 		msg = fmt.Sprintf("tool %q is not allowed in this run (allowed tools: %s)", u.Name, list)
-		r.res.Denied = append(r.res.Denied, event.Denial{Name: u.Name, CallID: u.ID})
+		r.res.Denied = append(r.res.Denied, event.Denial{Name: u.Name, CallID: u.ID, Reason: "the tool is not allowed in this run"})
 	}
+	return conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: msg, IsError: true}
+}
+
+// deny is the result of a call the policy denied, d saying by which rule
+// and why; the denial is reported (tool_denied) and kept for the result.
+func (r *run) deny(u conv.Block, d *policy.Denial) conv.Block {
+	msg := d.Error() + "\nThe run's tool policy refuses this call; do not retry it unchanged."
+	r.res.Denied = append(r.res.Denied, event.Denial{Name: u.Name, CallID: u.ID, Rule: d.Rule, Reason: d.Reason})
+	em := r.cfg.Events
+	em.Emit(event.ToolDenied{Base: em.Stamp("tool_denied", r.res.SessionID), Name: u.Name, CallID: u.ID, Rule: d.Rule, Reason: d.Reason})
 	return conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: msg, IsError: true}
 }
 

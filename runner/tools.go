@@ -44,6 +44,11 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 			em.Emit(event.ToolEnd{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true})
 			continue
 		}
+		if d := r.cfg.Policy.Check(u.Name, []byte(u.Input)); d != nil {
+			out[i] = r.deny(u, d)
+			em.Emit(event.ToolEnd{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: true, OutputBytes: len(out[i].Content)})
+			continue
+		}
 		call := func() {
 			start := time.Now()
 			res := t.Run(r.callContext(ctx, u.ID), json.RawMessage(u.Input))

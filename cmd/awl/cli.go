@@ -15,6 +15,7 @@ import (
 
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/event"
+	"github.com/awlrun/awl/runner/policy"
 	"github.com/awlrun/awl/session"
 )
 
@@ -234,6 +235,11 @@ var emptyHints = map[string]string{
 	"system": " (awl always sends a system prompt: give --system the text to send)",
 }
 
+// ruleLists are the list flags whose values are lists of tool rules,
+// split by runner/policy on the commas outside parentheses: a value of
+// commas and spaces alone is empty.
+var ruleLists = map[string]bool{"tools": true, "deny-tools": true}
+
 // refuseEmptyValues makes an empty value a usage error for every flag of
 // node and its commands that takes one: `--prompt-file "$FILE"` with $FILE
 // unset must not run without the prompt file, nor `--sandbox "$MODE"`
@@ -259,6 +265,9 @@ func (m emptyRefuser) Decode(ctx *kong.DecodeContext, target reflect.Value) erro
 		v, sep := t.String(), ctx.Value.Tag.Sep
 		if ctx.Value.IsSlice() && sep != -1 {
 			v = strings.TrimSpace(strings.ReplaceAll(v, string(sep), ""))
+		}
+		if ruleLists[ctx.Value.Name] {
+			v = strings.Join(policy.Split(v), ",")
 		}
 		if v == "" {
 			return errors.New("the value is empty" + emptyHints[ctx.Value.Name])

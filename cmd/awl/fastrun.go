@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/awlrun/awl/runner/policy"
 )
 
 // fastRun parses the command line of an ordinary `awl run` without kong.
@@ -219,6 +221,9 @@ func (f *fastFlag) set(field reflect.Value, value string) bool {
 		field.Set(reflect.ValueOf(schemaRef{Set: true, Ref: value}))
 		return true
 	case f.slice:
+		if ruleLists[f.name] && len(policy.Split(value)) == 0 {
+			return false // as emptyRefuser: a rule list of commas is empty
+		}
 		parts := []string{value}
 		if f.sep != "" {
 			// As emptyRefuser: a list of separators and spaces is empty.

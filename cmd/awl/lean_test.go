@@ -26,6 +26,13 @@ const initBudget = 16 << 10
 // 296 (linked by the MCP SDK's client until 2026-12), each near 1 ms.
 const initAllocBudget = 100
 
+// initAllowed are the packages allowed more, with what they measured.
+// mvdan.cc/sh/v3/fileutil, which the shell parser's printer imports (the
+// tool policy's bash judge, runner/policy), compiles two small regular
+// expressions at init: 15 216 bytes in 104 allocations, 0.1 ms of clock
+// (measured 2026-12-07); Go cannot initialise an imported package lazily.
+var initAllowed = map[string]int{"mvdan.cc/sh/v3/fileutil": 110}
+
 // release is awl linked once as the release links it (CGO_ENABLED=0,
 // -trimpath), for the tests that read the binary, with what the linker
 // printed of its reachability pass (-dumpdep, which changes nothing else).
@@ -129,7 +136,7 @@ func TestInitCost(t *testing.T) {
 		}
 		n++
 		total += b
-		if b > initBudget || allocs > initAllocBudget {
+		if b > initBudget || allocs > max(initAllocBudget, initAllowed[f[1]]) {
 			t.Errorf("package %s allocates %d bytes in %d allocations in its initialiser on every start (budget %d bytes, %d allocations): initialise it lazily", f[1], b, allocs, initBudget, initAllocBudget)
 		}
 	}

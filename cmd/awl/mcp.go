@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -39,7 +37,7 @@ func (c *runCmd) loadMCP(a *app) ([]mcp.Server, error) {
 func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp.Server, sb *sandbox.Sandbox) (*mcp.Manager, error) {
 	var wanted []mcp.Server
 	for _, s := range servers {
-		if c.mayOffer(mcp.Prefix + s.Name + "__") {
+		if c.policy.MayOffer(mcp.Prefix + s.Name + "__") {
 			wanted = append(wanted, s)
 		}
 	}
@@ -84,67 +82,6 @@ func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp
 		return nil, &runner.ConfigError{Reason: "mcp_server_failed", Msg: "MCP server(s) did not start (--mcp-strict): " + strings.Join(what, "; ")}
 	}
 	return m, nil
-}
-
-// mayOffer reports whether the tool policy can offer any tool whose name
-// starts with prefix; a server none of whose tools could be offered is not
-// started.
-func (c *runCmd) mayOffer(prefix string) bool {
-	if c.NoTools {
-		return false
-	}
-	for _, p := range cleanList(c.DenyTools) {
-		if lit, ok := strings.CutSuffix(p, "*"); ok && !hasMeta(lit) && strings.HasPrefix(prefix, lit) {
-			return false
-		}
-	}
-	allow := cleanList(c.Tools)
-	if len(allow) == 0 {
-		return true
-	}
-	for _, p := range allow {
-		lit := p
-		if i := strings.IndexAny(p, `*?[\`); i >= 0 {
-			lit = p[:i]
-		}
-		if strings.HasPrefix(prefix, lit) || strings.HasPrefix(lit, prefix) {
-			return true
-		}
-	}
-	return false
-}
-
-// policyDenies reports whether the tool policy denies a call to name: a
-// --deny-tools entry matches it, or it is a tool of a configured MCP server
-// (started or not) that --no-tools or --tools leaves out. The runner asks
-// it about names it does not know, such as the tools of a server that was
-// not started because the policy denies them all.
-func (c *runCmd) policyDenies(servers []mcp.Server) func(name string) bool {
-	deny, allow := cleanList(c.DenyTools), cleanList(c.Tools)
-	return func(name string) bool {
-		if slices.ContainsFunc(deny, func(p string) bool { return matchTool(p, name) }) {
-			return true
-		}
-		ofServer := slices.ContainsFunc(servers, func(s mcp.Server) bool {
-			return strings.HasPrefix(name, mcp.Prefix+s.Name+"__")
-		})
-		if !ofServer {
-			return false
-		}
-		return c.NoTools || (len(allow) > 0 && !slices.ContainsFunc(allow, func(p string) bool { return matchTool(p, name) }))
-	}
-}
-
-func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
-
-// matchTool reports whether the tool name matches the --tools or
-// --deny-tools entry p: a name, or a glob (* ? [..]) such as mcp__github__*.
-func matchTool(p, name string) bool {
-	if !hasMeta(p) {
-		return p == name
-	}
-	ok, _ := path.Match(p, name)
-	return ok
 }
 
 // mcpTokenDir is where OAuth tokens of MCP servers are kept:

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,6 +26,7 @@ import (
 	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/mcp"
 	"github.com/awlrun/awl/runner/modelinfo"
+	"github.com/awlrun/awl/runner/policy"
 	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
@@ -54,8 +54,10 @@ type runCmd struct {
 	StallTimeout time.Duration `name:"stall-timeout" default:"3m" placeholder:"DURATION" config:"min"`
 	Reasoning    string        `name:"reasoning" placeholder:"EFFORT" config:"free"`
 
-	Tools     []string `name:"tools" sep:"," placeholder:"A,B" config:"allow"`
-	DenyTools []string `name:"deny-tools" sep:"," placeholder:"A,B" config:"deny"`
+	// Tools and DenyTools are lists of rules, split on the commas outside
+	// parentheses by runner/policy (bash(echo a,b) is one rule).
+	Tools     []string `name:"tools" sep:"none" placeholder:"RULES" config:"allow"`
+	DenyTools []string `name:"deny-tools" sep:"none" placeholder:"RULES" config:"deny"`
 	NoTools   bool     `name:"no-tools" config:"narrow"`
 
 	Sandbox           string        `name:"sandbox" placeholder:"MODE" config:"sandbox"`
@@ -67,6 +69,7 @@ type runCmd struct {
 	MCPCallTimeout    time.Duration `name:"mcp-call-timeout" default:"2m" config:"min"`
 	MCPStrict         bool          `name:"mcp-strict" config:"narrow"`
 	mcp               *mcp.Manager
+	policy            *policy.Policy // built by buildTools
 	// secretVars are the variables kept from tools and MCP servers
 	// (secretNames), set by prepare.
 	secretVars []string
@@ -351,6 +354,7 @@ type runSetup struct {
 	schema          *runner.OutputSchema
 	text            string
 	stdinState      string
+	policy          *policy.Policy
 	tools           []tool.Tool
 	known           []string
 	mcpStatus       []mcp.Status
@@ -553,8 +557,14 @@ func (c *runCmd) buildTools(a *app, st *runSetup) error {
 		return err
 	}
 	st.toolEnv = tool.Env{Dir: st.cwd, Getenv: a.getenv, Environ: toolEnviron(st.secrets), Confine: confiner(st.sb)}
-	_, _, err = c.selectTools(st.toolEnv, nil)
-	return err
+	if st.policy, err = c.toolPolicy(st.cwd, tool.Builtins(st.toolEnv)); err != nil {
+		return err
+	}
+	c.policy = st.policy
+	if st.policy.HasPathRules("read") || st.policy.HasPathRules("write") || st.policy.HasPathRules("edit") {
+		st.toolEnv.Paths = st.policy
+	}
+	return nil
 }
 
 // priceModel loads the price table, refuses --max-cost-usd on a model it
@@ -616,8 +626,8 @@ func (c *runCmd) startMCPTools(ctx context.Context, a *app, st *runSetup) error 
 	if c.mcp != nil {
 		mcpTools, st.mcpStatus = c.mcp.Tools(), c.mcp.Status()
 	}
-	st.tools, st.known, err = c.selectTools(st.toolEnv, mcpTools)
-	return err
+	st.tools, st.known = selectTools(st.policy, append(tool.Builtins(st.toolEnv), mcpTools...))
+	return nil
 }
 
 // config is the run's configuration, from the flags and what setup built.
@@ -635,7 +645,8 @@ func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *run
 		Model:            st.model,
 		Tools:            st.tools,
 		Known:            st.known,
-		Denies:           c.policyDenies(st.mcpServers),
+		Denies:           deniesUnoffered(st.policy, st.mcpServers),
+		Policy:           st.policy,
 		Sandbox:          st.sb,
 		SandboxStatus:    st.sbStatus,
 		MCP:              st.mcpStatus,
@@ -723,7 +734,7 @@ func (c *runCmd) validate() error {
 	if err := c.validateWindow(); err != nil {
 		return err
 	}
-	if c.Tools != nil && len(cleanList(c.Tools)) == 0 {
+	if c.Tools != nil && len(ruleList(c.Tools)) == 0 {
 		return runner.Usagef("--tools: the list is empty (use --no-tools to offer none)")
 	}
 	for _, cmd := range c.Check {
@@ -839,59 +850,57 @@ func confiner(sb *sandbox.Sandbox) tool.Confiner {
 	return sb
 }
 
-// selectTools applies --tools, --deny-tools and --no-tools to the built-ins
-// and the MCP servers' tools. Entries are names or globs (mcp__github__*).
-// An entry that names no built-in tool is a usage error, unless it is a
-// glob or an MCP tool name: an MCP server may be down.
-func (c *runCmd) selectTools(env tool.Env, extra []tool.Tool) (allowed []tool.Tool, known []string, err error) {
-	all := append(tool.Builtins(env), extra...)
-	byName := map[string]bool{}
-	var builtins []string
-	for i, t := range all {
-		known = append(known, t.Name())
-		byName[t.Name()] = true
-		if i < len(all)-len(extra) {
-			builtins = append(builtins, t.Name())
-		}
+// toolPolicy builds the tool policy of --tools, --deny-tools and
+// --no-tools. A rule that names no built-in tool is a usage error, unless
+// it is a glob or an MCP tool's name: an MCP server may be down.
+func (c *runCmd) toolPolicy(cwd string, builtins []tool.Tool) (*policy.Policy, error) {
+	names := make([]string, len(builtins))
+	for i, t := range builtins {
+		names[i] = t.Name()
 	}
-	check := func(flag string, names []string) error {
-		for _, n := range names {
-			if hasMeta(n) {
-				if _, err := path.Match(n, ""); err != nil {
-					return runner.Usagef(fmt.Sprintf("%s: bad pattern %q: %v", flag, n, err))
-				}
-				continue
-			}
-			if !byName[n] && !strings.HasPrefix(n, mcp.Prefix) {
-				return runner.Usagef(fmt.Sprintf("%s: unknown tool %q (tools: %s)", flag, n, strings.Join(builtins, ", ")))
-			}
-		}
-		return nil
+	p, err := policy.New(policy.Options{
+		Allow: c.Tools, Deny: c.DenyTools, NoTools: c.NoTools, Dir: cwd,
+		Known: func(n string) bool { return slices.Contains(names, n) }, Builtins: names,
+	})
+	if err != nil {
+		return nil, runner.Usagef(err.Error())
 	}
-	tools := cleanList(c.Tools)
-	deny := cleanList(c.DenyTools)
-	if err := check("--tools", tools); err != nil {
-		return nil, nil, err
-	}
-	if err := check("--deny-tools", deny); err != nil {
-		return nil, nil, err
-	}
-	if c.NoTools {
-		return nil, known, nil
-	}
-	matches := func(list []string, name string) bool {
-		return slices.ContainsFunc(list, func(p string) bool { return matchTool(p, name) })
-	}
+	return p, nil
+}
+
+// selectTools returns the tools the policy offers, of all (the built-ins
+// and the MCP servers' tools), and the names of all.
+func selectTools(p *policy.Policy, all []tool.Tool) (offered []tool.Tool, known []string) {
 	for _, t := range all {
-		if len(tools) > 0 && !matches(tools, t.Name()) {
-			continue
+		known = append(known, t.Name())
+		if p.Offers(t.Name()) {
+			offered = append(offered, t)
 		}
-		if matches(deny, t.Name()) {
-			continue
-		}
-		allowed = append(allowed, t)
 	}
-	return allowed, known, nil
+	return offered, known
+}
+
+// deniesUnoffered reports whether a call to a tool the run does not offer
+// is a denial of the policy: the runner asks it about names it does not
+// know, such as the tools of a server not started because the policy
+// denies them all.
+func deniesUnoffered(p *policy.Policy, servers []mcp.Server) func(name string) bool {
+	return func(name string) bool {
+		ofServer := slices.ContainsFunc(servers, func(s mcp.Server) bool {
+			return strings.HasPrefix(name, mcp.Prefix+s.Name+"__")
+		})
+		return p.DeniesUnoffered(name, ofServer)
+	}
+}
+
+// ruleList is the rules of a list flag's values, split on the commas
+// outside parentheses.
+func ruleList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		out = append(out, policy.Split(v)...)
+	}
+	return out
 }
 
 func pathPtrs(ps []string) []*string {
@@ -906,16 +915,6 @@ func pathPtrs(ps []string) []*string {
 // than an id or prefix.
 func looksLikePath(ref string) bool {
 	return strings.ContainsRune(ref, filepath.Separator) || strings.HasSuffix(ref, ".jsonl")
-}
-
-func cleanList(in []string) []string {
-	var out []string
-	for _, s := range in {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // modelOptions are the flags that choose and reach the model, which awl

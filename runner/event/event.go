@@ -149,6 +149,21 @@ type Usage struct {
 type Denial struct {
 	Name   string `json:"name"`
 	CallID string `json:"call_id"`
+	// Rule is the rule that denied the call, as written; absent when no
+	// allow rule matched or the call could not be judged.
+	Rule string `json:"rule,omitempty"`
+	// Reason says why.
+	Reason string `json:"reason,omitempty"`
+}
+
+// ToolDenied says the tool policy refused a call to an offered tool: the
+// rule that decided (absent when no allow rule matched) and why.
+type ToolDenied struct {
+	Base
+	Name   string `json:"name"`
+	CallID string `json:"call_id"`
+	Rule   string `json:"rule,omitempty"`
+	Reason string `json:"reason"`
 }
 
 // Result is always the last event, on success and failure alike.

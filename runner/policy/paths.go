@@ -231,3 +231,11 @@ func resolveFrom(cur string, rest []string) string {
 	}
 	return cur
 }
+
+// PathDenied is CheckPath as an error: the tools' PathPolicy.
+func (p *Policy) PathDenied(tool, abs string) error {
+	if d := p.CheckPath(tool, abs); d != nil {
+		return d
+	}
+	return nil
+}

@@ -30,10 +30,10 @@ var errOutside = errors.New("outside the writable directories")
 // the way, before a directory is made in it and before the file is
 // written in it, and may refuse the write (a directory that is, or lies
 // in, a read-only .git, whatever path led there). check, when not nil, is
-// called with the file's mode and whether it exists once its directory is
-// open, and may refuse the write. With mkdir, missing parent directories
+// called with the open directory, the file's name in it, its mode and
+// whether it exists, and may refuse the write. With mkdir, missing parent directories
 // are created, beneath the root too.
-func writeBeneath(roots []string, guard func(dir *os.File) error, file string, data []byte, mkdir bool, check func(mode fs.FileMode, exists bool) error) error {
+func writeBeneath(roots []string, guard func(dir *os.File) error, file string, data []byte, mkdir bool, check func(dir *os.File, name string, mode fs.FileMode, exists bool) error) error {
 	for range maxLinks {
 		root, rel, ok := beneathRoot(roots, file)
 		if !ok {
@@ -60,14 +60,14 @@ func writeBeneath(roots []string, guard func(dir *os.File) error, file string, d
 			continue
 		case err == nil:
 			if check != nil {
-				err = check(unixMode(uint32(st.Mode)), true)
+				err = check(dir, name, unixMode(uint32(st.Mode)), true)
 			}
 			if err == nil {
 				err = replaceIn(dir, name, data, &st)
 			}
 		case errors.Is(err, unix.ENOENT):
 			if check != nil {
-				err = check(0, false)
+				err = check(dir, name, 0, false)
 			}
 			if err == nil {
 				err = replaceIn(dir, name, data, nil)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -69,8 +71,10 @@ func (t editTool) run(ctx context.Context, in editArgs) Result {
 		return errorf("edit %s: not written: the run was stopped (%v)", in.Path, context.Cause(ctx))
 	}
 	updated := strings.ReplaceAll(content, in.OldString, in.NewString)
-	if roots := t.env.writeRoots(); roots != nil {
-		err := writeBeneath(roots, t.env.dirGuard(), t.env.resolve(in.Path), []byte(updated), false, nil)
+	if roots := t.env.writeRootsOrAll(); roots != nil {
+		err := writeBeneath(roots, t.env.dirGuard(), t.env.resolve(in.Path), []byte(updated), false, func(dir *os.File, name string, _ fs.FileMode, _ bool) error {
+			return t.env.judgeIn("edit", dir, name)
+		})
 		if res, denied := t.env.writeError("edit", in.Path, err); denied {
 			return res
 		}

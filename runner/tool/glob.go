@@ -78,14 +78,17 @@ func (t globTool) run(ctx context.Context, in globArgs) Result {
 		if prefix != "" {
 			join = func(rel string) string { return path.Join(prefix, rel) }
 		}
-		opts := walkOpts{includeIgnored: in.IncludeIgnored, descend: rest.mayMatchUnder}
+		opts := walkOpts{includeIgnored: in.IncludeIgnored, descend: rest.mayMatchUnder, judge: t.env.dirJudge("glob")}
 		err := walkFiles(ctx, base, opts, func(rel string, _ fs.DirEntry) error {
 			if rest.matchPath(rel) {
 				add(join(rel))
 			}
 			return nil
 		})
+		var pd *policyDenied
 		switch {
+		case errors.As(err, &pd):
+			return errorf("%v", pd.err)
 		case errors.Is(err, fs.ErrNotExist):
 			// The literal part of the pattern names no directory.
 		case ctx.Err() != nil:

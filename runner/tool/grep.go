@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -76,7 +77,7 @@ func (t grepTool) run(ctx context.Context, in grepArgs) Result {
 	}
 
 	var g grepOut
-	var skipped atomic.Int64
+	var skipped, denied atomic.Int64
 	if !st.IsDir() {
 		// One file: name it as given; a binary file is an error here.
 		f, res, ok := openText(t.env, "grep", display)
@@ -88,7 +89,7 @@ func (t grepTool) run(ctx context.Context, in grepArgs) Result {
 		f.Close()
 		g.merge(&hits)
 	} else {
-		opts := walkOpts{includeIgnored: in.IncludeIgnored, skipped: &skipped}
+		opts := walkOpts{includeIgnored: in.IncludeIgnored, skipped: &skipped, judge: t.env.dirJudge("grep"), denied: &denied}
 		var match func(rel string) bool
 		if filter != nil {
 			if strings.Contains(in.Glob, "/") {
@@ -98,9 +99,12 @@ func (t grepTool) run(ctx context.Context, in grepArgs) Result {
 				match = func(rel string) bool { return filter.matchPath(path.Base(rel)) }
 			}
 		}
-		err = grepTree(ctx, root, opts, match, m, &g)
+		err = grepTree(ctx, root, opts, match, m, &g, t.fileJudge(&denied))
 	}
+	var pd *policyDenied
 	switch {
+	case errors.As(err, &pd):
+		return errorf("%v", pd.err)
 	case ctx.Err() != nil:
 		return errorf("grep: stopped: %v", context.Cause(ctx))
 	case err != nil:
@@ -111,7 +115,13 @@ func (t grepTool) run(ctx context.Context, in grepArgs) Result {
 		if n := skipped.Load(); n > 0 {
 			msg += fmt.Sprintf(" (%s not searched: ignored; include_ignored: true searches them)", count(int(n), "file or directory", "files or directories"))
 		}
+		if n := denied.Load(); n > 0 {
+			msg += fmt.Sprintf(" (%s not searched: the run's path rules deny them)", count(int(n), "file or directory", "files or directories"))
+		}
 		return Result{Content: msg}
+	}
+	if n := denied.Load(); n > 0 {
+		fmt.Fprintf(&g.out, "[%s not searched: the run's path rules deny them]\n", count(int(n), "file or directory", "files or directories"))
 	}
 	if g.shown < g.matches {
 		fmt.Fprintf(&g.out, "[showing %d of %d matching lines in %s; %d more not shown: narrow the pattern, or the search with path or glob]\n",
@@ -189,16 +199,34 @@ func (h *grepHits) collect(name string, full *atomic.Bool) func(int, []byte) {
 // grepSlot is one file of a tree search, searched by a worker and merged in
 // walk order.
 type grepSlot struct {
-	file string
-	rel  string
-	d    fs.DirEntry
-	hits grepHits
-	done chan struct{}
+	file  string
+	rel   string
+	d     fs.DirEntry
+	hits  grepHits
+	done  chan struct{}
+	judge func(fd uintptr, name string) bool
+}
+
+// fileJudge returns the judge of each file grep opens, which counts what
+// it refuses in denied; nil without path rules.
+func (t grepTool) fileJudge(denied *atomic.Int64) func(fd uintptr, name string) bool {
+	if t.env.Paths == nil {
+		return nil
+	}
+	return func(fd uintptr, name string) bool {
+		if t.env.judgeFD("grep", fd, name) != nil {
+			denied.Add(1)
+			return false
+		}
+		return true
+	}
 }
 
 // grepTree searches the files under root in parallel and merges what they
 // yield into g in path order. match, when not nil, picks the files.
-func grepTree(ctx context.Context, root string, opts walkOpts, match func(string) bool, m *lineMatcher, g *grepOut) error {
+// judge, when not nil, judges each file once open; one it refuses is not
+// searched.
+func grepTree(ctx context.Context, root string, opts walkOpts, match func(string) bool, m *lineMatcher, g *grepOut, judge func(fd uintptr, name string) bool) error {
 	workers := runtime.GOMAXPROCS(0)
 	inflight := 8 * workers
 	work := make(chan *grepSlot, inflight)
@@ -230,7 +258,7 @@ func grepTree(ctx context.Context, root string, opts walkOpts, match func(string
 		if match != nil && !match(rel) {
 			return nil
 		}
-		sl := &grepSlot{file: filepath.Join(root, filepath.FromSlash(rel)), rel: rel, d: d, done: make(chan struct{})}
+		sl := &grepSlot{file: filepath.Join(root, filepath.FromSlash(rel)), rel: rel, d: d, done: make(chan struct{}), judge: judge}
 		order <- sl
 		work <- sl
 		return nil
@@ -262,6 +290,9 @@ func (sl *grepSlot) search(ctx context.Context, s *searcher, full *atomic.Bool) 
 		return
 	}
 	defer f.Close()
+	if sl.judge != nil && !sl.judge(f.fd(), sl.file) {
+		return
+	}
 	_ = s.search(ctx, f, sl.hits.collect(sl.rel, full))
 }
 

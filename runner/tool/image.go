@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strconv"
 
 	"github.com/awlrun/awl/conv"
@@ -67,13 +68,13 @@ func sniffImage(head []byte) string {
 // "big.png: 20.0 MB is over the 3.75 MB image limit"; a missing file's error
 // matches fs.ErrNotExist.
 func LoadImage(path string) (conv.Attachment, error) {
-	att, _, err := loadImage(path, path)
+	att, _, err := loadImage(path, path, nil)
 	return att, err
 }
 
 // loadImage is LoadImage reading file, naming it path in errors, and also
-// returning the raw size.
-func loadImage(path, file string) (conv.Attachment, int, error) {
+// returning the raw size. judge, when not nil, judges the file once open.
+func loadImage(path, file string, judge func(f *os.File) error) (conv.Attachment, int, error) {
 	f, st, err := openRegular(file)
 	switch {
 	case err != nil:
@@ -84,6 +85,11 @@ func loadImage(path, file string) (conv.Attachment, int, error) {
 		return conv.Attachment{}, 0, fmt.Errorf("%s: is %s, not an image", path, fileKind(st.Mode()))
 	}
 	defer f.Close()
+	if judge != nil {
+		if err := judge(f); err != nil {
+			return conv.Attachment{}, 0, err
+		}
+	}
 	if st.Size() > MaxImageBytes {
 		return conv.Attachment{}, 0, overLimit(path, st.Size())
 	}
@@ -239,7 +245,13 @@ func (t viewImageTool) run(_ context.Context, in viewImageArgs) Result {
 	if in.Path == "" {
 		return errorf("view_image: path is empty")
 	}
-	att, size, err := loadImage(in.Path, t.env.resolve(in.Path))
+	att, size, err := loadImage(in.Path, t.env.resolve(in.Path), func(f *os.File) error {
+		return t.env.judgeFD("view_image", f.Fd(), f.Name())
+	})
+	var pd *policyDenied
+	if errors.As(err, &pd) {
+		return errorf("%v", pd.err)
+	}
 	if err != nil {
 		return errorf("view_image: %v", err)
 	}

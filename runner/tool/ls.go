@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,7 +38,11 @@ func (t lsTool) run(ctx context.Context, in lsArgs) Result {
 	if res, ok := checkDir("ls", dir, display); !ok {
 		return res
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := t.readDir(dir)
+	var pd *policyDenied
+	if errors.As(err, &pd) {
+		return errorf("%v", pd.err)
+	}
 	if err != nil && len(entries) == 0 {
 		return errorf("ls: %s", pathErr(display, err))
 	}
@@ -91,4 +96,20 @@ func (t lsTool) run(ctx context.Context, in lsArgs) Result {
 		fmt.Fprintf(&b, "[%s not listed: ignored; include_ignored: true lists them]\n", count(hidden, "entry", "entries"))
 	}
 	return Result{Content: b.String()}
+}
+
+// readDir reads dir as os.ReadDir does, the directory judged by the path
+// rules once open.
+func (t lsTool) readDir(dir string) ([]os.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := t.env.judgeFD("ls", f.Fd(), f.Name()); err != nil {
+		return nil, err
+	}
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
 }

@@ -114,6 +114,10 @@ func openText(env Env, name, p string) (f *os.File, res Result, ok bool) {
 	case f == nil:
 		return nil, errorf("%s: %s is not a regular file but %s", name, p, fileKind(st.Mode())), false
 	}
+	if err := env.judgeFD(name, f.Fd(), f.Name()); err != nil {
+		f.Close()
+		return nil, errorf("%v", err), false
+	}
 	head := make([]byte, sniffBytes)
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {

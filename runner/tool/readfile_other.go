@@ -5,6 +5,11 @@ package tool
 import "os"
 
 // searchFile is a file opened for grep.
-type searchFile = *os.File
+type searchFile struct{ *os.File }
 
-func openSearchFile(name string) (searchFile, error) { return os.Open(name) }
+func openSearchFile(name string) (searchFile, error) {
+	f, err := os.Open(name)
+	return searchFile{f}, err
+}
+
+func (f searchFile) fd() uintptr { return f.Fd() }

@@ -41,3 +41,5 @@ func (f searchFile) Read(p []byte) (int, error) {
 }
 
 func (f searchFile) Close() error { return syscall.Close(int(f)) }
+
+func (f searchFile) fd() uintptr { return uintptr(f) }

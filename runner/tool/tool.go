@@ -71,6 +71,79 @@ type Env struct {
 	// Confine, when set, confines what tools change: the processes they
 	// start and the files they write (the sandbox).
 	Confine Confiner
+	// Paths, when set, judges every path a tool opens, at the moment it
+	// opens it, by where it really lies (the rules of --tools and
+	// --deny-tools, runner/policy).
+	Paths PathPolicy
+}
+
+// PathPolicy judges the paths tools open. A tool asks it with the path of
+// what it has just opened, symbolic links resolved by the kernel, so a link
+// swapped after an earlier check cannot lead it elsewhere: a file to read
+// is judged once open and before a byte of it is read, a file to write by
+// the directory the write happens in, open, and the name in it.
+type PathPolicy interface {
+	// PathDenied returns nil when the tool may open the absolute path,
+	// or the error to give the model.
+	PathDenied(tool, path string) error
+}
+
+// policyDenied is a path the PathPolicy refused.
+type policyDenied struct{ err error }
+
+func (e *policyDenied) Error() string { return e.err.Error() }
+func (e *policyDenied) Unwrap() error { return e.err }
+
+// judgeFD judges, by Paths, the file a tool opened as name (descriptor
+// fd), where it really lies; nil when there are no path rules.
+func (e Env) judgeFD(tool string, fd uintptr, name string) error {
+	if e.Paths == nil {
+		return nil
+	}
+	real, err := fdPath(fd, name)
+	if err != nil {
+		return &policyDenied{fmt.Errorf("%s: %s: cannot tell where it lies, and path rules are set: %v", tool, name, err)}
+	}
+	if err := e.Paths.PathDenied(tool, real); err != nil {
+		return &policyDenied{err}
+	}
+	return nil
+}
+
+// judgeIn judges, by Paths, the file name in the open directory dir that
+// a tool is about to write.
+func (e Env) judgeIn(tool string, dir *os.File, name string) error {
+	if e.Paths == nil {
+		return nil
+	}
+	real, err := fdPath(dir.Fd(), dir.Name())
+	if err != nil {
+		return &policyDenied{fmt.Errorf("%s: %s: cannot tell where it lies, and path rules are set: %v", tool, dir.Name(), err)}
+	}
+	if err := e.Paths.PathDenied(tool, filepath.Join(real, name)); err != nil {
+		return &policyDenied{err}
+	}
+	return nil
+}
+
+// dirJudge returns the judge of each directory a walk of tool opens, nil
+// without path rules.
+func (e Env) dirJudge(tool string) func(f *os.File) error {
+	if e.Paths == nil {
+		return nil
+	}
+	return func(f *os.File) error { return e.judgeFD(tool, f.Fd(), f.Name()) }
+}
+
+// writeRootsOrAll returns the directories writes must stay beneath; with
+// path rules and no confinement, the whole tree, so that the write goes
+// through writeBeneath's open directory and is judged there.
+func (e Env) writeRootsOrAll() []string {
+	roots := e.writeRoots()
+	if roots == nil && e.Paths != nil {
+		roots = []string{"/"}
+	}
+	return roots
 }
 
 // Confiner confines tools (the sandbox). Anything that starts a process for
@@ -136,9 +209,14 @@ func (e Env) dirGuard() func(dir *os.File) error {
 // confinement's.
 func (e Env) writeError(name, path string, err error) (Result, bool) {
 	var dd *dirDenied
+	var pd *policyDenied
 	switch {
+	case errors.As(err, &pd):
+		return errorf("%v", pd.err), true
 	case errors.As(err, &dd):
 		return errorf("%s: %s: %v", name, path, dd.err), true
+	case errors.Is(err, errOutside) && e.Confine == nil:
+		return errorf("%s: %s: a symbolic link on the way changed while it was written; not written", name, path), true
 	case errors.Is(err, errOutside):
 		return e.denied(name, path), true
 	}

@@ -27,6 +27,12 @@ type walkOpts struct {
 	descend func(dir []string) bool
 	// skipped, when not nil, counts the ignored entries left out.
 	skipped *atomic.Int64
+	// judge, when not nil, judges each directory once it is open, by
+	// where it really lies (Env.judgeFD): one it refuses is not read, and
+	// the root refused fails the walk.
+	judge func(f *os.File) error
+	// denied, when not nil, counts what judge refused.
+	denied *atomic.Int64
 }
 
 // walkFiles calls fn for every entry under root that is not a directory,
@@ -108,6 +114,16 @@ func (j *dirJob) read(w *walker) {
 	if err != nil {
 		j.err = err
 		return
+	}
+	if w.opts.judge != nil {
+		if err := w.opts.judge(f); err != nil {
+			f.Close()
+			if w.opts.denied != nil {
+				w.opts.denied.Add(1)
+			}
+			j.err = err
+			return
+		}
 	}
 	ds, err := f.ReadDir(-1)
 	f.Close()

@@ -36,9 +36,12 @@ func (t writeTool) run(ctx context.Context, in writeArgs) Result {
 	}
 	file := t.env.resolve(in.Path)
 	existed := false
-	if roots := t.env.writeRoots(); roots != nil {
+	if roots := t.env.writeRootsOrAll(); roots != nil {
 		var kind fs.FileMode
-		err := writeBeneath(roots, t.env.dirGuard(), file, []byte(in.Content), true, func(mode fs.FileMode, exists bool) error {
+		err := writeBeneath(roots, t.env.dirGuard(), file, []byte(in.Content), true, func(dir *os.File, name string, mode fs.FileMode, exists bool) error {
+			if err := t.env.judgeIn("write", dir, name); err != nil {
+				return err
+			}
 			existed = exists
 			if exists && !mode.IsRegular() {
 				kind = mode

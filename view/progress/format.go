@@ -19,6 +19,7 @@ type state struct {
 	unpriced             bool // a request had no cost: the total is not known
 	last                 time.Time
 	calls                map[string]string // call_id → the tool line's head
+	denials              map[string]string // call_id → why the policy refused it (tool_denied)
 	running              []string          // tools and checks running now
 	group                bool              // a ::group:: is open
 	costWarned, tokWarnd bool
@@ -55,6 +56,15 @@ func (p *Printer) event(ev gjson.Result) {
 		if p.o.Live {
 			p.send("")
 		}
+	case "tool_denied":
+		why := ev.Get("reason").String()
+		if r := ev.Get("rule").String(); r != "" {
+			why = "rule " + r + ": " + why
+		}
+		if st.denials == nil {
+			st.denials = map[string]string{}
+		}
+		st.denials[ev.Get("call_id").String()] = oneLine(why)
 	case "tool_end":
 		p.toolEnd(ev)
 	case "check_start":
@@ -201,11 +211,15 @@ func (p *Printer) toolEnd(ev gjson.Result) {
 		head = "awl: tool " + name + ":"
 	}
 	delete(st.calls, id)
+	why := st.denials[id]
+	delete(st.denials, id)
 	if !p.o.Steps {
 		return
 	}
 	var outcome string
 	switch {
+	case ev.Get("denied").Bool() && why != "":
+		outcome = "denied by " + cut(why, 2*maxSummary)
 	case ev.Get("denied").Bool():
 		outcome = "denied"
 	case ev.Get("exit_code").Exists():
@@ -218,7 +232,11 @@ func (p *Printer) toolEnd(ev gjson.Result) {
 	line := fmt.Sprintf("%s -> %s, %s, %s\n", head, outcome,
 		duration(time.Duration(ev.Get("duration_ms").Int())*time.Millisecond), size(ev.Get("output_bytes").Int()))
 	if p.o.GitHub && ev.Get("denied").Bool() {
-		line += command("warning", "awl: tool denied", "the tool policy refused a call to "+name)
+		msg := "the tool policy refused a call to " + name
+		if why != "" {
+			msg += " by " + why
+		}
+		line += command("warning", "awl: tool denied", msg)
 	}
 	p.send(line)
 }

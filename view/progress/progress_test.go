@@ -296,3 +296,30 @@ func TestWriteParts(t *testing.T) {
 		t.Errorf("in parts:\n%s\nwhole:\n%s", out.String(), ref.String())
 	}
 }
+
+// TestDenied: a call the tool policy refused is said on stderr with the
+// rule and the reason, and under GitHub Actions as a warning annotation
+// whose text cannot be read as a workflow command.
+func TestDenied(t *testing.T) {
+	denied := `{"type":"tool_denied","session_id":"s1","timestamp":"2026-12-01T10:00:02.102Z","name":"bash","call_id":"c1","rule":"bash(rm *)","reason":"\"rm -rf /tmp/x\" matches it\n::set-output name=x::1"}`
+	end := `{"type":"tool_end","session_id":"s1","timestamp":"2026-12-01T10:00:02.103Z","name":"bash","call_id":"c1","duration_ms":0,"is_error":true,"denied":true,"output_bytes":120}`
+	for _, github := range []bool{false, true} {
+		var out testenv.Buffer
+		p := New(&out, Options{Steps: true, GitHub: github})
+		feed(p, evSession, evTurn1, evStart1, denied, end)
+		p.Close(time.Second)
+		got := out.String()
+		if !strings.Contains(got, `-> denied by rule bash(rm *): "rm -rf /tmp/x" matches it⏎::set-output name=x::1, 0ms, 120 B`) {
+			t.Errorf("GitHub %v: no denial line with the rule in:\n%s", github, got)
+		}
+		annotated := strings.Contains(got, "\n::warning title=awl%3A tool denied::the tool policy refused a call to bash by rule bash(rm *): ")
+		if annotated != github {
+			t.Errorf("GitHub %v: annotation %v in:\n%s", github, annotated, got)
+		}
+		for line := range strings.SplitSeq(got, "\n") {
+			if strings.HasPrefix(line, "::set-output") {
+				t.Errorf("a workflow command got through: %q", line)
+			}
+		}
+	}
+}
