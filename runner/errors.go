@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -18,6 +19,7 @@ const (
 	ExitLimit     = 6
 	ExitSchema    = 7 // --output-schema: the answer never validated
 	ExitCheck     = 8 // --check: a check still failed
+	ExitDenied    = 9 // --fail-on-deny: the tool policy denied a call
 	ExitTimeout   = 124
 	ExitInterrupt = 130
 	ExitTerm      = 143
@@ -70,6 +72,24 @@ func (e *ConfigError) ExitCode() int { return ExitConfig }
 
 // ExitReason is the error's Reason.
 func (e *ConfigError) ExitReason() string { return e.Reason }
+
+// DeniedError ends a run that would have completed, with --fail-on-deny,
+// when the tool policy denied some of its calls: a CI job must not pass
+// with its work refused.
+type DeniedError struct{ Calls int }
+
+func (e *DeniedError) Error() string {
+	if e.Calls == 1 {
+		return "the tool policy denied 1 call (--fail-on-deny)"
+	}
+	return fmt.Sprintf("the tool policy denied %d calls (--fail-on-deny)", e.Calls)
+}
+
+// ExitCode is 9.
+func (e *DeniedError) ExitCode() int { return ExitDenied }
+
+// ExitReason is "denied".
+func (e *DeniedError) ExitReason() string { return "denied" }
 
 // TimeoutError is the cause of a run stopped by --timeout.
 type TimeoutError struct{ After time.Duration }

@@ -65,6 +65,9 @@ type Config struct {
 	// runs (its command, the path it names); a denied call gets an error
 	// result naming the rule and the reason, and is reported as denied.
 	Policy *policy.Policy
+	// FailOnDeny ends a run that would have completed with exit 9
+	// (DeniedError) when the policy denied any of its calls.
+	FailOnDeny bool
 	// MCP is how the MCP servers' start went (reported on the session
 	// event and shown to the model); their tools are in Tools.
 	MCP []mcp.Status
@@ -186,6 +189,9 @@ func execute(ctx context.Context, cfg Config, body func(*run, context.Context) e
 	}
 	r.res.CostUSD = new(float64)
 	err := body(r, ctx)
+	if err == nil && cfg.FailOnDeny && len(r.res.Denied) > 0 {
+		err = &DeniedError{Calls: len(r.res.Denied)}
+	}
 	// A run signalled (or timed out) while it was finishing anyway, say
 	// blocked on a stdout nobody reads, ends as interrupted: its output
 	// was cut short, and the run entry says so with the exit code.

@@ -42,6 +42,7 @@ var helpTexts = map[string]string{
 	"run --stall-timeout":       "Give up on a model request once a silent server has cost it this long in all: its stalled attempts (90 s without a byte each, less when less is left) and the waits after them (exit 5).",
 	"run --reasoning":           "Thinking/reasoning effort: low, medium or high, sent in the form the model takes (awl models).",
 	"run --tools":               "Allow only these tools, or calls: names, globs, bash(git diff *), write(src/**) (comma-separated outside parentheses; repeatable).",
+	"run --fail-on-deny":        "Exit 9 (reason denied) where the run would have exited 0, when the tool policy denied any call.",
 	"run --deny-tools":          "Deny these tools, or calls: read(**/.env), bash(git push *) (a deny wins).",
 	"run --no-tools":            "Offer no tools.",
 	"run --sandbox":             "Confine what tools write and reach: off, read-only or workspace-write (env AWL_SANDBOX; default off).",

@@ -59,6 +59,9 @@ type runCmd struct {
 	Tools     []string `name:"tools" sep:"none" placeholder:"RULES" config:"allow"`
 	DenyTools []string `name:"deny-tools" sep:"none" placeholder:"RULES" config:"deny"`
 	NoTools   bool     `name:"no-tools" config:"narrow"`
+	// FailOnDeny makes a run that would have completed exit 9 when the
+	// tool policy denied any call.
+	FailOnDeny bool `name:"fail-on-deny" config:"narrow"`
 
 	Sandbox           string        `name:"sandbox" placeholder:"MODE" config:"sandbox"`
 	SandboxWritable   []string      `name:"sandbox-writable" sep:"none" placeholder:"DIR" config:"trusted"`
@@ -647,6 +650,7 @@ func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *run
 		Known:            st.known,
 		Denies:           deniesUnoffered(st.policy, st.mcpServers),
 		Policy:           st.policy,
+		FailOnDeny:       c.FailOnDeny,
 		Sandbox:          st.sb,
 		SandboxStatus:    st.sbStatus,
 		MCP:              st.mcpStatus,
