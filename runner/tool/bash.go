@@ -65,7 +65,7 @@ func (t bashTool) run(ctx context.Context, in bashArgs) Result {
 	if environ == nil {
 		environ = os.Environ()
 	}
-	res := runBash(ctx, t.env.resolve("."), withCallEnviron(ctx, environ), in.Command, timeout, note, t.env.Confine)
+	res := runBash(ctx, t.env.resolve("."), withCallEnviron(ctx, environ), in.Command, timeout, note, t.env.Confine, false)
 	return confinedResult(res, t.env.Confine)
 }
 
@@ -76,12 +76,14 @@ func (t bashTool) run(ctx context.Context, in bashArgs) Result {
 // ctx's WithEnviron. It is for commands the user gave (--check). confine,
 // when not nil, confines it as it confines the model's commands: the user
 // wrote the command, but what it runs (a test suite) the model may have
-// written.
+// written. Unlike a tool call's, what the command leaves running in its
+// process group is killed when it ends: a check is over once it has its
+// exit code, and nothing of it outlives the run, sandbox or not.
 func RunCommand(ctx context.Context, dir string, environ []string, command string, timeout time.Duration, confine Confiner) Result {
 	if environ == nil {
 		environ = os.Environ()
 	}
-	return confinedResult(runBash(ctx, dir, withCallEnviron(ctx, environ), command, timeout, "", confine), confine)
+	return confinedResult(runBash(ctx, dir, withCallEnviron(ctx, environ), command, timeout, "", confine, true), confine)
 }
 
 type environKey struct{}
@@ -115,8 +117,9 @@ func withCallEnviron(ctx context.Context, environ []string) []string {
 }
 
 // runBash runs command in dir in its own process group, killing the group
-// when timeout passes or ctx is done.
-func runBash(ctx context.Context, dir string, environ []string, command string, timeout time.Duration, note string, confine Confiner) Result {
+// when timeout passes or ctx is done, and, with reapGroup, when the
+// command ends.
+func runBash(ctx context.Context, dir string, environ []string, command string, timeout time.Duration, note string, confine Confiner, reapGroup bool) Result {
 	if ctx.Err() != nil {
 		return errorf("bash: not run: the run was stopped (%v)", context.Cause(ctx))
 	}
@@ -157,7 +160,7 @@ func runBash(ctx context.Context, dir string, environ []string, command string, 
 	if cmd.Process == nil {
 		return errorf("bash: could not start: %v", err)
 	}
-	if runCtx.Err() != nil {
+	if runCtx.Err() != nil || reapGroup {
 		// Whatever Wait reported, make sure nothing of the group survives.
 		_ = killGroup(cmd.Process)
 	}

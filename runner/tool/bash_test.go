@@ -124,6 +124,21 @@ func TestBashBackgroundHoldingOutput(t *testing.T) {
 	}
 }
 
+// TestRunCommandReapsItsGroup: a --check command's background process,
+// its output redirected so that nothing holds the call open, is killed
+// when the command ends, where a tool call's is left running
+// (TestBashBackgroundHoldingOutput): a check leaves nothing behind.
+func TestRunCommandReapsItsGroup(t *testing.T) {
+	res := RunCommand(context.Background(), t.TempDir(), nil, `sleep 100 >/dev/null 2>&1 & echo "pids $$ $!"`, time.Minute, nil)
+	want(t, res, false, "exit code: 0")
+	m := regexp.MustCompile(`pids (\d+) (\d+)`).FindStringSubmatch(res.Content)
+	if m == nil {
+		t.Fatalf("no pids in output:\n%s", res.Content)
+	}
+	child, _ := strconv.Atoi(m[2])
+	assertDead(t, []int{child})
+}
+
 // TestBashExitThenTimeout: bash exits on its own, but what it left behind
 // holds the output until the timeout; the exit code is still the result and
 // the leftovers are killed.
