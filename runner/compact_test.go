@@ -41,6 +41,10 @@ type longRun struct {
 	limit   int64
 	// zeroUsage reports no input tokens, as some compatible servers do.
 	zeroUsage bool
+	// inflate, when over 1, multiplies the input tokens reported: a
+	// tokenizer that counts more tokens than bytes suggest (code, most
+	// languages but English).
+	inflate int64
 	// disobey answers summary requests with a tool call: 1 while tools
 	// may be called (a real API enforces tool_choice none), 2 always (a
 	// server that ignores tool_choice).
@@ -86,6 +90,9 @@ func (l *longRun) respond(n int, req providertest.Request) providertest.Response
 	}
 	if l.zeroUsage {
 		tokens = 0
+	}
+	if l.inflate > 1 {
+		tokens *= l.inflate
 	}
 	if l.normal >= l.turns {
 		return providertest.Stream(l.api, providertest.Turn{Text: "done", InputTokens: int(tokens), OutputTokens: 5})
@@ -937,6 +944,15 @@ func TestKilledMidCompaction(t *testing.T) {
 			if g.model.summaries != 1 {
 				t.Errorf("%d summary requests on resume, want 1: the history is over the threshold again", g.model.summaries)
 			}
+			// The history is over the threshold before the resume's
+			// first request: that request is the summary's, never one
+			// sent over the threshold first.
+			if len(reqs) == 0 || !bytes.Contains(reqs[0].Body, []byte("Stop here and write a summary of this conversation")) {
+				t.Errorf("the resume's first request is not the summary request: %d requests, the first %.300s", len(reqs), reqs[0].Body)
+			}
+			if n := len(reqs); n != 2 {
+				t.Errorf("%d requests on resume, want 2: the summary, then the prompt's", n)
+			}
 			sess, err := session.Open(path)
 			if err != nil {
 				t.Fatal(err)
@@ -946,6 +962,52 @@ func TestKilledMidCompaction(t *testing.T) {
 				t.Errorf("the reopened session does not project its rebuilt context first: %.200s", got)
 			}
 		})
+	}
+}
+
+// TestKilledAfterCompactionEntryCompactsFirst: awl killed right after a
+// compaction entry, before the context rebuilt after it, leaves a
+// compaction that is not in force: the history is as long as when the
+// run chose to compact, by the provider's own count of its last request
+// (here twice what the bytes suggest). The resume estimates from that
+// count, as the killed run did, so its first request is the summary
+// request, never one sent over the threshold first.
+func TestKilledAfterCompactionEntryCompactsFirst(t *testing.T) {
+	const window = 20000
+	probe := newLongRig(t, "anthropic", 1000, window)
+	probe.model.inflate = 2
+	cfg := probe.config("read big.txt again and again", runner.Window{Tokens: window})
+	cfg.MaxTurns = 40
+	full, err := os.ReadFile(runner.Run(context.Background(), cfg).SessionPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(full), "\n")
+	comp := -1
+	for i, l := range lines {
+		if gjson.Get(l, "type").String() == "compaction" {
+			comp = i
+			break
+		}
+	}
+	if comp < 0 {
+		t.Fatal("no compaction in the first run; make it longer")
+	}
+	g := newLongRig(t, "anthropic", 1000, window)
+	g.model.inflate = 2
+	path := filepath.Join(t.TempDir(), "cut.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:comp+1], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg = g.config("now stop and say done", runner.Window{Tokens: window})
+	cfg.Resume = openResumed(t, path)
+	g.model.turns = 0 // answer at once
+	if res := runner.Run(context.Background(), cfg); res.Err != nil {
+		t.Fatalf("resume: %v", res.Err)
+	}
+	reqs := g.srv.Requests()
+	if len(reqs) == 0 || !bytes.Contains(reqs[0].Body, []byte("Stop here and write a summary of this conversation")) {
+		t.Fatalf("the resume's first request is not the summary request (%d requests, %d summaries): it was sent over the threshold", len(reqs), g.model.summaries)
 	}
 }
 

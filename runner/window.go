@@ -81,8 +81,8 @@ func specTokens(specs []provider.Tool) int64 {
 }
 
 // seedWindow is the window state the session's own log gives: the usage
-// recorded with its last model response, when no prune or compaction came
-// after it and the response came from provider and model (another model
+// recorded with its last model response, when no prune or compaction in
+// force came after it and the response came from provider and model (another model
 // counts tokens otherwise). A resumed run so estimates as the run that
 // wrote the session would have for its next request, rather than from
 // bytes alone.
@@ -94,7 +94,10 @@ func seedWindow(path []session.Entry, msgs []conv.Message, provider, model strin
 	for i := len(path) - 1; i >= 0; i-- {
 		e := path[i]
 		switch {
-		case e.Type == session.TypePrune || e.Type == session.TypeCompaction:
+		case e.Type == session.TypePrune || projection.InForce(path, i):
+			// A compaction that is not in force (a run killed before
+			// the context after it was written) changed nothing: the
+			// usage before it still counts what a request shows.
 			return windowState{}
 		case e.Message != nil && e.Message.Role == conv.RoleAssistant:
 			u := e.Message.Usage
