@@ -168,7 +168,7 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 	res = runner.Run(ctx, cfg)
 	a.code, _ = runner.Classify(res.Err)
 	for _, ch := range cfg.Sandbox.GitChanges() {
-		fmt.Fprintf(a.stderr, "awl: warning: %s during the run: the sandbox lets commands write .git, and git outside it (a later CI step) runs the hooks and settings there; review it, or run git with -c core.hooksPath=/dev/null -c core.fsmonitor=false\n", ch)
+		gitChangeWarning(a, ch)
 	}
 	c.report(a, store, res, true)
 	writeStepSummary(a, res, a.code)
@@ -811,6 +811,10 @@ func (c *runCmd) sandbox(a *app, cwd string) (*sandbox.Sandbox, sandbox.Status, 
 	if w := sb.GitWarning(); w != "" {
 		fmt.Fprintf(a.stderr, "awl: warning: %s\n", w)
 	}
+	// A .git replaced or made where git looks, or (where .git is not
+	// read-only) a config or hook changed: said once the command that did
+	// it has ended, and what is left at the end of the run.
+	sb.OnGitChange(func(ch string) { gitChangeWarning(a, ch) })
 	if w := sb.ProcessWarning(); w != "" {
 		fmt.Fprintf(a.stderr, "awl: warning: %s\n", w)
 	}
@@ -1282,4 +1286,10 @@ func writeStepSummary(a *app, res runner.Result, code int) {
 		b.WriteString("> " + strings.Join(lines, "\n> ") + "\n\n")
 	}
 	f.WriteString(b.String())
+}
+
+// gitChangeWarning warns of a change to what git trusts in the working
+// directory (sandbox.GitChanges words it) made during the run.
+func gitChangeWarning(a *app, change string) {
+	fmt.Fprintf(a.stderr, "awl: warning: %s during the run: git outside the sandbox (a later CI step) runs the hooks and settings a .git leads to; review it, or run git with -c core.hooksPath=/dev/null -c core.fsmonitor=false\n", change)
 }

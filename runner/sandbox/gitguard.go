@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 )
 
 // gitWatch is what the sandbox cannot protect but watches: in
@@ -17,33 +19,54 @@ import (
 // or a config setting (core.fsmonitor, core.hooksPath, a filter driver)
 // planted there runs in the next git command outside the sandbox, such as
 // a later step of a CI job.
+//
+// It also looks, after each confined command, for what no mount holds: a
+// .git replaced or made where git will look (a submodule's directory
+// renamed and made anew, cwd's own .git where there was none), and, at
+// the end of the run, for every .git made or changed anywhere in the
+// working directory during the run.
 type gitWatch struct {
 	base   string            // the working directory, links resolved
-	dirs   []string          // the git directories
+	dirs   []string          // allGitDirs
 	before map[string]string // file -> digest
+	start  time.Time         // when the sandbox was made
+
+	mu sync.Mutex
+	// ids are the identities of dirs and of base/.git when the sandbox
+	// was made; last the digests at the last look (where .git is not
+	// read-only); told the changes notify was told of.
+	ids    map[string]fileID
+	last   map[string]string
+	told   map[string]bool
+	notify func(change string)
+	looked bool // a confined command ran: the end walks the tree
 }
 
-// watchGit records the config and hooks of the working directory's git
-// directories (its .git, or the gitdir and common directory a .git file
-// names) and of every submodule's repository in their modules.
+// watchGit records the identities of the working directory's git
+// directories and .git files (allGitDirs), and the config and hooks in
+// them.
 func (s *Sandbox) watchGit() {
 	if s.Mode != WorkspaceWrite {
 		return
 	}
 	dirs := allGitDirs(s.Cwd)
-	if len(dirs) == 0 {
-		return
-	}
 	base := s.Cwd
 	if r, err := filepath.EvalSymlinks(base); err == nil {
 		base = r
 	}
-	s.git = &gitWatch{base: base, dirs: dirs, before: gitFiles(base, dirs)}
+	w := &gitWatch{base: base, dirs: dirs, before: gitFiles(base, dirs), start: time.Now(), told: map[string]bool{}}
+	w.ids = w.identities()
+	w.last = w.before
+	s.git = w
 }
 
-// gitFiles digests, in each of dirs and the submodule repositories under
-// its modules (nested ones included), config and every file in hooks:
-// its mode and contents. Files are named relative to cwd.
+// gitFiles digests what of dirs (allGitDirs) git acts on: the files
+// that are .git files; in a git directory and the submodule repositories
+// under its modules (nested ones included), config, config.worktree,
+// commondir, gitdir and every file in hooks and info, and a linked
+// worktree's config.worktree, commondir and gitdir; in any other
+// directory (a hooks directory core.hooksPath names), every file. Each
+// file's mode and contents. Files are named relative to cwd.
 func gitFiles(cwd string, dirs []string) map[string]string {
 	out := map[string]string{}
 	add := func(path string) {
@@ -67,12 +90,24 @@ func gitFiles(cwd string, dirs []string) map[string]string {
 		}
 		out[rel] = fmt.Sprintf("%x", h.Sum(nil))
 	}
+	addDir := func(dir string) {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			add(filepath.Join(dir, e.Name()))
+		}
+	}
 	var repo func(dir string, depth int)
 	repo = func(dir string, depth int) {
-		add(filepath.Join(dir, "config"))
-		hooks, _ := os.ReadDir(filepath.Join(dir, "hooks"))
-		for _, e := range hooks {
-			add(filepath.Join(dir, "hooks", e.Name()))
+		for _, f := range []string{"config", "config.worktree", "commondir", "gitdir"} {
+			add(filepath.Join(dir, f))
+		}
+		addDir(filepath.Join(dir, "hooks"))
+		addDir(filepath.Join(dir, "info"))
+		wts, _ := filepath.Glob(filepath.Join(dir, "worktrees", "*"))
+		for _, wt := range wts {
+			for _, f := range []string{"config.worktree", "commondir", "gitdir"} {
+				add(filepath.Join(wt, f))
+			}
 		}
 		if depth >= 8 {
 			return
@@ -91,9 +126,24 @@ func gitFiles(cwd string, dirs []string) map[string]string {
 		})
 	}
 	for _, d := range dirs {
-		repo(d, 0)
+		st, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case !st.IsDir():
+			add(d)
+		case isGitDir(d):
+			repo(d, 0)
+		default:
+			addDir(d)
+		}
 	}
 	return out
+}
+
+// isGitDir reports whether dir looks like a git directory (it has HEAD).
+func isGitDir(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, "HEAD"))
+	return err == nil || filepath.Base(dir) == ".git"
 }
 
 // GitChanges lists what changed since the sandbox was made in the config
@@ -115,22 +165,38 @@ func (s *Sandbox) GitChanges() []string {
 		// end is every tool process's.
 		s.ns.close()
 	}
-	after := gitFiles(s.git.base, s.git.dirs)
+	w := s.git
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := diffDigests(w.before, gitFiles(w.base, w.dirs))
+	out = append(out, w.replaced(w.ids)...)
+	if w.looked {
+		out = append(out, w.created()...)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	// What a look already told (and the caller warned of) is not said
+	// twice.
+	return slices.DeleteFunc(out, func(c string) bool { return w.told[c] })
+}
+
+// diffDigests lists the files added, changed and removed from before to
+// after: "f (added)".
+func diffDigests(before, after map[string]string) []string {
 	var out []string
 	for f, d := range after {
-		switch b, ok := s.git.before[f]; {
+		switch b, ok := before[f]; {
 		case !ok:
 			out = append(out, f+" (added)")
 		case b != d:
 			out = append(out, f+" (changed)")
 		}
 	}
-	for f := range s.git.before {
+	for f := range before {
 		if _, ok := after[f]; !ok {
 			out = append(out, f+" (removed)")
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 
@@ -173,48 +239,180 @@ func gitWritable(p Policy) bool {
 	return false
 }
 
-// allGitDirs are the git directories of cwd, symbolic links resolved: its
-// .git directory, or the directory its .git file names and that
-// directory's common directory.
+// allGitDirs are what git trusts of cwd's repositories and lies where a
+// confined command might write, symbolic links resolved, none inside
+// another: cwd's .git (a directory; or a file, and the git directory it
+// names and that one's common directory), every submodule's .git (a file
+// in the worktree, or an embedded directory), found through each
+// .gitmodules, nested ones included, the .git files of the linked
+// worktrees a common directory lists (worktrees/*/gitdir), and the hooks
+// directory core.hooksPath names (husky's .husky). A git outside the
+// sandbox acts on each: a .git file decides which directory is a
+// repository's, and so whose config and hooks run.
 func allGitDirs(cwd string) []string {
-	dot := filepath.Join(cwd, ".git")
-	st, err := os.Lstat(dot)
-	if err != nil {
-		return nil
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil || seen[r] {
+			return
+		}
+		seen[r] = true
+		out = append(out, r)
 	}
-	var dirs []string
+	var repo func(root string, depth int)
+	repo = func(root string, depth int) {
+		dot := filepath.Join(root, ".git")
+		gd, common := gitDirOf(dot)
+		if gd == "" {
+			return
+		}
+		add(dot)
+		add(gd)
+		add(common)
+		for _, dir := range []string{gd, common} {
+			if h := hooksPath(root, dir); h != "" {
+				add(h)
+			}
+		}
+		wts, _ := filepath.Glob(filepath.Join(common, "worktrees", "*", "gitdir"))
+		for _, f := range wts {
+			if b, err := os.ReadFile(f); err == nil {
+				if wt := strings.TrimSpace(string(b)); filepath.IsAbs(wt) {
+					if st, err := os.Lstat(wt); err == nil && st.Mode().IsRegular() {
+						add(wt)
+					}
+				}
+			}
+		}
+		if depth >= 8 {
+			return
+		}
+		for _, sub := range submodulePaths(root) {
+			repo(filepath.Join(root, sub), depth+1)
+		}
+	}
+	repo(cwd, 0)
+	// Outermost first; none inside another, which a mount of the outer
+	// one already holds.
+	slices.SortFunc(out, func(a, b string) int { return len(a) - len(b) })
+	var kept []string
+	for _, p := range out {
+		if !slices.ContainsFunc(kept, func(k string) bool { return within(p, k) }) {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}
+
+// gitDirOf is the git directory that dot (a .git directory or file)
+// makes a repository's, and its common directory (itself, or what its
+// commondir file names): "" when dot is neither.
+func gitDirOf(dot string) (gitDir, common string) {
+	st, err := os.Lstat(dot)
 	switch {
+	case err != nil:
+		return "", ""
 	case st.IsDir():
-		dirs = append(dirs, dot)
+		gitDir = dot
 	case st.Mode().IsRegular():
 		b, err := os.ReadFile(dot)
 		if err != nil {
-			return nil
+			return "", ""
 		}
 		gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
 		if !ok {
-			return nil
+			return "", ""
 		}
-		gd = strings.TrimSpace(gd)
-		if !filepath.IsAbs(gd) {
-			gd = filepath.Join(cwd, gd)
+		if gitDir = strings.TrimSpace(gd); !filepath.IsAbs(gitDir) {
+			gitDir = filepath.Join(filepath.Dir(dot), gitDir)
 		}
-		dirs = append(dirs, gd)
-		if c, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
-			common := strings.TrimSpace(string(c))
-			if !filepath.IsAbs(common) {
-				common = filepath.Join(gd, common)
-			}
-			dirs = append(dirs, common)
+	default:
+		return "", ""
+	}
+	common = gitDir
+	if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		if common = strings.TrimSpace(string(c)); !filepath.IsAbs(common) {
+			common = filepath.Join(gitDir, common)
 		}
 	}
+	return gitDir, common
+}
+
+// submodulePaths are the paths .gitmodules in root gives its submodules
+// (relative to root), those that stay inside it.
+func submodulePaths(root string) []string {
+	b, err := os.ReadFile(filepath.Join(root, ".gitmodules"))
+	if err != nil {
+		return nil
+	}
 	var out []string
-	for _, d := range dirs {
-		if r, err := filepath.EvalSymlinks(d); err == nil && !slices.Contains(out, r) {
-			out = append(out, r)
+	for line := range strings.Lines(string(b)) {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), "path") {
+			continue
+		}
+		if v = filepath.Clean(strings.Trim(strings.TrimSpace(v), `"`)); v != "." && filepath.IsLocal(v) {
+			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// hooksPath is the directory core.hooksPath names for the repository
+// whose worktree is root and git directory dir, as its config (and
+// config.worktree, then the user's global config where the repository
+// sets none) says: relative to root, "~/" to the home directory; "" when
+// none is set or it does not exist. Included files are not followed.
+func hooksPath(root, dir string) string {
+	home, _ := os.UserHomeDir()
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	var h string
+	for _, f := range []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig"),
+		filepath.Join(dir, "config"), filepath.Join(dir, "config.worktree")} {
+		if v := configValue(f, "core", "hookspath"); v != "" {
+			h = v
+		}
+	}
+	switch {
+	case h == "":
+		return ""
+	case strings.HasPrefix(h, "~/") && home != "":
+		h = filepath.Join(home, h[2:])
+	case !filepath.IsAbs(h):
+		h = filepath.Join(root, h)
+	}
+	if st, err := os.Stat(h); err != nil || !st.IsDir() {
+		return ""
+	}
+	return h
+}
+
+// configValue is the last value of section.key (both lower case) in the
+// git config file f, "" when there is none.
+func configValue(f, section, key string) string {
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return ""
+	}
+	var in bool
+	var v string
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			name, _, _ := strings.Cut(strings.Trim(line, "[]"), " ")
+			in = strings.EqualFold(strings.TrimSpace(name), section) && !strings.Contains(line, `"`)
+			continue
+		}
+		k, val, ok := strings.Cut(line, "=")
+		if in && ok && strings.EqualFold(strings.TrimSpace(k), key) {
+			v = strings.Trim(strings.TrimSpace(val), `"`)
+		}
+	}
+	return v
 }
 
 // GitWarning says, when commands may write the working directory's git

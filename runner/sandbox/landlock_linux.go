@@ -96,13 +96,15 @@ func (rs *ruleset) close() { unix.Close(rs.fd) }
 //
 // With ns, the command runs in its namespaces: as root, the thread first
 // joins them; otherwise the command runs through nsenter (nsInit.enter).
-func (rs *ruleset) start(cmd *exec.Cmd, ns *nsInit) error {
+//
+// after, when not nil, runs on the thread once the command has exited.
+func (rs *ruleset) start(cmd *exec.Cmd, ns *nsInit, after func()) error {
 	started := make(chan error, 1)
-	go rs.run(cmd, ns, started)
+	go rs.run(cmd, ns, started, after)
 	return <-started
 }
 
-func (rs *ruleset) run(cmd *exec.Cmd, ns *nsInit, started chan<- error) {
+func (rs *ruleset) run(cmd *exec.Cmd, ns *nsInit, started chan<- error, after func()) {
 	// Never unlocked: when this goroutine returns, the runtime ends the
 	// thread with it instead of running other goroutines on a confined
 	// thread. Nor does the runtime create threads from a locked one, so
@@ -169,5 +171,8 @@ func (rs *ruleset) run(cmd *exec.Cmd, ns *nsInit, started chan<- error) {
 	}
 	var info unix.Siginfo
 	for unix.Waitid(idType, id, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+	}
+	if after != nil {
+		after()
 	}
 }

@@ -18,7 +18,9 @@ func newRuleset(Policy) (*ruleset, error) { return nil, errors.New("Landlock is 
 
 func (*ruleset) close() {}
 
-func (*ruleset) start(*exec.Cmd, *nsInit) error { return errors.New("Landlock is a Linux feature") }
+func (*ruleset) start(*exec.Cmd, *nsInit, func()) error {
+	return errors.New("Landlock is a Linux feature")
+}
 
 // seccompArchs is empty: there is no network filter without Linux.
 var seccompArchs []struct{}

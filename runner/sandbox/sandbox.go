@@ -433,7 +433,7 @@ func (s *Sandbox) WithNetwork() (*Sandbox, error) {
 	if s.withNet != nil {
 		return s.withNet, nil
 	}
-	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs, ns: s.ns, readOnlyIDs: s.readOnlyIDs, reap: s.reap, cg: s.cg, procs: s.procs}
+	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs, ns: s.ns, readOnlyIDs: s.readOnlyIDs, reap: s.reap, cg: s.cg, procs: s.procs, git: s.git}
 	n.Network = true
 	n.status.Network = true
 	if s.rules != nil {
@@ -511,7 +511,11 @@ func (s *Sandbox) Start(cmd *exec.Cmd) error {
 		return cmd.Start()
 	}
 	s.cg.into(cmd)
-	if err := s.rules.start(cmd, s.ns); err != nil {
+	var after func()
+	if s.git != nil {
+		after = s.lookGit
+	}
+	if err := s.rules.start(cmd, s.ns, after); err != nil {
 		return err
 	}
 	s.procs.mu.Lock()

@@ -1,0 +1,224 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/awlrun/awl/runner/sandbox"
+)
+
+// nestedRepo is a working directory whose repository has what git
+// trusts beyond its .git: a submodule (its .git a file) with a nested
+// one, an old-style submodule with an embedded .git directory, a linked
+// worktree inside the working directory (its .git a file), and hooks in
+// .husky, which core.hooksPath names. It returns the files, with their
+// contents, a confined command must not change.
+func nestedRepo(t *testing.T) (cwd string, files map[string]string) {
+	t.Helper()
+	cwd = filepath.Join(t.TempDir(), "work")
+	files = map[string]string{
+		".git/HEAD":                          "ref: refs/heads/main\n",
+		".git/config":                        "[core]\n\tbare = false\n[core]\n\thooksPath = .husky\n",
+		".git/info/exclude":                  "# excludes\n",
+		".git/modules/lib/HEAD":              "ref: refs/heads/main\n",
+		".git/modules/lib/config":            "[core]\n",
+		".git/modules/lib/modules/deep/HEAD": "ref: refs/heads/main\n",
+		".git/worktrees/wt/HEAD":             "ref: refs/heads/wt\n",
+		".git/worktrees/wt/commondir":        "../..\n",
+		".gitmodules":                        "[submodule \"lib\"]\n\tpath = lib\n\turl = ../lib\n[submodule \"old\"]\n\tpath = vendor/old\n\turl = ../old\n",
+		"lib/.git":                           "gitdir: ../.git/modules/lib\n",
+		"lib/.gitmodules":                    "[submodule \"deep\"]\n\tpath = deep\n",
+		"lib/deep/.git":                      "gitdir: ../../.git/modules/lib/modules/deep\n",
+		"vendor/old/.git/HEAD":               "ref: refs/heads/main\n",
+		"vendor/old/.git/config":             "[core]\n",
+		"wt/.git":                            "gitdir: " + filepath.Join(cwd, ".git/worktrees/wt") + "\n",
+		".husky/pre-commit":                  "npm test\n",
+	}
+	files[".git/worktrees/wt/gitdir"] = filepath.Join(cwd, "wt/.git") + "\n"
+	for name, content := range files {
+		p := filepath.Join(cwd, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cwd, files
+}
+
+// sameFiles checks that files hold what they held.
+func sameFiles(t *testing.T, cwd string, files map[string]string) {
+	t.Helper()
+	for name, want := range files {
+		if b, err := os.ReadFile(filepath.Join(cwd, name)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v, want %q", name, b, err, want)
+		}
+	}
+}
+
+// notes collects what OnGitChange tells.
+type notes struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (n *notes) add(c string) {
+	n.mu.Lock()
+	n.got = append(n.got, c)
+	n.mu.Unlock()
+}
+
+// wait waits for want to be told: the look runs once the command has
+// exited, as the tool returns.
+func (n *notes) wait(t *testing.T, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		n.mu.Lock()
+		ok := slices.Contains(n.got, want)
+		n.mu.Unlock()
+		if ok {
+			return
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	t.Errorf("OnGitChange told %q, want %q", n.got, want)
+}
+
+// The attacks of issue 47 on what git trusts beyond .git itself: a
+// submodule's .git file pointed at a git directory the model made, a
+// linked worktree's .git file replaced with a directory, commondir,
+// gitdir, config.worktree and info/ planted, a hook written in the
+// directory core.hooksPath names. With the namespaces all are read-only
+// (enforced.git true); what no mount can hold, a submodule's directory
+// renamed and made anew, or a .git made elsewhere, is told after the
+// command and at the end of the run.
+func TestGitNestedReadOnly(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	cwd, files := nestedRepo(t)
+	attacks := []string{
+		"echo 'gitdir: /tmp/evil' > lib/.git",
+		"echo 'gitdir: /tmp/evil' > lib/deep/.git",
+		"echo '[core] fsmonitor = evil' >> vendor/old/.git/config",
+		"rm -f wt/.git && mkdir wt/.git",
+		"mv wt/.git wt/gone",
+		"echo evil > .husky/pre-commit",
+		"echo /tmp/evil > .git/commondir",
+		"echo /tmp/evil > .git/gitdir",
+		"echo '[core] fsmonitor = evil' > .git/config.worktree",
+		"echo '* filter=evil' > .git/info/attributes",
+		"echo /tmp/evil > .git/worktrees/wt/commondir",
+		"echo '[core] fsmonitor = evil' > .git/modules/lib/config",
+	}
+	// Unconfined, each would have done it: the files are writable.
+	for _, name := range []string{"lib/.git", "lib/deep/.git", "vendor/old/.git/config", "wt/.git", ".husky/pre-commit", ".git/info/exclude"} {
+		if f, err := os.OpenFile(filepath.Join(cwd, name), os.O_WRONLY, 0); err != nil {
+			t.Fatalf("unconfined, %s is not writable: the test would prove nothing: %v", name, err)
+		} else {
+			f.Close()
+		}
+	}
+	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	requireNamespaces(t, st)
+	if !st.GitReadOnly || !st.Enforced.Git {
+		t.Fatalf("status %+v: not read-only", st)
+	}
+	var told notes
+	sb.OnGitChange(told.add)
+	tools := toolsFor(cwd, sb)
+	for _, cmd := range attacks {
+		if res := run(tools, "bash", map[string]any{"command": cmd}); !res.IsError {
+			t.Errorf("%s: succeeded:\n%s", cmd, res.Content)
+		}
+	}
+	for _, p := range []string{"lib/.git", "wt/.git", ".husky/pre-commit", "vendor/old/.git/config"} {
+		in, _ := json.Marshal(map[string]any{"path": p, "content": "gitdir: /tmp/evil\n"})
+		if res := tools["write"].Run(context.Background(), in); !res.IsError || !strings.Contains(res.Content, "Permission denied") {
+			t.Errorf("write %s: want it refused:\n%s", p, res.Content)
+		}
+	}
+	sameFiles(t, cwd, files)
+	for _, p := range []string{".git/commondir", ".git/gitdir", ".git/config.worktree", ".git/info/attributes"} {
+		mustNotExist(t, filepath.Join(cwd, p))
+	}
+	// What no mount holds: told after the command, not at the end again.
+	mustOK(t, run(tools, "bash", map[string]any{"command": "mv lib lib2 && mkdir lib && echo 'gitdir: /tmp/evil' > lib/.git"}))
+	told.wait(t, "lib/.git (replaced)")
+	mustOK(t, run(tools, "bash", map[string]any{"command": "mkdir -p src/app/.git && echo ok > src/app/.git/HEAD"}))
+	changes := sb.GitChanges()
+	if !slices.Contains(changes, "src/app/.git (created or changed)") || slices.Contains(changes, "lib/.git (replaced)") {
+		t.Errorf("GitChanges = %q, want src/app/.git made, and not lib/.git, told already", changes)
+	}
+}
+
+// Without namespaces nothing holds them: enforced.git is false, the
+// warning at the start names them, and each change is told after the
+// command that made it.
+func TestGitNestedWatchedWithoutNamespaces(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	withoutNamespaces(t)
+	cwd, _ := nestedRepo(t)
+	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if st.GitReadOnly || st.Enforced.Git {
+		t.Fatalf("status %+v: enforced.git without namespaces", st)
+	}
+	w := sb.GitWarning()
+	for _, p := range []string{".git", "lib/.git", "lib/deep/.git", "vendor/old/.git", "wt/.git", ".husky"} {
+		if !strings.Contains(w, filepath.Join(cwd, p)) {
+			t.Errorf("GitWarning does not name %s: %s", p, w)
+		}
+	}
+	var told notes
+	sb.OnGitChange(told.add)
+	tools := toolsFor(cwd, sb)
+	for cmd, want := range map[string]string{
+		"echo 'gitdir: /tmp/evil' > lib/.git":           "lib/.git (changed)",
+		"echo evil >> .husky/pre-commit":                ".husky/pre-commit (changed)",
+		"echo /tmp/evil > .git/commondir":               ".git/commondir (added)",
+		"echo '* filter=evil' > .git/info/attributes":   ".git/info/attributes (added)",
+		"rm wt/.git && mkdir wt/.git":                   "wt/.git (replaced)",
+		"echo /tmp/evil > .git/worktrees/wt/commondir":  ".git/worktrees/wt/commondir (changed)",
+		"echo '[core] x = y' >> vendor/old/.git/config": "vendor/old/.git/config (changed)",
+		"echo '[core] x = y' > .git/modules/lib/config": ".git/modules/lib/config (changed)",
+	} {
+		mustOK(t, run(tools, "bash", map[string]any{"command": cmd}))
+		told.wait(t, want)
+	}
+}
+
+// A working directory without a .git: a tool may make one, which git
+// run there later would take for the repository. It is told.
+func TestGitMadeWhereThereWasNone(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	cwd := t.TempDir()
+	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if st.Enforced.Git {
+		t.Errorf("status %+v: enforced.git without a .git", st)
+	}
+	var told notes
+	sb.OnGitChange(told.add)
+	mustOK(t, run(toolsFor(cwd, sb), "bash", map[string]any{"command": "mkdir -p .git/hooks && echo evil > .git/hooks/post-checkout"}))
+	told.wait(t, ".git (created)")
+}
