@@ -161,3 +161,60 @@ func TestCreateWithIDConcurrently(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestForkCopiesOnlyTheActivePathFromTheFile: of a source whose last entry
+// branches back (its parent is not the entry before it), the fork copies
+// the active path's lines, byte for byte, from the source's file, and not
+// the abandoned branch; the source's entries and the fork's keep no lines
+// in memory.
+func TestForkCopiesOnlyTheActivePathFromTheFile(t *testing.T) {
+	st := testStore(t)
+	src, err := st.Create("/w", "anthropic", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mustAppend(t, src, Entry{Type: TypeMessage, Provider: "anthropic", Model: "m", Message: userMsg("first")})
+	b := mustAppend(t, src, Entry{Type: TypeMessage, Provider: "anthropic", Model: "m", Message: userMsg("second, abandoned")})
+	src.Close()
+	lines := strings.SplitAfter(string(readFile(t, src.Path)), "\n")
+	// c, a child of a: the line of b with another id and text.
+	c := strings.Replace(strings.Replace(lines[2], `"id":"`+b.ID+`"`, `"id":"cccccccc"`, 1), "second, abandoned", "third \\u00e9\\t", 1)
+	if c == lines[2] || !strings.Contains(c, `"parentId":"`+a.ID+`"`) {
+		t.Fatalf("could not make the branch from %s", lines[2])
+	}
+	f, err := os.OpenFile(src.Path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(c)
+	f.Close()
+
+	ref, err := OpenShared(src.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range ref.Entries {
+		if e.Line != nil {
+			t.Errorf("entry %d of the source keeps its line in memory", i)
+		}
+	}
+	fork, err := st.CreateWith(CreateOptions{Cwd: "/other", Provider: "anthropic", Model: "m", Fork: ref})
+	ref.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fork.Entries) != 2 || fork.Entries[1].ID != "cccccccc" || fork.Entries[1].Message.Content[0].Text != "third é\t" || fork.Entries[0].Line != nil {
+		t.Fatalf("the fork's entries: %+v", fork.Entries)
+	}
+	fork.Close()
+	got := strings.SplitAfter(string(readFile(t, fork.Path)), "\n")
+	if len(got) != 4 || got[1] != lines[1] || got[2] != c || got[3] != "" {
+		t.Fatalf("the fork's file:\n%s\nwant the header, then\n%s%s", strings.Join(got, ""), lines[1], c)
+	}
+	if fork.Header.ForkedAt != "cccccccc" {
+		t.Errorf("forkedAt %q", fork.Header.ForkedAt)
+	}
+	if _, err := Open(fork.Path); err != nil {
+		t.Fatalf("the fork does not open: %v", err)
+	}
+}

@@ -131,6 +131,7 @@ type Session struct {
 
 	f      *os.File // nil when read-only or closed
 	shared *os.File // the file read under a shared lock (OpenShared)
+	spans  []span   // with shared: where each of Entries lies in it
 	size   int64    // bytes known to be in the file
 	broken error    // set when a failed write could not be undone
 	closed bool
@@ -186,8 +187,9 @@ type CreateOptions struct {
 }
 
 // CreateWith makes a new session as o says, writes its header and, for a
-// fork, the copied history in one write (fsync'd, renamed into place), and
-// holds its lock.
+// fork, the copied history, copied from the fork's file (fsync'd once,
+// renamed into place: the file never exists without all of it), and holds
+// its lock.
 func (s *Store) CreateWith(o CreateOptions) (*Session, error) {
 	sess, _, err := s.CreateAppending(o, nil)
 	return sess, err
@@ -216,7 +218,7 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 		}
 	}()
 	h := Header{Version: Version, ID: id, Timestamp: ts, Cwd: cwd, Provider: o.Provider, Model: o.Model}
-	line, copied, err := headerLines(&h, o.Fork)
+	line, copied, spans, err := headerLines(&h, o.Fork)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -242,14 +244,15 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 	if _, err := f.Write(line); err != nil {
 		return fail(err)
 	}
-	sess := &Session{Path: path, Header: h, Now: s.Now, Rand: s.Rand, Memo: o.Memo, f: f, size: int64(len(line)), fsync: s.Fsync}
-	if len(copied) > 0 {
-		sess.Entries = make([]Entry, len(copied))
-		for i, e := range copied {
-			e.Line = nil // as Open leaves it
-			sess.Entries[i] = e
+	size := int64(len(line))
+	if len(spans) > 0 {
+		n, err := copySpans(f, o.Fork.shared, spans)
+		if err != nil {
+			return fail(err)
 		}
+		size += n
 	}
+	sess := &Session{Path: path, Header: h, Now: s.Now, Rand: s.Rand, Memo: o.Memo, f: f, size: size, fsync: s.Fsync, Entries: copied}
 	var stored []Entry
 	switch {
 	case len(es) > 0 && o.DeferSync:
@@ -369,28 +372,64 @@ func (s *Session) sync() error {
 	return s.f.Sync()
 }
 
-// headerLines is the new session's first lines: its header and, for a
-// fork, the copied history (returned too), each with its newline. It sets
-// h's fork fields.
-func headerLines(h *Header, fork *Session) ([]byte, []Entry, error) {
+// span is where an entry's line lies in a file: [off, end), its newline
+// included.
+type span struct{ off, end int64 }
+
+// headerLines is the new session's header line, with its newline, and, for
+// a fork, the entries it copies and where their lines lie in the fork's
+// file, adjacent lines joined into one span. It sets h's fork fields.
+func headerLines(h *Header, fork *Session) ([]byte, []Entry, []span, error) {
 	if fork == nil {
-		return append(appendHeader(nil, h), '\n'), nil, nil
+		return append(appendHeader(nil, h), '\n'), nil, nil, nil
 	}
-	copied := fork.ActivePath()
+	if fork.shared == nil || len(fork.spans) != len(fork.Entries) {
+		return nil, nil, nil, errors.New("create session: the session to fork was not read with OpenShared")
+	}
+	idx := fork.path()
+	copied := make([]Entry, len(idx))
+	var spans []span
+	for k, i := range idx {
+		copied[k] = fork.Entries[i]
+		sp := fork.spans[i]
+		if n := len(spans); n > 0 && spans[n-1].end == sp.off {
+			spans[n-1].end = sp.end
+		} else {
+			spans = append(spans, sp)
+		}
+	}
 	h.ForkedFrom = fork.Header.ID
 	if len(copied) > 0 {
 		h.ForkedAt = copied[len(copied)-1].ID
 	}
-	line := appendHeader(nil, h)
-	line = append(line, '\n')
-	for i := range copied {
-		if copied[i].Line == nil {
-			return nil, nil, errors.New("create session: the session to fork was not read with its lines")
-		}
-		line = append(line, copied[i].Line...)
-		line = append(line, '\n')
+	return append(appendHeader(nil, h), '\n'), copied, spans, nil
+}
+
+// copySpans appends the bytes of spans of src to dst through a buffer of
+// at most 1 MiB, and returns how many it wrote. src is held under a shared
+// lock: no writer changes it meanwhile.
+func copySpans(dst, src *os.File, spans []span) (int64, error) {
+	var total int64
+	for _, sp := range spans {
+		total += sp.end - sp.off
 	}
-	return line, copied, nil
+	buf := make([]byte, min(total, 1<<20))
+	var n int64
+	for _, sp := range spans {
+		for off := sp.off; off < sp.end; {
+			chunk := buf[:min(int64(len(buf)), sp.end-off)]
+			if _, err := src.ReadAt(chunk, off); err != nil {
+				return n, fmt.Errorf("read the session to fork: %w", err)
+			}
+			w, err := dst.Write(chunk)
+			n += int64(w)
+			if err != nil {
+				return n, err
+			}
+			off += int64(len(chunk))
+		}
+	}
+	return n, nil
 }
 
 // createLockName is the file in the sessions directory whose lock is held
@@ -452,7 +491,9 @@ func checkIDForm(id string) error {
 // held until Close: any number of readers may hold it at once, a writer
 // (a run continuing the session) none while they do. The file is opened
 // read-only and never changed: a torn last line is ignored, as by Load.
-// The entries keep their Line.
+// It reads as Open does, strings decoded in place in the file's bytes,
+// and notes where each entry's line lies, so that a fork copies the lines
+// from the file rather than keeping them all twice in memory.
 func OpenShared(path string) (*Session, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -466,7 +507,7 @@ func OpenShared(path string) (*Session, error) {
 		f.Close()
 		return nil, fmt.Errorf("lock session %s: %w", path, err)
 	}
-	sess, err := read(path, f, false, true)
+	sess, err := read(path, f, false, withSpans)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -515,7 +556,7 @@ func (s *Store) Open(path string) (*Session, error) {
 		f.Close()
 		return nil, err
 	}
-	sess, err := read(path, f, true, false)
+	sess, err := read(path, f, true, inPlace)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -553,7 +594,7 @@ func Load(path string) (*Session, error) {
 		return nil, openError(path, err)
 	}
 	defer f.Close()
-	return read(path, f, false, true)
+	return read(path, f, false, withLines)
 }
 
 func openError(path string, err error) error {
@@ -582,11 +623,24 @@ func accessError(path, what string, err error) *Error {
 	return &Error{Kind: KindAccess, Path: path, Msg: fmt.Sprintf("%s %s: %v", what, path, reason), Err: err}
 }
 
+// readMode says what read keeps besides the decoded entries.
+type readMode int
+
+const (
+	// inPlace unescapes strings in place in the buffer, which then no
+	// longer holds the file's bytes; Line is nil.
+	inPlace readMode = iota
+	// withLines keeps each entry's Line, its exact stored bytes (strings
+	// are copied out of the buffer).
+	withLines
+	// withSpans is inPlace that also records where each entry's line lies
+	// in the file (Session.spans), for a fork to copy from the file.
+	withSpans
+)
+
 // read reads and parses the whole file; with trim it truncates a torn
-// last line. With keepLines each entry's Line is its exact stored bytes;
-// without, strings are unescaped in place in the buffer (which then no
-// longer holds the file's bytes) and Line is nil.
-func read(path string, f *os.File, trim, keepLines bool) (*Session, error) {
+// last line. mode says whether entries keep their lines or their spans.
+func read(path string, f *os.File, trim bool, mode readMode) (*Session, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, accessError(path, "cannot read session file", err)
@@ -601,7 +655,11 @@ func read(path string, f *os.File, trim, keepLines bool) (*Session, error) {
 	}
 	data = data[:n]
 	sess := &Session{Path: path}
-	torn, err := parseFile(path, data, &sess.Header, &sess.Entries, keepLines)
+	var spans *[]span
+	if mode == withSpans {
+		spans = &sess.spans
+	}
+	torn, err := parseFile(path, data, &sess.Header, &sess.Entries, mode == withLines, spans)
 	if err != nil {
 		return nil, err
 	}
@@ -653,8 +711,9 @@ func checkChain(path string, entries []Entry) error {
 // parseFile parses a whole session file. It returns the offset of a torn
 // last line to drop, or -1. Without keepLines it decodes strings in place,
 // changing data (only ever inside the line being decoded, after the torn
-// check has looked at it); the header line is never changed.
-func parseFile(path string, data []byte, h *Header, entries *[]Entry, keepLines bool) (torn int, err error) {
+// check has looked at it); the header line is never changed. With spans,
+// it appends each entry's line's place in data.
+func parseFile(path string, data []byte, h *Header, entries *[]Entry, keepLines bool, spans *[]span) (torn int, err error) {
 	torn = -1
 	if len(data) == 0 {
 		return -1, corruptError(path, 1, "empty file: no session header")
@@ -701,6 +760,9 @@ func parseFile(path string, data []byte, h *Header, entries *[]Entry, keepLines 
 		}
 		if keepLines {
 			e.Line = line
+		}
+		if spans != nil {
+			*spans = append(*spans, span{int64(off), int64(end) + 1})
 		}
 		off = end + 1
 	}

@@ -250,7 +250,7 @@ func judge(path string, f *os.File, st fileState, now time.Time) (v verdict, kee
 		testHookJudge(path)
 	}
 	v.state = st
-	if _, err := read(path, f, false, false); err != nil {
+	if _, err := read(path, f, false, inPlace); err != nil {
 		var se *Error
 		if !errors.As(err, &se) || (se.Kind != KindCorrupt && se.Kind != KindNewer) || !strings.HasPrefix(se.Msg, path) {
 			return v, false, err

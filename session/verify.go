@@ -34,7 +34,7 @@ type Verification struct {
 func Verify(path string) Verification {
 	f, err := os.Open(path)
 	if err == nil {
-		sess, err := read(path, f, false, false)
+		sess, err := read(path, f, false, inPlace)
 		f.Close()
 		if err == nil {
 			return Verification{Path: path, ID: sess.Header.ID, Torn: sess.Recovered, Session: sess}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,13 +10,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/internal/peakrss"
 	"github.com/awlrun/awl/provider/providertest"
+	"github.com/awlrun/awl/session"
 )
 
 // buildAwl builds the real binary once for a benchmark.
@@ -208,4 +212,119 @@ func benchLarge(b *testing.B, resume bool) {
 			b.Fatalf("exit %d", c)
 		}
 	}
+}
+
+// largeSessionFile writes a session of about mb MB for cwd in dir, in the
+// shape of a long coding run: a prompt, then rounds of an assistant bash
+// call and its 8 KiB result, ending with an answer. It returns its path.
+func largeSessionFile(b *testing.B, dir, cwd string, mb int) string {
+	b.Helper()
+	st := &session.Store{Dir: dir}
+	s, err := st.Create(cwd, "anthropic", "claude-sonnet-4-5")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	out := strings.Repeat("ok  github.com/awlrun/awl/session 1.234s coverage: 81.2% of statements\n", 8<<10/72)
+	user := func(blocks ...conv.Block) session.Entry {
+		return session.Entry{Type: session.TypeMessage, Provider: "anthropic", Model: "claude-sonnet-4-5", Message: &conv.Message{Role: conv.RoleUser, Content: blocks}}
+	}
+	es := []session.Entry{user(conv.TextBlock("Make the tests pass."))}
+	size := 0
+	for i := 0; size < mb<<20; i++ {
+		id := fmt.Sprintf("toolu_%020d", i)
+		es = append(es,
+			session.Entry{Type: session.TypeMessage, Message: &conv.Message{Role: conv.RoleAssistant, Provider: "anthropic", Model: "claude-sonnet-4-5", StopReason: conv.StopToolUse,
+				Content: []conv.Block{conv.TextBlock("Running the tests again."), {Type: conv.BlockToolUse, ID: id, Name: "bash", Input: `{"command":"go test ./..."}`}}}},
+			user(conv.Block{Type: conv.BlockToolResult, ToolUseID: id, Content: out}))
+		size += len(out) + 400
+		if len(es) >= 200 {
+			if _, err := s.AppendAll(es); err != nil {
+				b.Fatal(err)
+			}
+			es = es[:0]
+		}
+	}
+	es = append(es, session.Entry{Type: session.TypeMessage, Message: &conv.Message{Role: conv.RoleAssistant, Provider: "anthropic", Model: "claude-sonnet-4-5", StopReason: conv.StopEnd, Content: []conv.Block{conv.TextBlock("All tests pass.")}}})
+	if _, err := s.AppendAll(es); err != nil {
+		b.Fatal(err)
+	}
+	return s.Path
+}
+
+// BenchmarkForkVersusResume runs the real binary on a session of 20 MB
+// (AWL_BENCH_FORK_MB sets another size): a resume of it (-r PATH) and a
+// fork of it (--fork PATH), in turn in each round, each a one-turn run,
+// and reports each one's mean wall time and peak RSS (internal/peakrss).
+// The goal of issue 52: a fork within 1.2x of a resume in both. With
+// AWL_BENCH_BASE naming another awl binary (an older commit's), each
+// round runs that one's resume and fork too, so that before and after are
+// measured in the same rounds. A fork's new file is removed after it.
+func BenchmarkForkVersusResume(b *testing.B) {
+	bins := []struct{ prefix, path string }{{"", buildAwl(b)}}
+	if base := os.Getenv("AWL_BENCH_BASE"); base != "" {
+		bins = append(bins, struct{ prefix, path string }{"base-", base})
+	}
+	srv := providertest.New()
+	defer srv.Close()
+	srv.RespondWith(func(int, providertest.Request) providertest.Response { return providertest.Text("anthropic", "hi") })
+	mb := 20
+	if v, err := strconv.Atoi(os.Getenv("AWL_BENCH_FORK_MB")); err == nil && v > 0 {
+		mb = v
+	}
+	sessions := filepath.Join(b.TempDir(), "sessions")
+	work := b.TempDir()
+	path := largeSessionFile(b, sessions, work, mb)
+	env := append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic",
+		"AWL_SESSION_DIR="+sessions, "XDG_CONFIG_HOME="+b.TempDir())
+	// A window no request reaches: neither run prunes nor compacts.
+	common := []string{"run", "--no-stdin", "-o", "json", "--context-window", "1000000000"}
+	type tally struct {
+		wall time.Duration
+		peak int64
+	}
+	tallies := map[string]*tally{}
+	run := func(bin, name string, args ...string) {
+		cmd := exec.Command(bin, append(append([]string{}, common...), args...)...)
+		out, err := os.Create(filepath.Join(work, "..", "stdout"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer out.Close()
+		cmd.Env, cmd.Dir, cmd.Stdout = env, work, out // peakrss wants files
+		t0 := time.Now()
+		m, err := peakrss.Run(cmd)
+		wall := time.Since(t0)
+		stdout, _ := os.ReadFile(out.Name())
+		if err != nil || !m.Status.Exited() || m.Status.ExitStatus() != 0 {
+			b.Fatalf("%s: %v %v\n%s", name, err, m.Status, stdout)
+		}
+		t := tallies[name]
+		if t == nil {
+			t = &tally{}
+			tallies[name] = t
+		}
+		t.wall += wall
+		t.peak = max(t.peak, m.PeakBytes)
+		var res struct {
+			SessionPath string `json:"session_path"`
+		}
+		if err := json.Unmarshal(stdout, &res); err != nil || res.SessionPath == "" {
+			b.Fatalf("%s: the result: %v %s", name, err, stdout)
+		}
+		if res.SessionPath != path {
+			os.Remove(res.SessionPath)
+		}
+	}
+	for b.Loop() {
+		for _, bin := range bins {
+			run(bin.path, bin.prefix+"resume", "-r", path, "go on")
+			run(bin.path, bin.prefix+"fork", "--fork", path, "go on")
+		}
+	}
+	for name, t := range tallies {
+		b.ReportMetric(float64(t.wall.Milliseconds())/float64(b.N), name+"-ms")
+		b.ReportMetric(float64(t.peak)/(1<<20), name+"-MiB")
+	}
+	b.ReportMetric(float64(mb), "session-MB")
 }
