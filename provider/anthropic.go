@@ -45,9 +45,13 @@ func anthropicMaxTokens(model string) int {
 
 type anthCache struct {
 	Type string `json:"type"`
+	TTL  string `json:"ttl,omitempty"`
 }
 
-var ephemeral = &anthCache{Type: "ephemeral"}
+var (
+	ephemeral   = &anthCache{Type: "ephemeral"}
+	ephemeral1h = &anthCache{Type: "ephemeral", TTL: "1h"}
+)
 
 type anthSource struct {
 	Type      string `json:"type"`
@@ -146,6 +150,11 @@ func anthropicRequest(req Request) *anthRequest {
 		out.MaxTokens = anthropicMaxTokens(req.Model)
 	}
 	anthropicThinking(out, req)
+	mark := ephemeral
+	if req.CacheTTL == "1h" {
+		// Every breakpoint alike: a 1-hour one may not follow a 5-minute one.
+		mark = ephemeral1h
+	}
 	msgs := req.Messages
 	stable := req.StablePrefix
 	for len(msgs) > 0 && msgs[0].Role == conv.RoleSystem {
@@ -158,30 +167,30 @@ func anthropicRequest(req Request) *anthRequest {
 		stable--
 	}
 	if n := len(out.System); n > 0 {
-		out.System[n-1].Cache = ephemeral
+		out.System[n-1].Cache = mark
 	}
 	// The breakpoints: the end of the stable prefix, when there is one
 	// before the end, and the end of the request.
-	mark := 0
+	at := 0
 	for i, m := range msgs {
 		if am := anthropicMessage(m); am != nil {
 			out.Messages = append(out.Messages, am)
 		}
 		if i == stable-1 {
-			mark = len(out.Messages)
+			at = len(out.Messages)
 		}
 	}
 	if n := len(out.Messages); n > 0 {
-		markEnd(out.Messages[n-1])
-		if mark > 0 && mark < n {
-			markEnd(out.Messages[mark-1])
+		markEnd(out.Messages[n-1], mark)
+		if at > 0 && at < n {
+			markEnd(out.Messages[at-1], mark)
 		}
 	}
 	for _, t := range req.Tools {
 		out.Tools = append(out.Tools, &anthTool{Name: t.Name, Description: t.Description, InputSchema: toolSchema(t.Schema)})
 	}
 	if n := len(out.Tools); n > 0 {
-		out.Tools[n-1].Cache = ephemeral
+		out.Tools[n-1].Cache = mark
 		if req.ToolChoice != "" {
 			out.Choice = &anthChoice{Type: req.ToolChoice}
 		}
@@ -225,10 +234,10 @@ func RefusesBudgetThinking(err error) bool {
 
 // markEnd sets a cache breakpoint on the last block of m, unless it is
 // thinking, which cannot carry one.
-func markEnd(m *anthMessage) {
+func markEnd(m *anthMessage, mark *anthCache) {
 	last := m.Content[len(m.Content)-1]
 	if last.Type != "thinking" && last.Type != "redacted_thinking" {
-		last.Cache = ephemeral
+		last.Cache = mark
 	}
 }
 
@@ -579,6 +588,7 @@ func anthIDByte(c byte) bool {
 func (c *anthCache) appendJSON(w *jsonWriter) {
 	w.begin()
 	w.strField("type", c.Type)
+	w.optStr("ttl", c.TTL)
 	w.end()
 }
 

@@ -434,3 +434,70 @@ func TestAnthropicStablePrefixBreakpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheTTLAndKey: --cache-ttl 1h puts the 1-hour TTL on every
+// Anthropic breakpoint (a 1-hour one may not follow a 5-minute one); 24h
+// is OpenAI's prompt_cache_retention on both APIs; the cache key goes to
+// Responses only, since Chat Completions servers are often not OpenAI's.
+func TestCacheTTLAndKey(t *testing.T) {
+	msgs := []conv.Message{
+		{Role: conv.RoleSystem, Content: []conv.Block{conv.TextBlock("sys")}},
+		{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("task")}},
+	}
+	tools := []Tool{{Name: "bash", Schema: json.RawMessage(`{"type":"object"}`)}}
+	enc := func(name, ttl, key string) []byte {
+		t.Helper()
+		body, err := EncodeRequest(name, Request{Model: "m", Messages: msgs, Tools: tools, CacheTTL: ttl, CacheKey: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+	body := enc(NameAnthropic, "1h", "k")
+	if n, n1h := strings.Count(string(body), `"cache_control"`), strings.Count(string(body), `"cache_control":{"type":"ephemeral","ttl":"1h"}`); n != 3 || n1h != 3 {
+		t.Errorf("%d breakpoints, %d of them for an hour; want 3 and 3: %s", n, n1h, body)
+	}
+	if body := enc(NameAnthropic, "5m", ""); strings.Contains(string(body), "ttl") {
+		t.Errorf("5m sent a ttl: %s", body)
+	}
+	body = enc(NameOpenAI, "24h", "awl-1")
+	if gjson.GetBytes(body, "prompt_cache_retention").Str != "24h" || gjson.GetBytes(body, "prompt_cache_key").Str != "awl-1" {
+		t.Errorf("responses: %s", body)
+	}
+	if body := enc(NameOpenAI, "", "awl-1"); gjson.GetBytes(body, "prompt_cache_retention").Exists() {
+		t.Errorf("responses without a TTL asked for a retention: %s", body)
+	}
+	body = enc(NameOpenAIChat, "24h", "awl-1")
+	if gjson.GetBytes(body, "prompt_cache_retention").Str != "24h" || gjson.GetBytes(body, "prompt_cache_key").Exists() {
+		t.Errorf("chat: %s", body)
+	}
+}
+
+func TestExtendedCache(t *testing.T) {
+	for _, tc := range []struct {
+		provider, model, ttl string
+		ok                   bool
+	}{
+		{NameAnthropic, "claude-sonnet-4-5", "", true},
+		{NameAnthropic, "claude-sonnet-4-5", "5m", true},
+		{NameAnthropic, "claude-haiku-4-5", "1h", true},
+		{NameAnthropic, "claude-sonnet-4-5", "24h", false},
+		{NameOpenAI, "gpt-5.4", "1h", false},
+		{NameOpenAI, "gpt-5.4", "24h", true},
+		{NameOpenAI, "gpt-5.5", "24h", true},
+		{NameOpenAI, "gpt-5.1-codex-mini", "24h", true},
+		{NameOpenAI, "gpt-4.1", "24h", true},
+		{NameOpenAI, "gpt-4.1-mini", "24h", false},
+		{NameOpenAI, "gpt-5-mini", "24h", false},
+		{NameOpenAI, "gpt-4o", "24h", false},
+		{NameOpenAI, "o3", "24h", false},
+		{NameOpenAIChat, "openai/gpt-4o-mini", "24h", false},
+		{NameOpenAIChat, "deepseek-chat", "24h", true},
+		{NameOpenAI, "gpt-4o", "5m", true},
+	} {
+		ok, why := ExtendedCache(tc.provider, tc.model, tc.ttl)
+		if ok != tc.ok || ok != (why == "") {
+			t.Errorf("ExtendedCache(%s, %s, %s) = %v %q, want %v", tc.provider, tc.model, tc.ttl, ok, why, tc.ok)
+		}
+	}
+}

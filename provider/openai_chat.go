@@ -80,6 +80,7 @@ type chatRequest struct {
 	ResponseFormat      *formatWrapper     `json:"response_format,omitempty"`
 	Stream              bool               `json:"stream"`
 	StreamOptions       *chatStreamOptions `json:"stream_options,omitempty"`
+	CacheRetention      string             `json:"prompt_cache_retention,omitempty"`
 }
 
 func chatText(s string) *chatPart { return &chatPart{Type: "text", Text: &s} }
@@ -114,6 +115,9 @@ func chatCompletionsRequest(req Request, self string) *chatRequest {
 		Model: req.Model, Messages: []*chatMessage{},
 		MaxCompletionTokens: req.MaxTokens, ReasoningEffort: req.Reasoning,
 		Stream: true, StreamOptions: &chatStreamOptions{IncludeUsage: true},
+	}
+	if req.CacheTTL == "24h" {
+		out.CacheRetention = "24h"
 	}
 	if req.Thinking == ThinkingNone {
 		out.ReasoningEffort = "" // a model that does not reason refuses the parameter
@@ -614,5 +618,6 @@ func (r *chatRequest) appendJSON(w *jsonWriter) {
 	optObjField(w, "response_format", r.ResponseFormat)
 	w.boolField("stream", r.Stream)
 	optObjField(w, "stream_options", r.StreamOptions)
+	w.optStr("prompt_cache_retention", r.CacheRetention)
 	w.end()
 }

@@ -73,6 +73,8 @@ type respRequest struct {
 	Include         []string       `json:"include,omitempty"`
 	Store           bool           `json:"store"`
 	Stream          bool           `json:"stream"`
+	CacheKey        string         `json:"prompt_cache_key,omitempty"`
+	CacheRetention  string         `json:"prompt_cache_retention,omitempty"`
 }
 
 // reasoningModel reports whether model is an OpenAI reasoning model, whose
@@ -101,7 +103,10 @@ func (responsesWire) encode(req Request) (reqBody, error) {
 
 // responsesRequest is req as the Responses API's request body.
 func responsesRequest(req Request) *respRequest {
-	out := &respRequest{Model: req.Model, Input: []*respItem{}, MaxOutputTokens: req.MaxTokens, Stream: true}
+	out := &respRequest{Model: req.Model, Input: []*respItem{}, MaxOutputTokens: req.MaxTokens, Stream: true, CacheKey: req.CacheKey}
+	if req.CacheTTL == "24h" {
+		out.CacheRetention = "24h"
+	}
 	effort := req.Reasoning
 	if req.Thinking == ThinkingNone {
 		effort = "" // a model that does not reason refuses the parameter
@@ -531,5 +536,7 @@ func (r *respRequest) appendJSON(w *jsonWriter) {
 	optSliceField(w, "include", r.Include, strElem)
 	w.boolField("store", r.Store)
 	w.boolField("stream", r.Stream)
+	w.optStr("prompt_cache_key", r.CacheKey)
+	w.optStr("prompt_cache_retention", r.CacheRetention)
 	w.end()
 }

@@ -7,9 +7,11 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/awlrun/awl/conv"
@@ -66,6 +68,15 @@ type Request struct {
 	// Anthropic Messages marks a cache breakpoint at their end, so that
 	// such a request reads them from the cache. 0 marks nothing.
 	StablePrefix int
+	// CacheTTL is how long the prompt cache keeps what this request
+	// writes: "" or "5m" the API's default; "1h" Anthropic's extended
+	// TTL on every breakpoint; "24h" OpenAI's extended retention
+	// (prompt_cache_retention). ExtendedCache tells which a provider and
+	// model take.
+	CacheTTL string
+	// CacheKey, when set, is OpenAI Responses' prompt_cache_key: requests
+	// with the same key are routed to the same cache.
+	CacheKey string
 	// Memo, when set, holds the JSON form of long strings already written
 	// elsewhere (the session's lines): the body takes those bytes, the same
 	// ones escaping would make, instead of escaping the strings again, and
@@ -239,4 +250,35 @@ type Options struct {
 	Recording string
 	Lenient   bool
 	Warn      io.Writer
+}
+
+// ExtendedCache says whether --cache-ttl ttl ("5m", "1h", "24h") is a
+// cache lifetime provider's API offers for model, and if not, why. "5m"
+// is every API's default (OpenAI's in-memory retention keeps a prefix 5
+// to 10 minutes). Anthropic offers "1h" on every model; OpenAI offers
+// "24h" (extended prompt cache retention) on gpt-4.1, gpt-5 and its
+// versions and codex models, the only retention of gpt-5.5 and later; a
+// model of an OpenAI-compatible server is given the parameter as asked.
+func ExtendedCache(provider, model, ttl string) (bool, string) {
+	switch {
+	case ttl == "" || ttl == "5m":
+		return true, ""
+	case Family(provider) == NameAnthropic:
+		if ttl == "1h" {
+			return true, ""
+		}
+		return false, "Anthropic's prompt cache keeps a prefix 5 minutes or 1 hour (--cache-ttl 5m or 1h)"
+	case ttl != "24h":
+		return false, "OpenAI's prompt cache keeps a prefix in memory (5 to 10 minutes, --cache-ttl 5m) or 24 hours (--cache-ttl 24h)"
+	}
+	m := model
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	for _, p := range []string{"gpt-4o", "gpt-4.1-", "gpt-5-mini", "gpt-5-nano", "gpt-5.4-mini", "gpt-5.4-nano", "o1", "o3", "o4"} {
+		if strings.HasPrefix(m, p) {
+			return false, fmt.Sprintf("OpenAI offers 24-hour prompt cache retention on gpt-4.1, gpt-5 and later models and their codex versions, not on %s", model)
+		}
+	}
+	return true, ""
 }

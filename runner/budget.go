@@ -29,7 +29,7 @@ func (r *run) priceOf(msg conv.Message) *float64 {
 	if !ok {
 		return nil
 	}
-	c := m.Cost(*msg.Usage)
+	c := m.CostOf(*msg.Usage, modelinfo.Terms{CacheTTL: r.cfg.CacheTTL})
 	return &c
 }
 

@@ -25,9 +25,10 @@ import (
 // Sonnet-class list prices, US dollars per million input tokens: plain
 // input, a cache write (5 minutes), a cache read.
 const (
-	priceInput = 3.0
-	priceWrite = 3.75
-	priceRead  = 0.30
+	priceInput   = 3.0
+	priceWrite   = 3.75
+	priceWrite1h = 6.0
+	priceRead    = 0.30
 )
 
 // scriptedTool is a built-in tool with its real name, description and
@@ -204,7 +205,7 @@ func (g *costRig) figures() costFigures {
 		total += float64(u.Total)
 		read += float64(u.Read)
 		ideal += float64(u.Ideal)
-		f.cost += (float64(u.Input)*priceInput + float64(u.Write)*priceWrite + float64(u.Read)*priceRead) / 1e6
+		f.cost += (float64(u.Input)*priceInput + float64(u.Write-u.Write1h)*priceWrite + float64(u.Write1h)*priceWrite1h + float64(u.Read)*priceRead) / 1e6
 		f.idealCost += (float64(u.Total-u.Ideal)*write + float64(u.Ideal)*priceRead) / 1e6
 		if i == 0 {
 			f.first = u.Total
@@ -255,11 +256,12 @@ var cacheScenarios = []struct {
 	window  int64
 	outSize int
 	play    func(g *costRig)
+	ttl     map[string]string // --cache-ttl by API
 }{
 	// Ten tool turns and an answer, in a large window.
-	{"loop10", 200000, 160, func(g *costRig) { g.run(g.config("fix the failing parse tests", 10)) }},
+	{name: "loop10", window: 200000, outSize: 160, play: func(g *costRig) { g.run(g.config("fix the failing parse tests", 10)) }},
 	// A run and two --resume steps a minute apart, as a pipeline's steps.
-	{"resume2", 200000, 160, func(g *costRig) {
+	{name: "resume2", window: 200000, outSize: 160, play: func(g *costRig) {
 		res := g.run(g.config("plan the fix for the parse tests", 4))
 		g.wait(time.Minute)
 		g.resume(res.SessionPath, "now make the fix", 3)
@@ -267,15 +269,29 @@ var cacheScenarios = []struct {
 		g.resume(res.SessionPath, "now check it", 3)
 	}},
 	// A run and two forks of it, each continuing the plan its own way.
-	{"fork", 200000, 160, func(g *costRig) {
+	{name: "fork", window: 200000, outSize: 160, play: func(g *costRig) {
 		res := g.run(g.config("plan the fix for the parse tests", 4))
 		g.wait(30 * time.Second)
 		g.fork(res.SessionPath, "try the first approach", 3)
 		g.wait(30 * time.Second)
 		g.fork(res.SessionPath, "try the second approach", 3)
 	}},
+	// The pipeline's steps ten minutes apart, past the 5-minute cache, with
+	// the default TTL and with the longer one (--cache-ttl).
+	{name: "gap10m", window: 200000, outSize: 1200, play: playGap},
+	{name: "gap10m-ttl", window: 200000, outSize: 1200, play: playGap, ttl: map[string]string{"anthropic": "1h", "openai": "24h"}},
 	// Sixty test-and-fix steps of ~1.7k-token outputs in a 20k window.
-	{"long60", 20000, 6800, func(g *costRig) { g.run(g.config("make the parse tests pass", 60)) }},
+	{name: "long60", window: 20000, outSize: 6800, play: func(g *costRig) { g.run(g.config("make the parse tests pass", 60)) }},
+}
+
+// playGap is a run and two --resume steps, each of four calls of
+// 1.2 KB outputs, ten minutes apart.
+func playGap(g *costRig) {
+	res := g.run(g.config("plan the fix for the parse tests", 4))
+	g.wait(10 * time.Minute)
+	g.resume(res.SessionPath, "now make the fix", 4)
+	g.wait(10 * time.Minute)
+	g.resume(res.SessionPath, "now check it", 4)
 }
 
 // BenchmarkCacheCost bills scripted runs with a model of each API's prompt
@@ -291,6 +307,9 @@ func BenchmarkCacheCost(b *testing.B) {
 				var f costFigures
 				for range b.N {
 					g := newCostRig(b, api, sc.window, sc.outSize)
+					if ttl := sc.ttl[api]; ttl != "" {
+						g.extra = func(c *runner.Config) { c.CacheTTL = ttl }
+					}
 					sc.play(g)
 					f = g.figures()
 				}

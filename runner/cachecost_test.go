@@ -15,8 +15,9 @@ import (
 // (OpenAI's steps), so no prune makes the next
 // request write again what came before it; the run reads at least three
 // quarters of its input from the cache; every tool output is whole in the
-// session; and a resumed run's first request reads the whole of the last
-// request before it.
+// session; a resumed run's first request reads the whole of the last
+// request before it; and on OpenAI Responses every request carries one
+// prompt_cache_key.
 func TestLongRunKeepsTheCache(t *testing.T) {
 	for _, api := range []string{"anthropic", "openai", "openai-chat"} {
 		t.Run(api, func(t *testing.T) {
@@ -60,6 +61,15 @@ func TestLongRunKeepsTheCache(t *testing.T) {
 			g.resume(res.SessionPath, "stop now", 0)
 			if u := g.usages[len(g.usages)-1]; u.Read < last.Total-127 {
 				t.Errorf("the resumed run's first request read %d tokens, not the %d of the request before it", u.Read, last.Total)
+			}
+			// On Responses every request, after a compaction and on resume
+			// too, carries the session's one prompt_cache_key.
+			keys := map[string]int{}
+			for _, r := range g.srv.Requests() {
+				keys[gjson.GetBytes(r.Body, "prompt_cache_key").Str]++
+			}
+			if _, none := keys[""]; api == "openai" && (len(keys) != 1 || none) || api != "openai" && (len(keys) != 1 || !none) {
+				t.Errorf("prompt_cache_key values and their requests: %v", keys)
 			}
 		})
 	}

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -22,7 +24,28 @@ func (r *run) providerStream(ctx context.Context, req provider.Request) (msg con
 				Message: fmt.Sprintf("internal error while reading the response (please report it): %v", v)}
 		}
 	}()
+	req.CacheTTL, req.CacheKey = r.cfg.CacheTTL, r.cacheKey()
 	return r.streamThinking(ctx, req)
+}
+
+// cacheKey is the prompt cache key of the session's requests (OpenAI's
+// prompt_cache_key): a hash of the id and time of the first entry of its
+// active path. A fork copies its parent's path, first entry included, so
+// every session of one fork tree, and every resumed step of each, has the
+// same key and is routed to the same cache; it is a function of the log,
+// the same in every process. It is taken at the run's first request,
+// before a compaction lets the session forget the entries before it.
+func (r *run) cacheKey() string {
+	if r.key != "" || r.sess == nil {
+		return r.key
+	}
+	path := r.sess.ActivePath()
+	if len(path) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s %d", path[0].ID, path[0].Timestamp.UnixMilli()))
+	r.key = "awl-" + hex.EncodeToString(sum[:12])
+	return r.key
 }
 
 // stream sends req. With a schema in force it asks for the API's native

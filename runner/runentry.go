@@ -43,6 +43,7 @@ func (r *run) finish(d time.Duration) {
 			PruneAt:         cfg.Window.PruneAt,
 			CompactAt:       cfg.Window.CompactAt,
 			NoCompact:       cfg.Window.NoCompact,
+			CacheTTL:        cfg.CacheTTL,
 		},
 	}
 	if st := cfg.sandboxStatus(); st.Mode != string(sandbox.Off) {

@@ -75,6 +75,10 @@ type Config struct {
 	// Window keeps requests inside the model's context window: pruning,
 	// then compaction (window.go, stubresults.go, compact.go).
 	Window Window
+	// CacheTTL is --cache-ttl: "" or "5m" the API's default, "1h"
+	// Anthropic's extended TTL (its writes priced at the 1-hour price),
+	// "24h" OpenAI's extended retention (provider.ExtendedCache).
+	CacheTTL string
 
 	// Sandbox, when set, confines the tools (the caller gave them it as
 	// their tool.Env.Confine); the model is told its limits. SandboxStatus
@@ -313,6 +317,8 @@ type run struct {
 	// (thinking.go).
 	thinking       string
 	thinkingSeeded bool
+	// key is the prompt cache key, once taken (model.go).
+	key string
 }
 
 func (r *run) do(ctx context.Context) error {

@@ -77,6 +77,8 @@ type RunFlags struct {
 	NoCompact     bool  `json:"noCompact,omitempty"`
 	// Sandbox is the --sandbox mode, when not off.
 	Sandbox string `json:"sandbox,omitempty"`
+	// CacheTTL is --cache-ttl, when given.
+	CacheTTL string `json:"cacheTtl,omitempty"`
 }
 
 // Prune is the members of a prune entry.

@@ -62,6 +62,7 @@ var helpTexts = map[string]string{
 	"run --context-window":      "The model's context window in tokens (default: awl's model table; for a model it does not know, pruning and compaction wait for the API to say the prompt is too long).",
 	"run --prune-at":            "Show old tool results as short stubs once a request reaches PCT% of the context window (1-100; default 60, or --compact-at when lower).",
 	"run --compact-at":          "Have the model summarise the conversation once a request reaches PCT% of the context window (1-100; default 80).",
+	"run --cache-ttl":           "How long the provider's prompt cache keeps what each request writes: 5m (the default), 1h (Anthropic; writes cost twice the input price instead of 1.25 times) or 24h (OpenAI's extended retention, same price), so that steps minutes apart still read it.",
 	"run --no-compact":          "Never compact, not even when the API says the prompt is too long (then exit 5).",
 	"run --output":              "text (final answer), json (one result object) or ndjson (events as they happen).",
 	"run --stream":              "With ndjson, also emit text and thinking deltas.",

@@ -90,6 +90,9 @@ type runCmd struct {
 	PruneAt       *int   `name:"prune-at" placeholder:"PCT" config:"free"`
 	CompactAt     *int   `name:"compact-at" placeholder:"PCT" config:"free"`
 	NoCompact     bool   `name:"no-compact" config:"free"`
+	// CacheTTL is how long the provider's prompt cache keeps what a
+	// request writes (5m, 1h, 24h; docs/cost.md); "" the API's default.
+	CacheTTL string `name:"cache-ttl" placeholder:"TTL" config:"free"`
 
 	Output   string `name:"output" short:"o" enum:"text,json,ndjson" default:"text" config:"free"`
 	Stream   bool   `name:"stream" config:"free"`
@@ -585,6 +588,23 @@ func (c *runCmd) priceModel(a *app, st *runSetup) error {
 		return err
 	}
 	st.window = c.window(a, st.prices, st.prov.Name(), st.model)
+	if !st.replay {
+		return checkCacheTTL(c.CacheTTL, st.prov.Name(), st.model)
+	}
+	return nil
+}
+
+// checkCacheTTL refuses a --cache-ttl that is not a lifetime, or that the
+// provider's API does not offer for the model (exit 2).
+func checkCacheTTL(ttl, provName, model string) error {
+	switch ttl {
+	case "", "5m", "1h", "24h":
+	default:
+		return runner.Usagef(fmt.Sprintf("--cache-ttl %q: want 5m, 1h (Anthropic) or 24h (OpenAI)", ttl))
+	}
+	if ok, why := provider.ExtendedCache(provName, model, ttl); !ok {
+		return runner.Usagef("--cache-ttl " + ttl + ": " + why)
+	}
 	return nil
 }
 
@@ -655,6 +675,7 @@ func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *run
 		SandboxStatus:    st.sbStatus,
 		MCP:              st.mcpStatus,
 		Window:           st.window,
+		CacheTTL:         c.CacheTTL,
 		MaxTurns:         c.MaxTurns,
 		MaxOutputTokens:  c.MaxOutputTokens,
 		MaxCostUSD:       c.MaxCostUSD,

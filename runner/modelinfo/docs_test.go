@@ -40,8 +40,8 @@ func TestDocsTableIsTheEmbeddedTable(t *testing.T) {
 
 func table(t *Table) string {
 	var b strings.Builder
-	b.WriteString("| provider | model (aliases) | input | output | cache read | cache write | over N prompt tokens | context | source |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| provider | model (aliases) | input | output | cache read | cache write | cache write 1h | over N prompt tokens | context | source |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, m := range t.Models() {
 		name := "`" + m.Name + "`"
@@ -57,8 +57,12 @@ func table(t *Table) string {
 		if note != "" {
 			link += " " + note
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", m.Provider, name,
-			num(m.Input), num(m.Output), num(m.CacheRead), num(m.CacheWrite), long, m.ContextWindow, link)
+		write1h := ""
+		if m.Provider == "anthropic" {
+			write1h = num(m.Write1h())
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", m.Provider, name,
+			num(m.Input), num(m.Output), num(m.CacheRead), num(m.CacheWrite), write1h, long, m.ContextWindow, link)
 	}
 	return b.String()
 }

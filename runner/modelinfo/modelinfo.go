@@ -27,6 +27,17 @@ type Price struct {
 	Output     float64 `json:"output"`
 	CacheRead  float64 `json:"cacheRead"`
 	CacheWrite float64 `json:"cacheWrite"`
+	// CacheWrite1h is a cache write with Anthropic's 1-hour TTL
+	// (--cache-ttl 1h); 0 means twice Input, Anthropic's rule.
+	CacheWrite1h float64 `json:"cacheWrite1h,omitempty"`
+}
+
+// Write1h is the price of a 1-hour cache write.
+func (p Price) Write1h() float64 {
+	if p.CacheWrite1h > 0 {
+		return p.CacheWrite1h
+	}
+	return 2 * p.Input
 }
 
 // Tier is the price of every token of a request whose prompt (input, cache
@@ -70,13 +81,27 @@ const (
 )
 
 // Cost returns what a request with usage u cost, in US dollars.
-func (m Model) Cost(u conv.Usage) float64 {
+func (m Model) Cost(u conv.Usage) float64 { return m.CostOf(u, Terms{}) }
+
+// Terms are how a request was sent, as far as they change its price.
+type Terms struct {
+	// CacheTTL "1h": every cache write of the request was made for an
+	// hour (Anthropic), at Price.Write1h.
+	CacheTTL string
+}
+
+// CostOf returns what a request with usage u, sent on terms, cost.
+func (m Model) CostOf(u conv.Usage, terms Terms) float64 {
 	p := m.Price
 	if t := m.LongContext; t != nil && u.Input+u.CacheRead+u.CacheWrite > t.Above {
 		p = t.Price
 	}
+	write := p.CacheWrite
+	if terms.CacheTTL == "1h" {
+		write = p.Write1h()
+	}
 	c := (float64(u.Input)*p.Input + float64(u.Output)*p.Output +
-		float64(u.CacheRead)*p.CacheRead + float64(u.CacheWrite)*p.CacheWrite) / 1e6
+		float64(u.CacheRead)*p.CacheRead + float64(u.CacheWrite)*write) / 1e6
 	return Round(c)
 }
 
@@ -215,7 +240,7 @@ func (p Price) check(prefix string) error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"input", p.Input}, {"output", p.Output}, {"cacheRead", p.CacheRead}, {"cacheWrite", p.CacheWrite}} {
+	}{{"input", p.Input}, {"output", p.Output}, {"cacheRead", p.CacheRead}, {"cacheWrite", p.CacheWrite}, {"cacheWrite1h", p.CacheWrite1h}} {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%s%s: must be a price of 0 or more", prefix, f.name)
 		}

@@ -152,3 +152,37 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 		t.Error("a missing file loaded")
 	}
 }
+
+// TestCostOneHourWrites: a request sent with --cache-ttl 1h pays its cache
+// writes at the 1-hour price: twice the input price unless the entry says
+// otherwise, the long-context tier's input price doubled over its
+// threshold.
+func TestCostOneHourWrites(t *testing.T) {
+	son, _ := Default().Lookup("anthropic", "claude-sonnet-4-5")
+	u := conv.Usage{Input: 100, Output: 10, CacheRead: 1000, CacheWrite: 2000}
+	if got, want := son.CostOf(u, Terms{CacheTTL: "1h"}), Round((100*3+10*15+1000*0.3+2000*6)/1e6); got != want {
+		t.Errorf("1h cost = %v, want %v", got, want)
+	}
+	if got, want := son.CostOf(u, Terms{CacheTTL: "5m"}), son.Cost(u); got != want {
+		t.Errorf("5m cost = %v, want the plain %v", got, want)
+	}
+	long := conv.Usage{Input: 150_000, CacheWrite: 60_000}
+	if got, want := son.CostOf(long, Terms{CacheTTL: "1h"}), Round((150_000*6+60_000*12)/1e6); got != want {
+		t.Errorf("long-context 1h cost = %v, want %v", got, want)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "prices.json")
+	os.WriteFile(p, []byte(`{"models":[{"provider":"anthropic","model":"claude-x","input":1,"output":2,"cacheWrite":1.25,"cacheWrite1h":1.5}]}`), 0o600)
+	tab, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := tab.Lookup("anthropic", "claude-x")
+	if got := x.CostOf(conv.Usage{CacheWrite: 1_000_000}, Terms{CacheTTL: "1h"}); got != 1.5 {
+		t.Errorf("a file's cacheWrite1h: cost %v, want 1.5", got)
+	}
+	os.WriteFile(p, []byte(`{"models":[{"provider":"anthropic","model":"claude-x","input":1,"cacheWrite1h":-1}]}`), 0o600)
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "cacheWrite1h: must be a price of 0 or more") {
+		t.Errorf("a negative cacheWrite1h: %v", err)
+	}
+}
