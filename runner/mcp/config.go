@@ -346,13 +346,13 @@ func checkOAuth(o *oauth.Config, at atFunc) error {
 func settleTransport(rs *rawServer, s *Server, at atFunc) error {
 	typ := strings.ToLower(rs.Type)
 	switch {
-	case typ == "sse":
-		return at(`type "sse" is not supported: awl speaks stdio and streamable HTTP ("type": "http")`)
-	case typ != "" && typ != "stdio" && typ != "http" && typ != "streamable-http":
+	case typ != "" && typ != "stdio" && typ != "http" && typ != "streamable-http" && typ != "sse":
 		return at("unknown type %q (stdio or http)", rs.Type)
-	case typ == "http" || typ == "streamable-http" || (typ == "" && s.URL != "" && s.Command == ""):
+	case typ == "http" || typ == "streamable-http" || typ == "sse" || (typ == "" && s.URL != "" && s.Command == ""):
+		// "sse", the 2024-11-05 transport, is reached through the same
+		// URL: streamable HTTP first, then the old transport's stream.
 		if s.URL == "" {
-			return at(`type "http" needs a "url"`)
+			return at(`type %q needs a "url"`, typ)
 		}
 		if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
 			return at("url must start with http:// or https://")

@@ -63,7 +63,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"no servers", `{"servers": {}}`, `no "mcpServers" object`},
 		{"args not array", `{"mcpServers": {"a": {"command": "x", "args": "y"}}}`, `"args" must be an array of strings`},
 		{"no command", `{"mcpServers": {"a": {"env": {}}}}`, `needs a "command"`},
-		{"sse", `{"mcpServers": {"a": {"type": "sse", "url": "http://x"}}}`, `"sse" is not supported`},
+		{"sse without url", `{"mcpServers": {"a": {"type": "sse", "command": "x"}}}`, `type "sse" needs a "url"`},
 		{"bad url", `{"mcpServers": {"a": {"type": "http", "url": "ftp://x"}}}`, `url must start with http`},
 		{"bad name", `{"mcpServers": {"my server": {"command": "x"}}}`, `server "my server": the name must be`},
 		{"unterminated", `{"mcpServers": {"a": {"command": "${HOME"}}}`, `unterminated ${`},
@@ -192,5 +192,15 @@ func TestToolName(t *testing.T) {
 	a, b := toolName("s", long), toolName("s", long+"y")
 	if len(a) != 64 || len(b) != 64 || a == b {
 		t.Errorf("long names: %q %q", a, b)
+	}
+}
+
+// "type": "sse" (the 2024-11-05 transport, as other clients' configs name
+// it) is an HTTP server: the fallback reaches it through its URL.
+func TestLoadConfigSSEType(t *testing.T) {
+	p := writeConfig(t, "mcp.json", `{"mcpServers": {"old": {"type": "sse", "url": "https://old.example/sse"}}}`)
+	got, err := LoadConfig([]string{p}, env(nil))
+	if err != nil || len(got) != 1 || got[0].Transport() != "http" || got[0].URL != "https://old.example/sse" {
+		t.Fatalf("%+v %v", got, err)
 	}
 }

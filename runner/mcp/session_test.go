@@ -118,3 +118,37 @@ func TestSessionLostReinitializes(t *testing.T) {
 		t.Errorf("stderr says %d renewals:\n%s", n, stderr)
 	}
 }
+
+// A server that speaks only the 2024-11-05 HTTP+SSE transport (the SDK's
+// SSE handler), given as "url": the POST of initialize is refused, the GET
+// of the URL brings the "endpoint" event, and awl speaks the old transport
+// from there, as the spec advises a client that supports both.
+func TestHTTPSSEFallback(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "old", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "work", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "worked"}}}, nil
+	})
+	h := httptest.NewServer(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(h.Close)
+	m, stderr := start(t, []Server{{Name: "old", URL: h.URL}}, Options{Timeout: 10 * time.Second})
+	if err := m.Status()[0].Err; err != nil {
+		t.Fatalf("start: %v\n%s", err, stderr)
+	}
+	tl := toolByName(t, m, "mcp__old__work")
+	for range 2 {
+		if res := call(t, tl, `{}`); res.IsError || res.Content != "worked" {
+			t.Fatalf("call: %+v\n%s", res, stderr)
+		}
+	}
+}
+
+// A URL that is neither kind of MCP endpoint says what was tried.
+func TestHTTPNeitherTransport(t *testing.T) {
+	h := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(h.Close)
+	m, _ := start(t, []Server{{Name: "none", URL: h.URL + "/mcp"}}, Options{Timeout: 10 * time.Second})
+	err := m.Status()[0].Err
+	if err == nil || !strings.Contains(err.Error(), "HTTP 404 Not Found") || !strings.Contains(err.Error(), "no 2024-11-05 event stream either") {
+		t.Fatalf("start: %v", err)
+	}
+}

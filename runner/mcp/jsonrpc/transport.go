@@ -101,6 +101,9 @@ type httpTransport struct {
 	version   string // the agreed protocol version, once initialized
 	closed    bool
 	missing   bool // the server answered 404 for the session
+	// legacy is the endpoint of a 2024-11-05 server (HTTP+SSE), where
+	// every message is POSTed; "" for streamable HTTP (legacysse.go).
+	legacy string
 }
 
 // Authorizer gets the tokens of one HTTP server: the transport sends what
@@ -137,7 +140,14 @@ func (h *httpTransport) initialized(version string) {
 // ready opens the server's own stream, once the handshake is complete: a
 // GET before notifications/initialized would race it for the token (a
 // token about to expire is refreshed by each request that asks for one).
-func (h *httpTransport) ready() { go h.listen() }
+func (h *httpTransport) ready() {
+	h.mu.Lock()
+	legacy := h.legacy != ""
+	h.mu.Unlock()
+	if !legacy {
+		go h.listen()
+	}
+}
 
 // bearer is the Authorization header for the handler's token now, "" when
 // there is none to send.
@@ -177,7 +187,7 @@ func (h *httpTransport) headers(req *http.Request) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.version != "" {
+	if h.version != "" && h.legacy == "" {
 		req.Header.Set(protocolVersionHeader, h.version)
 	}
 	if h.sessionID != "" {
@@ -186,10 +196,16 @@ func (h *httpTransport) headers(req *http.Request) error {
 	return nil
 }
 
-// post sends data once, authorizing and sending again on 401 or 403.
+// post sends data once to the URL, authorizing and sending again on 401
+// or 403.
 func (h *httpTransport) post(ctx context.Context, data []byte) (*http.Response, error) {
+	return h.postTo(ctx, h.url, data)
+}
+
+// postTo is post to target.
+func (h *httpTransport) postTo(ctx context.Context, target string, data []byte) (*http.Response, error) {
 	do := func() (*http.Request, *http.Response, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(data))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(data))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -283,6 +299,12 @@ func (h *httpTransport) send(ctx context.Context, data []byte, id string) error 
 	if json.Unmarshal(data, &m) == nil && m.Method != "" {
 		what = fmt.Sprintf("sending %q", m.Method)
 	}
+	h.mu.Lock()
+	legacy, sid := h.legacy, h.sessionID
+	h.mu.Unlock()
+	if legacy != "" {
+		return h.sendLegacy(ctx, what, legacy, data)
+	}
 	resp, err := h.post(ctx, data)
 	if err != nil {
 		if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
@@ -290,6 +312,9 @@ func (h *httpTransport) send(ctx context.Context, data []byte, id string) error 
 			return fmt.Errorf("%s: the server closed the connection before it answered", what)
 		}
 		return fmt.Errorf("%s: %w", what, err)
+	}
+	if m.Method == "initialize" && sid == "" && legacyStatus(resp.StatusCode) {
+		return h.initializeRefused(ctx, what, data, resp)
 	}
 	if fatal, err := h.check(what, resp); err != nil {
 		if fatal {
