@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -48,6 +49,11 @@ type ruleset struct {
 	// same but for clone3, which awl's start of a command into a cgroup
 	// needs. Both nil where the filter is not built.
 	filter, filterCgroup []unix.SockFilter
+
+	mu sync.Mutex
+	// launchers start the commands, without and with a cgroup: made at
+	// the first command of each.
+	launchers [2]*launcher
 }
 
 // newRuleset makes the ruleset of p: reading and executing anywhere,
@@ -86,85 +92,184 @@ func newRuleset(p Policy) (*ruleset, error) {
 	return rs, nil
 }
 
-func (rs *ruleset) close() { unix.Close(rs.fd) }
+func (rs *ruleset) close() {
+	rs.mu.Lock()
+	for _, l := range rs.launchers {
+		if l != nil {
+			l.stop()
+		}
+	}
+	rs.mu.Unlock()
+	unix.Close(rs.fd)
+}
 
-// start starts cmd from a new OS thread confined to rs. Once cmd has
-// started, the thread waits for it to exit and then ends.
+// launcher is an OS thread of awl's confined once to a ruleset (its
+// Landlock domain, the filter, the capabilities, and as root the
+// namespaces) that starts every command of it: a Landlock domain and a
+// seccomp filter belong to a thread, and a process inherits those of the
+// thread that forked it. Confining a new thread for each command instead
+// costs a thread, a dozen system calls and some forty copies of the
+// thread's credentials (one per capability cleared from the bounding
+// set) each time.
+//
+// The thread runs nothing else: its goroutine is locked to it and never
+// unlocked, so when the goroutine returns the runtime ends the thread
+// instead of running other goroutines on it; nor does the runtime create
+// threads from a locked one. It ends once the sandbox is closed and every
+// process it started has exited: a command's parent-death signal
+// (SysProcAttr.Pdeathsig) fires when the thread that forked it ends.
+type launcher struct {
+	reqs    chan launch
+	done    chan struct{}
+	err     error // why the thread could not be confined
+	running sync.WaitGroup
+}
+
+// launch is one command for a launcher to start; err receives cmd.Start's
+// error, and pidfd (or -1) a pidfd of the started process, opened before
+// anyone could reap it.
+type launch struct {
+	cmd   *exec.Cmd
+	err   chan error
+	pidfd int
+}
+
+// launcher returns rs's launcher for commands started into a cgroup or
+// not (whose filter lets awl's clone3 with CLONE_INTO_CGROUP through),
+// making it, once, on a new thread.
+func (rs *ruleset) launcher(ns *nsInit, cgroup bool) *launcher {
+	i := 0
+	if cgroup {
+		i = 1
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if l := rs.launchers[i]; l != nil {
+		return l
+	}
+	filter := rs.filter
+	if cgroup {
+		filter = rs.filterCgroup
+	}
+	l := &launcher{reqs: make(chan launch), done: make(chan struct{})}
+	ready := make(chan struct{})
+	go l.run(rs, ns, filter, ready)
+	<-ready
+	rs.launchers[i] = l
+	return l
+}
+
+// run confines the calling thread, then starts the commands sent to it.
+func (l *launcher) run(rs *ruleset, ns *nsInit, filter []unix.SockFilter, ready chan<- struct{}) {
+	runtime.LockOSThread() // never unlocked: see launcher
+	if l.err = confineThread(rs, ns, filter); l.err != nil {
+		close(ready)
+		return
+	}
+	close(ready)
+	for {
+		select {
+		case req := <-l.reqs:
+			err := req.cmd.Start()
+			if err == nil {
+				l.running.Add(1)
+				if fd, perr := unix.PidfdOpen(req.cmd.Process.Pid, 0); perr == nil {
+					req.pidfd = fd
+				}
+			}
+			req.err <- err
+		case <-l.done:
+			l.running.Wait()
+			return
+		}
+	}
+}
+
+// stop ends the launcher once every process it started has exited.
+func (l *launcher) stop() {
+	if l.err == nil {
+		close(l.done)
+	}
+}
+
+// confineThread confines the calling (locked) thread: as root with ns, it
+// joins the namespaces; then it clears every capability but keptCaps,
+// sets no_new_privs, restricts itself to rs's Landlock domain and
+// installs filter.
+func confineThread(rs *ruleset, ns *nsInit, filter []unix.SockFilter) error {
+	if ns != nil && !ns.user {
+		if err := ns.join(); err != nil {
+			return err
+		}
+	}
+	if err := dropCaps(); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := llsys.LandlockRestrictSelf(rs.fd, rs.flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	if filter != nil {
+		if err := installFilter(filter); err != nil {
+			return fmt.Errorf("seccomp: %w", err)
+		}
+	}
+	return nil
+}
+
+// start starts cmd from rs's launcher, a thread confined to rs.
 //
 // Go 1.28's SysProcAttr can apply a ruleset in the child between fork and
 // exec; until then, the thread does it.
 //
-// With ns, the command runs in its namespaces: as root, the thread first
-// joins them; otherwise the command runs through nsenter (nsInit.enter).
+// With ns, the command runs in its namespaces: as root, the launcher has
+// joined them; otherwise the command runs through nsenter (nsInit.enter,
+// done here, on a thread Landlock does not keep from looking through the
+// init's root).
 //
-// after, when not nil, runs on the thread once the command has exited.
+// after, when not nil, runs once the command has exited.
 func (rs *ruleset) start(cmd *exec.Cmd, ns *nsInit, after func()) error {
-	started := make(chan error, 1)
-	go rs.run(cmd, ns, started, after)
-	return <-started
-}
-
-func (rs *ruleset) run(cmd *exec.Cmd, ns *nsInit, started chan<- error, after func()) {
-	// Never unlocked: when this goroutine returns, the runtime ends the
-	// thread with it instead of running other goroutines on a confined
-	// thread. Nor does the runtime create threads from a locked one, so
-	// the confinement reaches nothing but the processes started here.
-	runtime.LockOSThread()
 	if ns != nil && ns.user {
 		wd, err := ns.enter(cmd)
 		if err != nil {
-			started <- fmt.Errorf("could not confine the command: %w", err)
-			return
+			return fmt.Errorf("could not confine the command: %w", err)
 		}
 		defer wd.Close()
-	} else if ns != nil {
-		if err := ns.join(); err != nil {
-			started <- fmt.Errorf("could not confine the command: %w", err)
-			return
-		}
+	} else if ns != nil && cmd.SysProcAttr != nil {
 		// In the PID namespace the child's parent is outside it, so its
 		// getppid() is 0 and Go's start would take the parent for dead
 		// and deliver the parent-death signal at once. None is needed:
 		// the namespace's init dies with awl, and the kernel kills every
 		// process of the namespace with it.
-		if cmd.SysProcAttr != nil {
-			cmd.SysProcAttr.Pdeathsig = 0
-		}
+		cmd.SysProcAttr.Pdeathsig = 0
 	}
-	if err := dropCaps(); err != nil {
-		started <- fmt.Errorf("could not confine the command: drop capabilities: %w", err)
-		return
+	l := rs.launcher(ns, cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD)
+	if l.err != nil {
+		return fmt.Errorf("could not confine the command: %w", l.err)
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		started <- fmt.Errorf("could not confine the command: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
-		return
+	req := launch{cmd: cmd, err: make(chan error, 1), pidfd: -1}
+	var err error
+	select {
+	case l.reqs <- req:
+		err = <-req.err
+	case <-l.done:
+		err = errors.New("could not confine the command: the sandbox is closed")
 	}
-	if err := llsys.LandlockRestrictSelf(rs.fd, rs.flags); err != nil {
-		started <- fmt.Errorf("could not confine the command: landlock_restrict_self: %w", err)
-		return
-	}
-	filter := rs.filter
-	if cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD {
-		filter = rs.filterCgroup
-	}
-	if filter != nil {
-		if err := installFilter(filter); err != nil {
-			started <- fmt.Errorf("could not confine the command: seccomp: %w", err)
-			return
-		}
-	}
-	if err := cmd.Start(); err != nil {
-		started <- err
-		return
-	}
-	pid := cmd.Process.Pid
-	// Opened before cmd is handed back, so before anyone can reap it.
-	pidfd, err := unix.PidfdOpen(pid, 0)
-	started <- nil
-	// The command's parent-death signal fires when this thread ends:
-	// wait, without reaping, until the command has exited.
-	idType, id := unix.P_PIDFD, pidfd
 	if err != nil {
+		return err
+	}
+	go l.exited(cmd.Process.Pid, req.pidfd, after)
+	return nil
+}
+
+// exited waits, without reaping, until the process pid (pidfd, or -1) has
+// exited, then runs after and lets the launcher end.
+func (l *launcher) exited(pid, pidfd int, after func()) {
+	defer l.running.Done()
+	idType, id := unix.P_PIDFD, pidfd
+	if pidfd < 0 {
 		idType, id = unix.P_PID, pid
 	} else {
 		defer unix.Close(pidfd)

@@ -3,15 +3,18 @@
 // confined: it must reach the model and write the session.
 //
 // A confined command is started (forked and executed) from an OS thread of
-// awl's that restricted itself with Landlock first: a Landlock domain
-// belongs to a thread, and a process inherits the domain of the thread
+// awl's that confined itself first (Landlock, the seccomp filter, every
+// capability but four, as root the namespaces): a Landlock domain and a
+// filter belong to a thread, and a process inherits those of the thread
 // that forked it, so the command and everything it starts are confined
-// while awl's other threads are not. The thread is used for nothing else
-// and ends once the command has exited. This costs a thread and two
-// system calls per command, where re-executing awl as a helper that
-// confines itself and then execs the command costs a whole extra program
-// start. Writes by the built-in write and edit tools happen in awl's
-// process and are checked against the same rules by CheckWrite.
+// while awl's other threads are not. The thread (a launcher, one per
+// ruleset, made at the first command) starts commands and does nothing
+// else, and ends once the sandbox is closed and what it started has
+// exited. A command so costs a hand-over to that thread, where
+// re-executing awl as a helper that confines itself and then execs the
+// command costs a whole extra program start. Writes by the built-in write
+// and edit tools happen in awl's process and are checked against the same
+// rules by CheckWrite.
 package sandbox
 
 import (
@@ -494,9 +497,10 @@ func (s *Sandbox) Close() error {
 // nil means awl's environment.
 //
 // The parent-death signal of a confined command (SysProcAttr.Pdeathsig)
-// fires when it exits or awl does, as for one started by cmd.Start from a
-// thread that outlives it: the thread that started it waits for it to
-// exit, without reaping it, so cmd.Wait works as usual.
+// fires when awl dies, as for one started by cmd.Start from a thread that
+// outlives it: the thread that started it lives until the sandbox is
+// closed and every process it started has exited (a goroutine waits for
+// each, without reaping it, so cmd.Wait works as usual).
 func (s *Sandbox) Start(cmd *exec.Cmd) error {
 	if cmd.Err != nil {
 		return cmd.Err

@@ -463,8 +463,8 @@ func TestWithNetwork(t *testing.T) {
 }
 
 // TestStartedCommandIsWaitable: Start hands back a command that Wait reaps
-// as usual, with its exit status, while the starting thread waits for it
-// without reaping.
+// as usual, with its exit status, while the sandbox waits for it without
+// reaping.
 func TestStartedCommandIsWaitable(t *testing.T) {
 	requireABI(t, sandbox.ABINetwork)
 	f := newFixture(t, sandbox.Options{Mode: sandbox.ReadOnly})
