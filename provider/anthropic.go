@@ -19,8 +19,13 @@ const anthropicVersion = "2023-06-01"
 // Thinking budgets for Request.Reasoning on the Anthropic API.
 var anthropicBudgets = map[string]int{"low": 2048, "medium": 8192, "high": 24576}
 
-// anthropicWire is the Anthropic Messages API.
-type anthropicWire struct{}
+// anthropicWire is the Anthropic Messages API. A cloud that serves it
+// (Bedrock, Vertex AI) takes the model in the URL and version, its
+// anthropic_version, in the body; omitStream leaves "stream" out.
+type anthropicWire struct {
+	version    string
+	omitStream bool
+}
 
 func (anthropicWire) path() string { return "/v1/messages" }
 
@@ -109,7 +114,8 @@ type anthOutput struct {
 }
 
 type anthRequest struct {
-	Model     string         `json:"model"`
+	Version   string         `json:"anthropic_version,omitempty"`
+	Model     string         `json:"model,omitempty"`
 	MaxTokens int            `json:"max_tokens"`
 	System    []*anthBlock   `json:"system,omitempty"`
 	Messages  []*anthMessage `json:"messages"`
@@ -117,7 +123,7 @@ type anthRequest struct {
 	Choice    *anthChoice    `json:"tool_choice,omitempty"`
 	Thinking  *anthThinking  `json:"thinking,omitempty"`
 	Output    *anthOutput    `json:"output_config,omitempty"`
-	Stream    bool           `json:"stream"`
+	Stream    bool           `json:"stream,omitempty"`
 }
 
 func textBlock(s string) *anthBlock { return &anthBlock{Type: "text", Text: &s} }
@@ -139,8 +145,13 @@ func toolSchema(s json.RawMessage) json.RawMessage {
 // Cache breakpoints go on the system prompt, the last tool and the last
 // block of the latest message, so each request reads the previous one's
 // prefix from the cache.
-func (anthropicWire) encode(req Request) (reqBody, error) {
-	return writeJSON(req, anthropicRequest(req))
+func (w anthropicWire) encode(req Request) (reqBody, error) {
+	out := anthropicRequest(req)
+	if w.version != "" {
+		out.Version, out.Model = w.version, ""
+		out.Stream = !w.omitStream
+	}
+	return writeJSON(req, out)
 }
 
 // anthropicRequest is req as the Messages API's request body.
@@ -662,7 +673,8 @@ func (o *anthOutput) appendJSON(w *jsonWriter) {
 
 func (r *anthRequest) appendJSON(w *jsonWriter) {
 	w.begin()
-	w.strField("model", r.Model)
+	w.optStr("anthropic_version", r.Version)
+	w.optStr("model", r.Model)
 	w.intField("max_tokens", r.MaxTokens)
 	optSliceField(w, "system", r.System, (*anthBlock).appendJSON)
 	sliceField(w, "messages", r.Messages, (*anthMessage).appendJSON)
@@ -670,6 +682,8 @@ func (r *anthRequest) appendJSON(w *jsonWriter) {
 	optObjField(w, "tool_choice", r.Choice)
 	optObjField(w, "thinking", r.Thinking)
 	optObjField(w, "output_config", r.Output)
-	w.boolField("stream", r.Stream)
+	if r.Stream {
+		w.boolField("stream", true)
+	}
 	w.end()
 }

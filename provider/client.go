@@ -27,6 +27,12 @@ const DefaultStallBudget = 3 * time.Minute
 // An unknown name or a malformed base URL is a KindConfig *Error. A missing
 // API key is not an error here: local compatible servers need none.
 func New(name string, opts Options) (Provider, error) {
+	return newClient(name, opts, true)
+}
+
+// newClient is New; without cloud, a cloud provider is made without its
+// credentials (EncodeRequest, which sends nothing).
+func newClient(name string, opts Options, cloud bool) (Provider, error) {
 	spec, ok := Lookup(name)
 	if !ok {
 		return nil, unknownProvider(name)
@@ -37,7 +43,7 @@ func New(name string, opts Options) (Provider, error) {
 	var w wire
 	switch spec.Wire {
 	case WireAnthropic:
-		w = anthropicWire{}
+		w = anthropicWire{version: spec.AnthropicVersion, omitStream: spec.OmitStream}
 	case WireResponses:
 		w = responsesWire{}
 	case WireChat:
@@ -49,10 +55,11 @@ func New(name string, opts Options) (Provider, error) {
 	if base == "" {
 		base = spec.BaseURL
 	}
-	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+	if (base != "" || spec.Cloud == nil) && !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 		return nil, &Error{Kind: KindConfig, Provider: name,
 			Message: fmt.Sprintf("base URL %q must start with http:// or https://", base)}
 	}
+	opts.BaseURL = base
 	var wd *warmDialer
 	if opts.HTTPClient == nil {
 		// Its own transport, configured as http.DefaultTransport, whose
@@ -72,14 +79,21 @@ func New(name string, opts Options) (Provider, error) {
 	if opts.MaxRetries < 0 {
 		opts.MaxRetries = 0
 	}
-	return &client{name: name, keyVar: spec.KeyVar, url: base + w.path(), opts: opts, w: w, maxEvent: maxEventBytes, warm: wd}, nil
+	c := &client{name: name, keyVar: spec.KeyVar, url: base + w.path(), opts: opts, w: w, maxEvent: maxEventBytes, warm: wd}
+	if spec.Cloud != nil && cloud {
+		var err error
+		if c.cloud, err = spec.Cloud(opts); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // EncodeRequest returns the request body that provider name would send for
 // req: a pure function of its arguments, the same bytes every time. A
 // missing model is the provider's default, as in Stream.
 func EncodeRequest(name string, req Request) ([]byte, error) {
-	p, err := New(name, Options{HTTPClient: http.DefaultClient})
+	p, err := newClient(name, Options{HTTPClient: http.DefaultClient}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +157,9 @@ type client struct {
 	// warm opens the first request's connection ahead (Warm); nil for
 	// an HTTPClient given in Options.
 	warm *warmDialer
+	// cloud, for a cloud provider, makes each request's endpoint and
+	// credentials, and reads its stream (cloud.go).
+	cloud Cloud
 }
 
 var (
@@ -173,7 +190,11 @@ func (c *client) Stream(ctx context.Context, req Request, emit func(Event)) (msg
 	if err != nil {
 		return conv.Message{}, &Error{Kind: KindRequest, Provider: c.name, Message: "encode request: " + err.Error()}
 	}
-	return c.retry(ctx, body, emit)
+	url := c.url
+	if c.cloud != nil {
+		url = c.cloud.URL(req.Model)
+	}
+	return c.retry(ctx, url, body, emit)
 }
 
 // errStall is the cancellation cause of an attempt that went quiet.
@@ -181,13 +202,13 @@ var errStall = errors.New("stream stalled")
 
 // attempt sends body once and decodes the answer. A failure is a *wireError
 // that says whether another attempt may succeed, or ctx's error.
-func (c *client) attempt(ctx context.Context, body reqBody, emit func(Event), idleTimeout time.Duration) (conv.Message, error) {
+func (c *client) attempt(ctx context.Context, url string, body reqBody, emit func(Event), idleTimeout time.Duration) (conv.Message, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idle := time.AfterFunc(idleTimeout, func() { cancel(errStall) })
 	defer idle.Stop()
 
-	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, body.reader())
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, url, body.reader())
 	if err != nil {
 		return conv.Message{}, &wireError{kind: KindConfig, msg: "build request: " + err.Error()}
 	}
@@ -198,6 +219,14 @@ func (c *client) attempt(ctx context.Context, body reqBody, emit func(Event), id
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream, application/json")
 	c.w.setHeaders(hreq.Header, c.opts.APIKey)
+	if c.cloud != nil {
+		if err := c.cloud.Authorize(actx, hreq, body.reader); err != nil {
+			if ctx.Err() != nil {
+				return conv.Message{}, ctx.Err()
+			}
+			return conv.Message{}, err
+		}
+	}
 
 	resp, err := c.opts.HTTPClient.Do(hreq)
 	if err != nil {
@@ -219,17 +248,20 @@ func (c *client) attempt(ctx context.Context, body reqBody, emit func(Event), id
 		rd.setRequest(body)
 	}
 	ct := resp.Header.Get("Content-Type")
-	mt, _, _ := mime.ParseMediaType(ct)
 	var in io.Reader = r
+	if c.cloud != nil {
+		in, ct = c.cloud.Stream(r, resp.Header)
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
 	if mt != "application/json" {
 		// A proxy's login page or a wrong base URL answers 200 with a web
 		// page: no retry makes it an API answer.
-		if err := c.checkWebPage(mt, ct, resp.StatusCode, r, &in); err != nil {
+		if err := c.checkWebPage(mt, ct, resp.StatusCode, in, &in); err != nil {
 			return conv.Message{}, err
 		}
 	}
 	if mt == "application/json" {
-		data, err := io.ReadAll(io.LimitReader(r, int64(c.maxEvent)+1))
+		data, err := io.ReadAll(io.LimitReader(in, int64(c.maxEvent)+1))
 		if err != nil {
 			return conv.Message{}, transportError(ctx, actx, idleTimeout, "read response", err)
 		}

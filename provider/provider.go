@@ -245,6 +245,9 @@ type Options struct {
 	// Sleep waits between retries; nil means a context-aware time.Sleep.
 	// Tests pass a fake.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Getenv reads the environment a cloud's credentials come from (nil:
+	// the process's own).
+	Getenv func(string) string
 	// Recording is the session file a Recorded provider plays. With
 	// Lenient, a divergence from it is written to Warn and the run goes on.
 	Recording string

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -60,6 +61,20 @@ type Spec struct {
 	// Open builds a provider that speaks no wire API (Wire is ""): New
 	// calls it instead.
 	Open func(Options) (Provider, error)
+	// AnthropicVersion, for a cloud that serves the Messages API under
+	// its own endpoint, is the body's anthropic_version
+	// ("bedrock-2023-05-31"); the model is then in the URL, not the body,
+	// and OmitStream leaves "stream" out of the body too (Bedrock's
+	// InvokeModelWithResponseStream refuses it).
+	AnthropicVersion string
+	OmitStream       bool
+	// Cloud, when set, makes the provider's endpoint, credentials and
+	// stream framing (cloud.go); New calls it with the options.
+	Cloud func(Options) (Cloud, error)
+	// TableModel, when set, maps a model id of the provider to the name
+	// the model table knows it by (a Bedrock inference profile to its
+	// Anthropic model); "" when it names no model the table may know.
+	TableModel func(model string) string
 }
 
 // Provider names, as given to New and recorded in sessions.
@@ -124,7 +139,13 @@ func Register(s Spec) {
 	if _, ok := Lookup(s.Name); ok || s.Name == "" {
 		panic(fmt.Sprintf("provider: %q registered twice", s.Name))
 	}
-	registry = append(registry, s)
+	// A recorded provider (replay) stays last, whatever the order the
+	// packages that register are initialised in.
+	i := len(registry)
+	for i > 0 && registry[i-1].Recorded && !s.Recorded {
+		i--
+	}
+	registry = slices.Insert(registry, i, s)
 }
 
 // Specs returns the registry, in order. The slice is a copy.
@@ -154,6 +175,15 @@ func Names() []string {
 		out[i] = s.Name
 	}
 	return out
+}
+
+// TableModel returns the name the model table knows provider name's model
+// by: the spec's mapping of cloud model ids, or model itself.
+func TableModel(name, model string) string {
+	if s, ok := Lookup(strings.ToLower(strings.TrimSpace(name))); ok && s.TableModel != nil {
+		return s.TableModel(model)
+	}
+	return model
 }
 
 // DefaultModel returns the model a provider uses when the request names none,
@@ -191,6 +221,22 @@ func SecretVars() []string {
 			if v != "" && !seen[v] {
 				seen[v] = true
 				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// CloudSecretVars lists the credential variables of the cloud providers
+// (Spec.Cloud): what --share-cloud-credentials passes to tools.
+func CloudSecretVars() []string {
+	var out []string
+	for _, s := range registry {
+		if s.Cloud != nil {
+			for _, v := range append([]string{s.KeyVar}, s.MoreSecretVars...) {
+				if v != "" && !slices.Contains(out, v) {
+					out = append(out, v)
+				}
 			}
 		}
 	}

@@ -58,8 +58,9 @@ var runFlagTable = fastFlags{flags: []fastFlag{
 	{name: "session-id", index: 54, kind: reflect.String},
 	{name: "image", index: 55, kind: reflect.String, slice: true, cfg: keyTrusted},
 	{name: "redact-env", index: 56, kind: reflect.String, slice: true, cfg: keyDeny},
-	{name: "no-agents-md", index: 57, kind: reflect.Bool, cfg: keyFree},
-	{name: "no-env-context", index: 58, kind: reflect.Bool, cfg: keyFree},
-	{name: "replay", index: 59, kind: reflect.String},
-	{name: "replay-lenient", index: 60, kind: reflect.Bool},
+	{name: "share-cloud-credentials", index: 57, kind: reflect.Bool, cfg: keyTrusted},
+	{name: "no-agents-md", index: 58, kind: reflect.Bool, cfg: keyFree},
+	{name: "no-env-context", index: 59, kind: reflect.Bool, cfg: keyFree},
+	{name: "replay", index: 60, kind: reflect.String},
+	{name: "replay-lenient", index: 61, kind: reflect.Bool},
 }}

@@ -21,6 +21,7 @@ import (
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/internal/oneline"
 	"github.com/awlrun/awl/provider"
+	_ "github.com/awlrun/awl/provider/cloud" // bedrock: registered in the provider registry
 	"github.com/awlrun/awl/provider/replay"
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/event"
@@ -115,6 +116,9 @@ type runCmd struct {
 	Image []string `name:"image" sep:"none" placeholder:"FILE" config:"trusted"`
 
 	RedactEnv []string `name:"redact-env" sep:"none" placeholder:"NAME" config:"deny"`
+	// ShareCloudCredentials passes the clouds' credential variables to
+	// the tools and checks (an aws command); they stay redacted.
+	ShareCloudCredentials bool `name:"share-cloud-credentials" config:"trusted"`
 
 	NoAgentsMD   bool `name:"no-agents-md" config:"free"`
 	NoEnvContext bool `name:"no-env-context" config:"free"`
@@ -341,10 +345,13 @@ type runSetup struct {
 	res    runner.Result // the session's id and path, once known
 	cwd    string
 	replay bool // --provider replay
-	// secrets are the variables kept from tools and MCP servers.
-	secrets    []string
-	mcpServers []mcp.Server
-	images     []conv.Attachment
+	// secrets are the variables kept secret: from tools and MCP servers,
+	// and redacted; toolSecrets those kept from the tools and checks
+	// (all but the clouds' with --share-cloud-credentials).
+	secrets     []string
+	toolSecrets []string
+	mcpServers  []mcp.Server
+	images      []conv.Attachment
 	// resumed is the session continued (--resume, -c), forked the one
 	// --fork copies; fresh says -c found none to continue.
 	resumed, forked *session.Session
@@ -435,6 +442,11 @@ func (c *runCmd) keepSecrets(a *app, st *runSetup) error {
 	}
 	hideSecrets(a, names)
 	st.secrets, c.secretVars = names, names
+	st.toolSecrets = names
+	if c.ShareCloudCredentials {
+		cloud := provider.CloudSecretVars()
+		st.toolSecrets = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(cloud, n) })
+	}
 	return nil
 }
 
@@ -562,7 +574,7 @@ func (c *runCmd) buildTools(a *app, st *runSetup) error {
 	if st.sb, st.sbStatus, err = c.sandbox(a, st.cwd); err != nil {
 		return err
 	}
-	st.toolEnv = tool.Env{Dir: st.cwd, Getenv: a.getenv, Environ: toolEnviron(st.secrets), Confine: confiner(st.sb)}
+	st.toolEnv = tool.Env{Dir: st.cwd, Getenv: a.getenv, Environ: toolEnviron(st.toolSecrets), Confine: confiner(st.sb)}
 	if st.policy, err = c.toolPolicy(st.cwd, tool.Builtins(st.toolEnv)); err != nil {
 		return err
 	}
@@ -696,7 +708,7 @@ func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *run
 		CheckRetries:     c.CheckRetries,
 		StdinState:       st.stdinState,
 		Start:            a.start,
-		Redact:           redactor(a, st.secrets),
+		Redact:           redactor(a, st.secrets, provider.Secrets(st.prov)...),
 		Events:           em,
 		Notes:            a.stderr,
 		Getenv:           a.getenv,
@@ -1039,7 +1051,7 @@ func (o modelOptions) newProvider(a *app, name, from, model string) (provider.Pr
 	if model == "" {
 		model = spec.DefaultModel
 	}
-	p, err := provider.New(name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: o.MaxRetries, StallBudget: o.StallTimeout})
+	p, err := provider.New(name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: o.MaxRetries, StallBudget: o.StallTimeout, Getenv: a.getenv})
 	if err != nil {
 		return nil, "", err
 	}

@@ -109,10 +109,14 @@ func toolEnviron(names []string) []string {
 	return tool.ScrubEnviron(os.Environ(), names...)
 }
 
-// redactor returns the redactor for the values of names and of every key
-// read from a provider's _FILE variable.
-func redactor(a *app, names []string) *redact.Redactor {
+// redactor returns the redactor for the values of names, of every key
+// read from a provider's _FILE variable, and of the credentials a cloud
+// provider holds (held).
+func redactor(a *app, names []string, held ...provider.Secret) *redact.Redactor {
 	var secrets []redact.Secret
+	for _, s := range held {
+		secrets = append(secrets, redact.Secret{Name: s.Name, Value: s.Value})
+	}
 	for _, n := range names {
 		if v := a.getenv(n); v != "" {
 			secrets = append(secrets, redact.Secret{Name: n, Value: v})

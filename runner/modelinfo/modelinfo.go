@@ -270,6 +270,10 @@ func describe(err error) string {
 // OpenAI's prices).
 func Family(name string) string { return provider.Family(name) }
 
+// providerTableModel is the registry's mapping of a cloud's model ids to
+// the table's names (a Bedrock inference profile to its model).
+var providerTableModel = provider.TableModel
+
 func key(family, name string) string { return family + "\x00" + strings.ToLower(name) }
 
 // undated is model without a snapshot date at its end
@@ -294,13 +298,19 @@ func undated(model string) string {
 }
 
 // Lookup returns the entry for model as served by provider: by name or
-// alias, else by the name without a snapshot date. ok is false when the
+// alias, else by the name without a snapshot date. A cloud's model id is
+// looked up by the name the provider registry maps it to
+// (us.anthropic.claude-sonnet-4-5-20250929-v1:0 on bedrock is
+// claude-sonnet-4-5). ok is false when the
 // table does not know the model.
 func (t *Table) Lookup(provider, model string) (Model, bool) {
 	if t == nil || model == "" {
 		return Model{}, false
 	}
 	f := Family(provider)
+	if name := providerTableModel(provider, model); name != "" {
+		model = name
+	}
 	if i, ok := t.byName[key(f, model)]; ok {
 		return t.models[i], true
 	}

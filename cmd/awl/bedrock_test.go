@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/tidwall/gjson"
+
+	"github.com/awlrun/awl/provider/cloud/cloudtest"
+	"github.com/awlrun/awl/provider/providertest"
+)
+
+// awsTestCreds sign the requests to the fake Bedrock; none is real.
+var awsTestCreds = aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "aws-SENTINEL-secret-0123456789", SessionToken: "aws-SENTINEL-session-token"}
+
+// bedrockEnv is a run's environment for the fake Bedrock: every AWS_,
+// GOOGLE_ and AZURE_ variable of the machine scrubbed, the instance
+// metadata service off, no shared files, the test's credentials.
+func bedrockEnv(t *testing.T, fake *cloudtest.Bedrock) string {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "AWS_") || strings.HasPrefix(k, "GOOGLE_") || strings.HasPrefix(k, "AZURE_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	srv := providertest.New()
+	t.Cleanup(srv.Close)
+	tmp := keyEnv(t, srv)
+	t.Setenv("HOME", tmp)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(tmp, "no-config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(tmp, "no-credentials"))
+	t.Setenv("AWS_ACCESS_KEY_ID", awsTestCreds.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", awsTestCreds.SecretAccessKey)
+	t.Setenv("AWS_SESSION_TOKEN", awsTestCreds.SessionToken)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", fake.URL)
+	return tmp
+}
+
+// frames is a scripted turn (providertest) as Bedrock's event stream,
+// answered by the model Bedrock names in it, with usage.
+func frames(t providertest.Turn) cloudtest.Answer {
+	t.Model, t.InputTokens, t.OutputTokens = "claude-sonnet-4-5-20250929", 1000, 100
+	return cloudtest.Answer{Frames: cloudtest.Frames(providertest.Stream("anthropic", t).Body)}
+}
+
+func toolTurn(id, command string) providertest.Turn {
+	input, _ := json.Marshal(map[string]string{"command": command})
+	return providertest.Turn{Calls: []providertest.Call{{ID: id, Name: "bash", Input: string(input)}}}
+}
+
+func awl(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), append([]string{"run", "--no-stdin"}, args...), nil, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestBedrockRun: awl run --provider bedrock signs its requests, prices
+// an inference profile as its model, keeps the cloud's secrets from the
+// tools (and, with --share-cloud-credentials, passes them, redacted in
+// what is recorded), and a resumed session's requests extend the first
+// run's byte for byte.
+func TestBedrockRun(t *testing.T) {
+	fake := cloudtest.NewBedrock("us-east-1", awsTestCreds)
+	defer fake.Close()
+	bedrockEnv(t, fake)
+	const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+	fake.Enqueue(frames(toolTurn("toolu_1", "echo key=$AWS_SECRET_ACCESS_KEY token=$AWS_SESSION_TOKEN")),
+		frames(providertest.Turn{Text: "done"}))
+	code, out, errs := awl(t, "--provider", "bedrock", "--model", model, "-o", "json", "print the keys")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		CostUSD   *float64 `json:"cost_usd"`
+		SessionID string   `json:"session_id"`
+	}
+	json.Unmarshal([]byte(out), &res)
+	// 2000 input and 200 output tokens at claude-sonnet-4-5's $3 and $15.
+	if res.CostUSD == nil || *res.CostUSD != 0.009 {
+		t.Errorf("cost %v: the inference profile is not priced as claude-sonnet-4-5", res.CostUSD)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 || reqs[0].SigErr != nil || reqs[1].SigErr != nil {
+		t.Fatalf("requests %+v", reqs)
+	}
+	result := gjson.GetBytes(reqs[1].Body, `messages.#(role=="user")#.content.#(type=="tool_result").content`).String()
+	if !strings.Contains(result, "key= token=") {
+		t.Errorf("the tool saw the cloud's secrets: %s", result)
+	}
+
+	// Resumed, with the credentials shared: the tool has them, and what
+	// is recorded and sent has them redacted.
+	fake.Enqueue(frames(toolTurn("toolu_2", "echo key=$AWS_SECRET_ACCESS_KEY")),
+		frames(providertest.Turn{Text: "again"}))
+	code, _, errs = awl(t, "-c", "--provider", "bedrock", "--model", model, "--share-cloud-credentials", "and again")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	reqs = fake.Requests()
+	last := string(reqs[3].Body)
+	if !strings.Contains(last, "key=[redacted:AWS_SECRET_ACCESS_KEY]") || strings.Contains(last, awsTestCreds.SecretAccessKey) {
+		t.Errorf("shared credentials: %s", last)
+	}
+	prev := gjson.Get(string(reqs[1].Body), "messages").Array()
+	next := gjson.Get(last, "messages").Array()
+	for i := range prev[:len(prev)-1] {
+		if prev[i].Raw != next[i].Raw {
+			t.Fatalf("message %d of the resumed request differs:\n%s\n%s", i, prev[i].Raw, next[i].Raw)
+		}
+	}
+	sessions, _ := filepath.Glob(filepath.Join(os.Getenv("AWL_SESSION_DIR"), "*", "*.jsonl"))
+	for _, s := range sessions {
+		data, _ := os.ReadFile(s)
+		if bytes.Contains(data, []byte(awsTestCreds.SecretAccessKey)) || bytes.Contains(data, []byte(awsTestCreds.SessionToken)) {
+			t.Errorf("%s holds an AWS secret", s)
+		}
+		if !bytes.Contains(data, []byte(`"provider":"bedrock"`)) {
+			t.Errorf("%s does not record bedrock", s)
+		}
+	}
+}
+
+// TestBedrockRunWithoutCredentials: no credentials anywhere is exit 4
+// before anything is read or sent, saying what to set; --reasoning on a
+// Bedrock model that does not reason is exit 2.
+func TestBedrockRunWithoutCredentials(t *testing.T) {
+	fake := cloudtest.NewBedrock("us-east-1", awsTestCreds)
+	defer fake.Close()
+	bedrockEnv(t, fake)
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	code, _, errs := awl(t, "--provider", "bedrock", "hi")
+	if code != 4 || !strings.Contains(errs, "bedrock: no AWS credentials: set AWS_ACCESS_KEY_ID") || len(fake.Requests()) != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", awsTestCreds.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", awsTestCreds.SecretAccessKey)
+	code, _, errs = awl(t, "--provider", "bedrock", "--model", "anthropic.claude-3-5-haiku-20241022-v1:0", "--reasoning", "low", "hi")
+	if code != 2 || !strings.Contains(errs, `bedrock model "anthropic.claude-3-5-haiku-20241022-v1:0" does not reason`) {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
