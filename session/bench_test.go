@@ -268,3 +268,69 @@ func BenchmarkVerify(b *testing.B) {
 		b.ReportMetric(float64(len(data))*float64(b.N)/cpu.Seconds()/1e6, "cpu-MB/s")
 	}
 }
+
+// BenchmarkListLarge lists a directory of three 50 MB sessions, each
+// starting with a 25 MB prompt, as `awl sessions` does once an earlier
+// listing has kept their verdicts ("warm"; issue 52: no more of a file read
+// than the listing shows, under 50 ms and 30 MiB), and with no verdict
+// kept ("cold": each file verified in full). alloc-MiB/op is what a
+// listing allocates, an upper bound of its heap's growth.
+func BenchmarkListLarge(b *testing.B) {
+	st := &Store{Dir: filepath.Join(b.TempDir(), "sessions")}
+	const cwd = "/Users/travis/Code/awl"
+	dir := filepath.Join(st.Dir, EncodeCwd(cwd))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	rest := realisticSession(17_000, 3) // ~25 MB
+	rest = rest[bytes.IndexByte(rest, '\n')+1:]
+	prompt := strings.Repeat("Summarise this log line by line, then say what failed and why.\n", 25<<20/64)
+	for i := range 3 {
+		id := fmt.Sprintf("019dc5ba-53f6-71a5-ab8f-%012x", i+1)
+		created := time.Date(2026, 4, 25, 14, i, 0, 0, time.UTC)
+		h := Header{Version: 1, ID: id, Timestamp: created, Cwd: cwd, Provider: "anthropic", Model: "claude-sonnet-4-20250514"}
+		buf := append(appendHeader(nil, &h), '\n')
+		e := Entry{Type: TypeMessage, ID: "ffffffff", Timestamp: created, Provider: "anthropic", Model: "claude-sonnet-4-20250514",
+			Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(prompt)}}}
+		buf, err := appendEntry(buf, &e, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf = append(append(buf, '\n'), rest...)
+		if err := os.WriteFile(filepath.Join(dir, FileName(created, id)), buf, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(len(buf))/1e6, "MB/file")
+	}
+	check := func(b *testing.B) {
+		infos, err := st.List(cwd)
+		if err != nil || len(infos) != 3 || infos[0].Err != nil || !strings.HasPrefix(infos[0].FirstPrompt, "Summarise this log") || infos[0].Messages != 17_001 {
+			b.Fatalf("List: %d infos, %v, %+v", len(infos), err, infos)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		warm bool
+	}{{"warm", true}, {"cold", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			if c.warm {
+				// Verdicts are kept for files settle old.
+				time.Sleep(time.Until(time.Now().Add(settle + 100*time.Millisecond)))
+				check(b)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			for b.Loop() {
+				if !c.warm {
+					os.Remove(filepath.Join(dir, VerifiedName))
+				}
+				check(b)
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "alloc-MiB/op")
+		})
+	}
+}

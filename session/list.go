@@ -48,6 +48,10 @@ type Info struct {
 	// "" when a user message (a prompt, tool results) follows it, unanswered
 	// (or when there is none).
 	LastStopReason string
+	// LastText is the final answer: the text of the last assistant message
+	// when it ended its turn (no message follows it, and it called no
+	// tool), cut to LastTextMax bytes; "" otherwise.
+	LastText string
 	// LastRun is the last run entry, nil when there is none.
 	LastRun *RunInfo
 	// Status is how the session's last run ended: "ok", "limit" (a turn,
@@ -301,6 +305,12 @@ func (sc *infoScanner) scan(path, scope string, vd *verifiedDir, now time.Time) 
 		return fl.in
 	}
 	fl.in.Modified = fi.ModTime()
+	if in, ok := warm(path, scope, vd, fi); ok {
+		return in
+	}
+	if testHookScan != nil {
+		testHookScan(path)
+	}
 	if fl.in.Created, err = timeFromName(path); err != nil {
 		fl.in.Created = fl.in.Modified
 	}
@@ -318,6 +328,29 @@ func (sc *infoScanner) scan(path, scope string, vd *verifiedDir, now time.Time) 
 	return fl.judged(in, vd, fi, now)
 }
 
+// warm is the listing of the file at path, in the state fi says, that vd
+// kept with a sound verdict on it in that state: nothing of the file is
+// read. ok is false when vd keeps none.
+func warm(path, scope string, vd *verifiedDir, fi fs.FileInfo) (in Info, ok bool) {
+	if vd == nil {
+		return Info{}, false
+	}
+	st, known := stateOf(fi)
+	v, hit := vd.lookup(filepath.Base(path), st)
+	if !known || !hit || v.kind != 0 || v.sum == nil {
+		return Info{}, false
+	}
+	in = v.sum.info(path, fi.ModTime())
+	if scope != "" && filepath.Clean(in.Cwd) != scope {
+		in.Err = errOtherDir // List drops it
+	}
+	return in, true
+}
+
+// testHookScan, when set by a test, runs each time a listing reads a file
+// (it had no sound verdict with a summary kept for it in its state).
+var testHookScan func(path string)
+
 // judged is in, the file's listing, with Verify's verdict on the file: the
 // one kept for it in vd when its state is the one kept, else found now
 // (and kept when it may be). A problem Verify finds is the listing's
@@ -328,10 +361,18 @@ func (fl *fileScan) judged(in Info, vd *verifiedDir, fi fs.FileInfo, now time.Ti
 	var problem error
 	if v, hit := vd.lookup(name, st); ok && hit {
 		problem = v.err(fl.path)
+		if problem == nil && in.Err == nil && v.sum == nil && cacheableName(name) {
+			// A verdict kept without what the listing shows: keep that too.
+			v.sum = summaryOf(&in)
+			vd.keep(name, v)
+		}
 	} else {
 		var v verdict
 		var keep bool
 		v, keep, problem = judge(fl.path, fl.f, st, now)
+		if problem == nil && in.Err == nil {
+			v.sum = summaryOf(&in)
+		}
 		if ok && keep && cacheableName(name) {
 			vd.keep(name, v)
 		}
@@ -832,11 +873,27 @@ func (sc *infoScanner) lastState(f *os.File, in *Info) error {
 		case string(conv.RoleAssistant):
 			if !haveStop {
 				in.LastStopReason = gjson.GetBytes(line, "message.stopReason").String()
+				if in.LastStopReason != string(conv.StopToolUse) {
+					in.LastText = lastText(line)
+				}
 				haveStop = true
 			}
 		}
 	}
 	return nil
+}
+
+// lastText is the text of the assistant message on line, its text blocks
+// joined as conv.Message.Text joins them, cut to LastTextMax bytes.
+func lastText(line []byte) string {
+	var b []byte
+	gjson.GetBytes(line, "message.content").ForEach(func(_, block gjson.Result) bool {
+		if block.Get("type").String() == string(conv.BlockText) {
+			b = append(b, block.Get("text").String()...)
+		}
+		return len(b) < LastTextMax
+	})
+	return cutText(string(b), LastTextMax)
 }
 
 // timeFromName parses the timestamp in "<timestamp>_<id>.jsonl".

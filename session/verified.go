@@ -27,7 +27,7 @@ const VerifiedName = ".verified"
 // verifiedVersion is the first line of a verified file. Its number goes up
 // whenever what Verify accepts changes, so that verdicts of an older awl
 // are not trusted.
-const verifiedVersion = "awl verified 1"
+const verifiedVersion = "awl verified 2"
 
 // settle is how old a file's modification and change times must be before
 // a verdict on it is kept: file systems keep those times at a coarse
@@ -52,6 +52,8 @@ type verdict struct {
 	kind  ErrorKind
 	line  int
 	rest  string
+	// sum is what the listing shows of a sound file (nil: not kept).
+	sum *listSummary
 }
 
 // err is v's problem for the file at path, nil for none.
@@ -100,8 +102,10 @@ func readVerified(dir string, files []string) *verifiedDir {
 // parseVerified parses a verified file: its version line, then a line per
 // session file, fields separated by tabs:
 //
-//	NAME DEV INO SIZE MTIME CTIME ok
+//	NAME DEV INO SIZE MTIME CTIME ok [SUMMARY]
 //	NAME DEV INO SIZE MTIME CTIME corrupt|newer LINE "REST"
+//
+// SUMMARY, a JSON object, is what the listing shows of the sound file.
 //
 // Any line out of this format makes the whole file unusable.
 //
@@ -141,7 +145,7 @@ func parseVerdict(line string) (string, verdict, error) {
 		}
 		f[n], line, more = strings.Cut(line, "\t")
 	}
-	if n != 7 && n != 9 {
+	if n < 7 || n > 9 {
 		return "", v, fmt.Errorf("%d fields", n)
 	}
 	var nums [5]uint64
@@ -155,6 +159,12 @@ func parseVerdict(line string) (string, verdict, error) {
 	v.state = fileState{dev: nums[0], ino: nums[1], size: int64(nums[2]), mtime: int64(nums[3]), ctime: int64(nums[4])}
 	switch {
 	case f[6] == "ok" && n == 7:
+	case f[6] == "ok" && n == 8:
+		sum, err := parseSummary(f[7])
+		if err != nil {
+			return "", v, err
+		}
+		v.sum = sum
 	case (f[6] == "corrupt" || f[6] == "newer") && n == 9:
 		v.kind = KindCorrupt
 		if f[6] == "newer" {
@@ -230,6 +240,11 @@ func formatVerified(vs map[string]verdict) []byte {
 		switch v.kind {
 		case 0:
 			b = append(b, "ok"...)
+			if v.sum != nil {
+				if sum := v.sum.encode(); sum != nil {
+					b = append(append(b, '\t'), sum...)
+				}
+			}
 		case KindNewer:
 			b = fmt.Appendf(b, "newer\t%d\t%s", v.line, strconv.Quote(v.rest))
 		default:

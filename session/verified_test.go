@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,7 +74,7 @@ func TestVerifiedKept(t *testing.T) {
 	if after, err := os.Stat(vf); err != nil || !os.SameFile(before, after) || !bytes.Equal(readFile(t, vf), kept) {
 		t.Error("a listing that found nothing new rewrote the verified file")
 	}
-	writeFile(t, vf, bytes.Replace(kept, []byte("\tok\n"), []byte("\tcorrupt\t2\t\":2: planted\"\n"), 1))
+	writeFile(t, vf, regexp.MustCompile(`\tok(\t[^\n]*)?\n`).ReplaceAll(kept, []byte("\tcorrupt\t2\t\":2: planted\"\n")))
 	if in := listOne(t, st); in.Err == nil || in.Err.Error() != path+":2: planted" {
 		t.Errorf("listing with a planted verdict: %v", in.Err)
 	}
@@ -233,6 +234,8 @@ func TestVerifiedGarbage(t *testing.T) {
 		"eight fields":  []byte(verifiedVersion + "\nx.jsonl\t1\t2\t3\t4\t5\tok\t\n"),
 		"ten fields":    []byte(verifiedVersion + "\nx.jsonl\t1\t2\t3\t4\t5\tcorrupt\t1\t\": r\"\t\n"),
 		"six fields":    []byte(verifiedVersion + "\nx.jsonl\t1\t2\t3\t4\tok\n"),
+		"bad summary":   []byte(verifiedVersion + "\nx.jsonl\t1\t2\t3\t4\t5\tok\t{\"id\":\n"),
+		"no id":         []byte(verifiedVersion + "\nx.jsonl\t1\t2\t3\t4\t5\tok\t{\"cwd\":\"/w\",\"messages\":2}\n"),
 		"a directory":   nil,
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -127,6 +127,10 @@ type sessionJSON struct {
 	Model          string `json:"model"`
 	FirstPrompt    string `json:"first_prompt"`
 	LastStopReason string `json:"last_stop_reason"`
+	// LastText is the final answer: the last assistant message's text
+	// when it ended the turn, cut to session.LastTextMax bytes; null
+	// otherwise.
+	LastText *string `json:"last_text"`
 	// Status is how the last run ended: ok, limit, failed, killed, or ""
 	// (no messages).
 	Status       string       `json:"status"`
@@ -303,6 +307,9 @@ func writeListJSON(a *app, infos []session.Info, keep []int) error {
 		}
 		if in.ForkedFrom != "" {
 			j.ForkedFrom = &forkJSON{ID: in.ForkedFrom, EntryID: in.ForkedAt}
+		}
+		if in.LastText != "" {
+			j.LastText = &in.LastText
 		}
 		if r := in.LastRun; r != nil {
 			j.LastRun = &lastRunJSON{ExitCode: r.ExitCode, Reason: r.Reason, CostUSD: r.CostUSD, Ended: jsonTime(r.Ended)}
