@@ -894,6 +894,32 @@ func TestCompactionAndLimits(t *testing.T) {
 	})
 }
 
+// compactedLines runs a long run of at most turns turns, the server
+// reporting inflate times its token count, and returns its session's
+// lines and the indexes of its compaction entries, in order.
+func compactedLines(t *testing.T, window int64, turns int, inflate int64) ([]string, []int) {
+	t.Helper()
+	probe := newLongRig(t, "anthropic", 1000, window)
+	probe.model.inflate = inflate
+	cfg := probe.config("read big.txt again and again", runner.Window{Tokens: window})
+	cfg.MaxTurns = turns
+	full, err := os.ReadFile(runner.Run(context.Background(), cfg).SessionPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(full), "\n")
+	var comps []int
+	for i, l := range lines {
+		if gjson.Get(l, "type").String() == "compaction" {
+			comps = append(comps, i)
+		}
+	}
+	if len(comps) == 0 {
+		t.Fatal("no compaction in the first run; make it longer")
+	}
+	return lines, comps
+}
+
 // TestKilledMidCompaction: awl killed while writing a compaction leaves the
 // compaction entry without all of the context rebuilt after it. Cut the
 // session there (right after the entry, and after its first context
@@ -902,23 +928,8 @@ func TestCompactionAndLimits(t *testing.T) {
 // and completes.
 func TestKilledMidCompaction(t *testing.T) {
 	const window = 20000
-	probe := newLongRig(t, "anthropic", 1000, window)
-	cfg := probe.config("read big.txt again and again", runner.Window{Tokens: window})
-	cfg.MaxTurns = 60
-	full, err := os.ReadFile(runner.Run(context.Background(), cfg).SessionPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(full), "\n")
-	comp := -1
-	for i, l := range lines {
-		if gjson.Get(l, "type").String() == "compaction" {
-			comp = i
-		}
-	}
-	if comp < 0 {
-		t.Fatal("no compaction in the first run; make it longer")
-	}
+	lines, comps := compactedLines(t, window, 60, 1)
+	comp := comps[len(comps)-1]
 	if n := gjson.Get(lines[comp], "contextMessages").Int(); n < 1 || gjson.Get(lines[comp+int(n)+1], "type").String() != "turnContext" {
 		t.Fatalf("compaction entry %s is not followed by its %d context messages and baseline", lines[comp], n)
 	}
@@ -974,32 +985,15 @@ func TestKilledMidCompaction(t *testing.T) {
 // request, never one sent over the threshold first.
 func TestKilledAfterCompactionEntryCompactsFirst(t *testing.T) {
 	const window = 20000
-	probe := newLongRig(t, "anthropic", 1000, window)
-	probe.model.inflate = 2
-	cfg := probe.config("read big.txt again and again", runner.Window{Tokens: window})
-	cfg.MaxTurns = 40
-	full, err := os.ReadFile(runner.Run(context.Background(), cfg).SessionPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(full), "\n")
-	comp := -1
-	for i, l := range lines {
-		if gjson.Get(l, "type").String() == "compaction" {
-			comp = i
-			break
-		}
-	}
-	if comp < 0 {
-		t.Fatal("no compaction in the first run; make it longer")
-	}
+	lines, comps := compactedLines(t, window, 40, 2)
+	comp := comps[0]
 	g := newLongRig(t, "anthropic", 1000, window)
 	g.model.inflate = 2
 	path := filepath.Join(t.TempDir(), "cut.jsonl")
 	if err := os.WriteFile(path, []byte(strings.Join(lines[:comp+1], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg = g.config("now stop and say done", runner.Window{Tokens: window})
+	cfg := g.config("now stop and say done", runner.Window{Tokens: window})
 	cfg.Resume = openResumed(t, path)
 	g.model.turns = 0 // answer at once
 	if res := runner.Run(context.Background(), cfg); res.Err != nil {
