@@ -125,6 +125,38 @@ func TestRetry529Overloaded(t *testing.T) {
 	}
 }
 
+// TestRetryJitterSpreads: the backoff is jittered, not fixed: 200 waits
+// for the same retry all fall within the documented range (the base less
+// up to a quarter), take at least 150 values, and spread over both halves
+// of the range. A fixed delay, or one that always takes the same share
+// off, fails; random jitter fails by chance with odds under 2^-190.
+func TestRetryJitterSpreads(t *testing.T) {
+	for n, base := range []time.Duration{backoffBase, 2 * backoffBase, backoffCap} {
+		if n == 2 {
+			n = 10 // capped
+		}
+		lo, hi := base-base/4, base
+		mid := lo + (hi-lo)/2
+		seen := map[time.Duration]bool{}
+		below, above := 0, 0
+		for range 200 {
+			d := retryWait(n, nil)
+			if d < lo || d > hi {
+				t.Fatalf("retry %d: wait %v, want within [%v, %v]", n+1, d, lo, hi)
+			}
+			seen[d] = true
+			if d < mid {
+				below++
+			} else {
+				above++
+			}
+		}
+		if len(seen) < 150 || below == 0 || above == 0 {
+			t.Errorf("retry %d: 200 waits took %d distinct values, %d below %v and %d above: not jittered", n+1, len(seen), below, mid, above)
+		}
+	}
+}
+
 func TestRetriesExhausted(t *testing.T) {
 	srv := providertest.New()
 	defer srv.Close()
