@@ -72,9 +72,22 @@ type Block struct {
 	Content     string
 	IsError     bool
 	Attachments []Attachment
+	// Hook is what the pre-tool hooks decided about the call this is the
+	// result of (--tool-hook), nil when none ran: kept with the result so
+	// that a resume, a fork and a replay see the same history, and a
+	// replay applies it without running a hook again.
+	Hook *HookRecord
 
 	MimeType string
 	Data     string
+}
+
+// HookRecord is a pre-tool hook's decision about a call.
+type HookRecord struct {
+	Decision string // "allow" or "deny"
+	Hook     string // the command of the hook that denied, or changed the input
+	Reason   string // why it denied
+	Input    string // the input it changed the call's to (JSON), "" when unchanged
 }
 
 // Attachment is a binary attachment on a tool result. Only images exist today.

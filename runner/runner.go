@@ -68,6 +68,13 @@ type Config struct {
 	// FailOnDeny ends a run that would have completed with exit 9
 	// (DeniedError) when the policy denied any of its calls.
 	FailOnDeny bool
+	// Hooks are the pre-tool hooks (--tool-hook), run in order before
+	// each call the policy allows (policy.RunHooks).
+	Hooks []policy.Hook
+	// RecordedHooks, when not nil, replaces Hooks in a replay: the hook
+	// decisions of the recording, by call id, applied without running a
+	// hook; a call with none is allowed.
+	RecordedHooks map[string]*conv.HookRecord
 	// MCP is how the MCP servers' start went (reported on the session
 	// event and shown to the model); their tools are in Tools.
 	MCP []mcp.Status
@@ -805,9 +812,9 @@ func (r *run) refuse(u conv.Block) conv.Block {
 // and why; the denial is reported (tool_denied) and kept for the result.
 func (r *run) deny(u conv.Block, d *policy.Denial) conv.Block {
 	msg := d.Error() + "\nThe run's tool policy refuses this call; do not retry it unchanged."
-	r.res.Denied = append(r.res.Denied, event.Denial{Name: u.Name, CallID: u.ID, Rule: d.Rule, Reason: d.Reason})
+	r.res.Denied = append(r.res.Denied, event.Denial{Name: u.Name, CallID: u.ID, Rule: d.Rule, Hook: d.Hook, Reason: d.Reason})
 	em := r.cfg.Events
-	em.Emit(event.ToolDenied{Base: em.Stamp("tool_denied", r.res.SessionID), Name: u.Name, CallID: u.ID, Rule: d.Rule, Reason: d.Reason})
+	em.Emit(event.ToolDenied{Base: em.Stamp("tool_denied", r.res.SessionID), Name: u.Name, CallID: u.ID, Rule: d.Rule, Hook: d.Hook, Reason: d.Reason})
 	return conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: msg, IsError: true}
 }
 

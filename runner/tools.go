@@ -9,6 +9,7 @@ import (
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/runner/event"
+	"github.com/awlrun/awl/runner/policy"
 	"github.com/awlrun/awl/runner/tool"
 )
 
@@ -44,15 +45,17 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 			em.Emit(event.ToolEnd{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true})
 			continue
 		}
-		if d := r.cfg.Policy.Check(u.Name, []byte(u.Input)); d != nil {
+		run, rec, d := r.judge(ctx, t, u)
+		if d != nil {
 			out[i] = r.deny(u, d)
+			out[i].Hook = rec
 			em.Emit(event.ToolEnd{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: true, OutputBytes: len(out[i].Content)})
 			continue
 		}
 		call := func() {
 			start := time.Now()
-			res := t.Run(r.callContext(ctx, u.ID), json.RawMessage(u.Input))
-			out[i] = conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: res.Content, IsError: res.IsError, Attachments: res.Attachments}
+			res := t.Run(r.callContext(ctx, u.ID), json.RawMessage(run.Input))
+			out[i] = conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: res.Content, IsError: res.IsError, Attachments: res.Attachments, Hook: rec}
 			em.Emit(event.ToolEnd{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError, ExitCode: res.ExitCode, OutputBytes: len(res.Content)})
 		}
 		if !t.ReadOnly() {
@@ -63,6 +66,59 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 	}
 	running.Wait()
 	return out
+}
+
+// judge decides a call to the offered tool t by the policy's rules, then
+// by the pre-tool hooks (or, in a replay, by what they decided in the
+// recording): the call to run (its input changed by a hook), the hooks'
+// record, and the denial when it may not run.
+func (r *run) judge(ctx context.Context, t tool.Tool, u conv.Block) (conv.Block, *conv.HookRecord, *policy.Denial) {
+	if d := r.cfg.Policy.Check(u.Name, []byte(u.Input)); d != nil {
+		return u, nil, d
+	}
+	var rec *conv.HookRecord
+	switch {
+	case r.cfg.RecordedHooks != nil:
+		rec = r.cfg.RecordedHooks[u.ID]
+	case len(r.cfg.Hooks) > 0:
+		hd := policy.RunHooks(ctx, r.cfg.Hooks, policy.HookRequest{
+			SessionID: r.res.SessionID, Turn: r.res.Turns, Tool: u.Name, CallID: u.ID,
+			Input: eventInput(u.Input), Cwd: r.cfg.Cwd,
+		})
+		rec = &conv.HookRecord{Decision: hd.Decision, Hook: hd.Hook, Reason: hd.Reason, Input: string(hd.Input)}
+	}
+	if rec == nil {
+		return u, nil, nil
+	}
+	if rec.Decision != "allow" {
+		return u, rec, &policy.Denial{Tool: u.Name, Hook: rec.Hook, Reason: rec.Reason}
+	}
+	if rec.Input == "" {
+		return u, rec, nil
+	}
+	changed := u
+	changed.Input = rec.Input
+	if problem := fitsSchema(t, changed.Input); problem != "" {
+		return u, rec, &policy.Denial{Tool: u.Name, Hook: rec.Hook, Reason: "the input the hook gave does not fit the tool's schema: " + problem}
+	}
+	if d := r.cfg.Policy.Check(u.Name, []byte(changed.Input)); d != nil {
+		d.Reason = "the input the hook gave: " + d.Reason
+		return u, rec, d
+	}
+	return changed, rec, nil
+}
+
+// fitsSchema returns what makes input (JSON) not an input of t's schema,
+// or "".
+func fitsSchema(t tool.Tool, input string) string {
+	sch, err := CompileOutputSchema(t.Schema())
+	if err != nil {
+		return "the tool's schema does not compile: " + err.Error()
+	}
+	if _, problems := sch.Validate(input); len(problems) > 0 {
+		return strings.Join(problems, "; ")
+	}
+	return ""
 }
 
 // callContext is the context tool call callID runs with: the MCP

@@ -957,6 +957,9 @@ func (d *decoder) block(b *conv.Block) (known bool, err error) {
 			case "attachments":
 				b.Attachments, err = d.attachments()
 				return under(key, err)
+			case "hook":
+				b.Hook, err = d.hookRecord()
+				return under(key, err)
 			}
 		case conv.BlockImage:
 			switch key {
@@ -1007,6 +1010,35 @@ func (d *decoder) attachments() ([]conv.Attachment, error) {
 		return underIndex(i, err)
 	})
 	return out, err
+}
+
+// hookRecord decodes a tool result's "hook" object.
+func (d *decoder) hookRecord() (*conv.HookRecord, error) {
+	switch d.peek() {
+	case 'n':
+		return nil, d.literal("null")
+	case '{':
+	default:
+		return nil, d.wrong("an object")
+	}
+	h := &conv.HookRecord{}
+	err := d.members(func(key string, _ int) error {
+		var err error
+		switch key {
+		case "decision":
+			h.Decision, err = d.stringField()
+		case "command":
+			h.Hook, err = d.stringField()
+		case "reason":
+			h.Reason, err = d.stringField()
+		case "input":
+			h.Input, err = d.stringField()
+		default:
+			return d.skip(1)
+		}
+		return under(key, err)
+	})
+	return h, err
 }
 
 // parsed is what one line holds.

@@ -203,6 +203,18 @@ func appendBlock(dst []byte, b *conv.Block, memo *jsonstr.Memo) ([]byte, error) 
 		if b.IsError {
 			dst = append(dst, `,"isError":true`...)
 		}
+		if h := b.Hook; h != nil {
+			dst = append(dst, `,"hook":{"decision":`...)
+			dst = jsonstr.Append(dst, h.Decision)
+			dst = appendStringField(dst, "command", h.Hook)
+			if h.Reason != "" {
+				dst = appendStringField(dst, "reason", h.Reason)
+			}
+			if h.Input != "" {
+				dst = appendStringField(dst, "input", h.Input)
+			}
+			dst = append(dst, '}')
+		}
 		if len(b.Attachments) > 0 {
 			dst = append(dst, `,"attachments":[`...)
 			for i, a := range b.Attachments {

@@ -43,6 +43,8 @@ var helpTexts = map[string]string{
 	"run --reasoning":               "Thinking/reasoning effort: low, medium or high, sent in the form the model takes (awl models).",
 	"run --tools":                   "Allow only these tools, or calls: names, globs, bash(git diff *), write(src/**) (comma-separated outside parentheses; repeatable).",
 	"run --fail-on-deny":            "Exit 9 (reason denied) where the run would have exited 0, when the tool policy denied any call.",
+	"run --tool-hook":               "Run CMD (bash -c) before each allowed call: JSON of the call on stdin, a decision on stdout (allow, deny, or allow with a changed input); repeatable, in order; a hook that fails denies.",
+	"run --tool-hook-timeout":       "How long a --tool-hook may take before it denies the call.",
 	"run --deny-tools":              "Deny these tools, or calls: read(**/.env), bash(git push *) (a deny wins).",
 	"run --no-tools":                "Offer no tools.",
 	"run --sandbox":                 "Confine what tools write and reach: off, read-only or workspace-write (env AWL_SANDBOX; default off).",

@@ -63,6 +63,10 @@ type runCmd struct {
 	// FailOnDeny makes a run that would have completed exit 9 when the
 	// tool policy denied any call.
 	FailOnDeny bool `name:"fail-on-deny" config:"narrow"`
+	// ToolHook are the pre-tool hooks, run with bash -c before each
+	// allowed call (runner/policy's RunHooks).
+	ToolHook        []string      `name:"tool-hook" sep:"none" placeholder:"CMD" config:"trusted"`
+	ToolHookTimeout time.Duration `name:"tool-hook-timeout" default:"30s" placeholder:"DURATION" config:"min"`
 
 	Sandbox           string        `name:"sandbox" placeholder:"MODE" config:"sandbox"`
 	SandboxWritable   []string      `name:"sandbox-writable" sep:"none" placeholder:"DIR" config:"trusted"`
@@ -683,6 +687,8 @@ func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *run
 		Denies:           deniesUnoffered(st.policy, st.mcpServers),
 		Policy:           st.policy,
 		FailOnDeny:       c.FailOnDeny,
+		Hooks:            c.hooks(st),
+		RecordedHooks:    recordedHooks(st.prov),
 		Sandbox:          st.sb,
 		SandboxStatus:    st.sbStatus,
 		MCP:              st.mcpStatus,
@@ -754,6 +760,7 @@ func (c *runCmd) validate() error {
 		{"--mcp-call-timeout", c.MCPCallTimeout < 0},
 		{"--schema-retries", c.SchemaRetries < 0},
 		{"--check-retries", c.CheckRetries < 0},
+		{"--tool-hook-timeout", c.ToolHookTimeout < 0},
 		{"--stall-timeout", c.StallTimeout < 0},
 	} {
 		if f.bad {
@@ -778,6 +785,14 @@ func (c *runCmd) validate() error {
 		if strings.TrimSpace(cmd) == "" {
 			return runner.Usagef("--check: the command is empty")
 		}
+	}
+	for _, cmd := range c.ToolHook {
+		if strings.TrimSpace(cmd) == "" {
+			return runner.Usagef("--tool-hook: the command is empty")
+		}
+	}
+	if len(c.ToolHook) > 0 && c.ToolHookTimeout == 0 {
+		return runner.Usagef("--tool-hook-timeout must be more than 0")
 	}
 	return nil
 }
@@ -907,6 +922,38 @@ func (c *runCmd) toolPolicy(cwd string, builtins []tool.Tool) (*policy.Policy, e
 		return nil, runner.Usagef(err.Error())
 	}
 	return p, nil
+}
+
+// hooks are the --tool-hook commands, run in the run's directory with the
+// tools' environment (secrets removed), outside the sandbox.
+func (c *runCmd) hooks(st *runSetup) []policy.Hook {
+	var out []policy.Hook
+	for _, cmd := range c.ToolHook {
+		out = append(out, policy.Hook{Cmd: cmd, Timeout: c.ToolHookTimeout, Env: st.toolEnv.Environ, Dir: st.cwd})
+	}
+	return out
+}
+
+// recordedHooks returns, for a replay, the hook decisions of the recording
+// by call id: a replay applies them and never runs a hook. nil when prov
+// is not a replay.
+func recordedHooks(prov provider.Provider) map[string]*conv.HookRecord {
+	rp, ok := prov.(*replay.Provider)
+	if !ok || rp.Recording() == nil {
+		return nil
+	}
+	out := map[string]*conv.HookRecord{}
+	for _, e := range rp.Recording().ActivePath() {
+		if e.Message == nil {
+			continue
+		}
+		for _, b := range e.Message.Content {
+			if b.Type == conv.BlockToolResult && b.Hook != nil {
+				out[b.ToolUseID] = b.Hook
+			}
+		}
+	}
+	return out
 }
 
 // selectTools returns the tools the policy offers, of all (the built-ins

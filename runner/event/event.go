@@ -152,6 +152,8 @@ type Denial struct {
 	// Rule is the rule that denied the call, as written; absent when no
 	// allow rule matched or the call could not be judged.
 	Rule string `json:"rule,omitempty"`
+	// Hook is the pre-tool hook (--tool-hook) that denied the call.
+	Hook string `json:"hook,omitempty"`
 	// Reason says why.
 	Reason string `json:"reason,omitempty"`
 }
@@ -163,6 +165,7 @@ type ToolDenied struct {
 	Name   string `json:"name"`
 	CallID string `json:"call_id"`
 	Rule   string `json:"rule,omitempty"`
+	Hook   string `json:"hook,omitempty"`
 	Reason string `json:"reason"`
 }
 

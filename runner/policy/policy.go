@@ -292,13 +292,18 @@ type Denial struct {
 	// Tool is the tool called.
 	Tool string
 	// Rule is the rule that decided, as written ("" when no allow rule
-	// matched, or the command could not be judged).
+	// matched, or the command could not be judged, or a hook decided).
 	Rule string
+	// Hook is the command of the pre-tool hook that denied the call.
+	Hook string
 	// Reason says why, for the model and the log.
 	Reason string
 }
 
 func (d *Denial) Error() string {
+	if d.Hook != "" {
+		return fmt.Sprintf("%s: denied by hook %s: %s", d.Tool, d.Hook, d.Reason)
+	}
 	if d.Rule != "" {
 		return fmt.Sprintf("%s: denied by rule %s: %s", d.Tool, d.Rule, d.Reason)
 	}

@@ -322,6 +322,9 @@ func (r *Redactor) Entry(e session.Entry) session.Entry {
 		b.ToolUseID = r.String(b.ToolUseID)
 		b.Content = r.String(b.Content)
 		b.MimeType = r.String(b.MimeType)
+		if h := b.Hook; h != nil {
+			b.Hook = &conv.HookRecord{Decision: r.String(h.Decision), Hook: r.String(h.Hook), Reason: r.String(h.Reason), Input: r.JSON(h.Input)}
+		}
 	}
 	e.Message = &m
 	return e
