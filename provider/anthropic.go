@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,9 @@ var anthropicBudgets = map[string]int{"low": 2048, "medium": 8192, "high": 24576
 type anthropicWire struct {
 	version    string
 	omitStream bool
+	// self is the provider's name: thinking blocks go back only to the
+	// provider that signed them ("" is anthropic).
+	self string
 }
 
 func (anthropicWire) path() string { return "/v1/messages" }
@@ -146,7 +150,7 @@ func toolSchema(s json.RawMessage) json.RawMessage {
 // block of the latest message, so each request reads the previous one's
 // prefix from the cache.
 func (w anthropicWire) encode(req Request) (reqBody, error) {
-	out := anthropicRequest(req)
+	out := anthropicRequest(req, cmp.Or(w.self, NameAnthropic))
 	if w.version != "" {
 		out.Version, out.Model = w.version, ""
 		out.Stream = !w.omitStream
@@ -154,8 +158,9 @@ func (w anthropicWire) encode(req Request) (reqBody, error) {
 	return writeJSON(req, out)
 }
 
-// anthropicRequest is req as the Messages API's request body.
-func anthropicRequest(req Request) *anthRequest {
+// anthropicRequest is req as the Messages API's request body for the
+// provider called self.
+func anthropicRequest(req Request, self string) *anthRequest {
 	out := &anthRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: true, Messages: []*anthMessage{}}
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = anthropicMaxTokens(req.Model)
@@ -184,7 +189,7 @@ func anthropicRequest(req Request) *anthRequest {
 	// before the end, and the end of the request.
 	at := 0
 	for i, m := range msgs {
-		if am := anthropicMessage(m); am != nil {
+		if am := anthropicMessage(m, self); am != nil {
 			out.Messages = append(out.Messages, am)
 		}
 		if i == stable-1 {
@@ -254,7 +259,7 @@ func markEnd(m *anthMessage, mark *anthCache) {
 
 // anthropicMessage lowers one message, or returns nil when nothing in it
 // can be sent (the API rejects empty content).
-func anthropicMessage(m conv.Message) *anthMessage {
+func anthropicMessage(m conv.Message, self string) *anthMessage {
 	am := &anthMessage{Role: "user"}
 	switch m.Role {
 	case conv.RoleAssistant:
@@ -269,7 +274,7 @@ func anthropicMessage(m conv.Message) *anthMessage {
 		am.Content = append(am.Content, textBlock("<system>\n"+strings.Join(parts, "\n")+"\n</system>"))
 		return am
 	}
-	same := m.Provider == NameAnthropic
+	same := m.Provider == self
 	for _, b := range m.Content {
 		switch b.Type {
 		case conv.BlockText:

@@ -43,7 +43,7 @@ func newClient(name string, opts Options, cloud bool) (Provider, error) {
 	var w wire
 	switch spec.Wire {
 	case WireAnthropic:
-		w = anthropicWire{version: spec.AnthropicVersion, omitStream: spec.OmitStream}
+		w = anthropicWire{version: spec.AnthropicVersion, omitStream: spec.OmitStream, self: name}
 	case WireResponses:
 		w = responsesWire{}
 	case WireChat:

@@ -12,7 +12,7 @@ import (
 // wireBodies build each provider's request struct, which encoding/json
 // encodes as the reference for the hand-written writer.
 var wireBodies = map[string]func(Request) any{
-	NameAnthropic:  func(r Request) any { return anthropicRequest(r) },
+	NameAnthropic:  func(r Request) any { return anthropicRequest(r, NameAnthropic) },
 	NameOpenAI:     func(r Request) any { return responsesRequest(r) },
 	NameOpenAIChat: func(r Request) any { return chatCompletionsRequest(r, NameOpenAIChat) },
 }

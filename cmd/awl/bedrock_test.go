@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -148,5 +150,53 @@ func TestBedrockRunWithoutCredentials(t *testing.T) {
 	code, _, errs = awl(t, "--provider", "bedrock", "--model", "anthropic.claude-3-5-haiku-20241022-v1:0", "--reasoning", "low", "hi")
 	if code != 2 || !strings.Contains(errs, `bedrock model "anthropic.claude-3-5-haiku-20241022-v1:0" does not reason`) {
 		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
+// TestVertexRun: awl run --provider vertex with a service account's key
+// (its token endpoint and the metadata server on 127.0.0.1) prices the
+// Vertex AI id as its model, and a resumed session's requests extend the
+// first run's byte for byte.
+func TestVertexRun(t *testing.T) {
+	fakeAWS := cloudtest.NewBedrock("us-east-1", awsTestCreds)
+	defer fakeAWS.Close()
+	tmp := bedrockEnv(t, fakeAWS)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := cloudtest.NewGoogle(key)
+	defer g.Close()
+	v := cloudtest.NewVertex(g.AccessToken)
+	defer v.Close()
+	keyFile := filepath.Join(tmp, "sa.json")
+	os.WriteFile(keyFile, g.ServiceAccountJSON(), 0o600)
+	t.Setenv("GCE_METADATA_HOST", g.Host())
+	t.Setenv("CLOUDSDK_CONFIG", filepath.Join(tmp, "gcloud"))
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", keyFile)
+	t.Setenv("ANTHROPIC_VERTEX_BASE_URL", v.URL)
+	turn := func(text string) []byte {
+		return providertest.Stream("anthropic", providertest.Turn{Model: "claude-sonnet-4-5-20250929", Text: text, InputTokens: 1000, OutputTokens: 100}).Body
+	}
+	v.Enqueue(turn("one"), turn("two"))
+	const model = "claude-sonnet-4-5@20250929"
+	code, out, errs := awl(t, "--provider", "vertex", "--model", model, "-o", "json", "first")
+	if code != 0 || !strings.Contains(out, `"cost_usd":0.0045`) {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	code, _, errs = awl(t, "-c", "--provider", "vertex", "--model", model, "second")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	reqs := v.Requests()
+	prev := gjson.GetBytes(reqs[0].Body, "messages").Array()
+	next := gjson.GetBytes(reqs[1].Body, "messages").Array()
+	for i := range prev[:len(prev)-1] {
+		if prev[i].Raw != next[i].Raw {
+			t.Fatalf("message %d of the resumed request differs", i)
+		}
+	}
+	if !strings.Contains(reqs[0].Path, "/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict") {
+		t.Errorf("path %s", reqs[0].Path)
 	}
 }

@@ -33,6 +33,13 @@ const initAllocBudget = 100
 // (measured 2026-12-07); Go cannot initialise an imported package lazily.
 var initAllowed = map[string]int{"mvdan.cc/sh/v3/fileutil": 110}
 
+// initAllowedBytes are the packages allowed more bytes, with what they
+// measured. golang.org/x/oauth2/google/externalaccount (Vertex AI's
+// workload identity federation, the credentials google-github-actions/auth
+// writes) compiles two regular expressions at init: 22,328 bytes in 85
+// allocations (measured 2026-12-07, GODEBUG=inittrace=1 awl --version).
+var initAllowedBytes = map[string]int{"golang.org/x/oauth2/google/externalaccount": 23 << 10}
+
 // release is awl linked once as the release links it (CGO_ENABLED=0,
 // -trimpath), for the tests that read the binary, with what the linker
 // printed of its reachability pass (-dumpdep, which changes nothing else).
@@ -136,7 +143,7 @@ func TestInitCost(t *testing.T) {
 		}
 		n++
 		total += b
-		if b > initBudget || allocs > max(initAllocBudget, initAllowed[f[1]]) {
+		if b > max(initBudget, initAllowedBytes[f[1]]) || allocs > max(initAllocBudget, initAllowed[f[1]]) {
 			t.Errorf("package %s allocates %d bytes in %d allocations in its initialiser on every start (budget %d bytes, %d allocations): initialise it lazily", f[1], b, allocs, initBudget, initAllocBudget)
 		}
 	}

@@ -313,3 +313,31 @@ func TestBedrockModelIDs(t *testing.T) {
 		t.Errorf("opus 4.7 on bedrock thinks %q", m.Thinking)
 	}
 }
+
+// TestCloudThinkingReplay: a tool loop on a cloud sends its own thinking
+// blocks back, signature and all, as the API requires before a tool
+// result; thinking another provider signed is not sent.
+func TestCloudThinkingReplay(t *testing.T) {
+	for _, name := range []string{NameBedrock, NameVertex} {
+		thinking := func(from, sig string) conv.Message {
+			return conv.Message{Role: conv.RoleAssistant, Provider: from, Content: []conv.Block{
+				{Type: conv.BlockThinking, Thinking: "let me look", Signature: sig},
+				{Type: conv.BlockToolUse, ID: "toolu_1", Name: "ls", Input: "{}"}}}
+		}
+		result := conv.Message{Role: conv.RoleUser, Content: []conv.Block{{Type: conv.BlockToolResult, ToolUseID: "toolu_1", Content: "a.txt"}}}
+		user := conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("hi")}}
+		req := provider.Request{Model: "m", Reasoning: "low", Messages: []conv.Message{user, thinking(name, "sig-"+name), result}}
+		body, err := provider.EncodeRequest(name, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gjson.GetBytes(body, "messages.1.content.0.signature").Str; got != "sig-"+name {
+			t.Errorf("%s: its own thinking not sent back: %s", name, body)
+		}
+		req.Messages[1] = thinking(provider.NameAnthropic, "sig-anthropic")
+		body, _ = provider.EncodeRequest(name, req)
+		if gjson.GetBytes(body, "messages.1.content.0.type").Str != "tool_use" {
+			t.Errorf("%s: another provider's thinking sent: %s", name, body)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 func init() {
 	provider.Register(bedrockSpec)
+	provider.Register(vertexSpec)
 }
 
 // env is opts.Getenv, or the process's environment.
