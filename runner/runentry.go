@@ -28,6 +28,7 @@ func (r *run) finish(d time.Duration) {
 		CostUSD:    r.res.CostUSD,
 		DurationMS: d.Milliseconds(),
 		AwlVersion: cfg.Version,
+		Config:     cfg.ConfigFiles,
 		Flags: session.RunFlags{
 			Provider:        cfg.Provider.Name(),
 			Model:           cfg.Model,

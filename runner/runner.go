@@ -105,9 +105,12 @@ type Config struct {
 	// is the context's.
 	Timeout time.Duration
 	// Version is awl's version, recorded in the run entry.
-	Version   string
-	Reasoning string
-	Stream    bool
+	Version string
+	// ConfigFiles is the configuration files read, recorded in the run
+	// entry; nil when none was.
+	ConfigFiles *session.RunConfig
+	Reasoning   string
+	Stream      bool
 
 	System, AppendSystem string
 	NoEnv, NoAgentsMD    bool

@@ -44,6 +44,21 @@ type Run struct {
 	// Checks is each --check command's last exit code and runs.
 	Checks []Check  `json:"checks,omitempty"`
 	Flags  RunFlags `json:"flags"`
+	// Config is the configuration files the run read, when it read any.
+	Config *RunConfig `json:"config,omitempty"`
+}
+
+// RunConfig is what a run entry records of the configuration files: each
+// file read, in order, with the sha256 of its bytes, and the profile.
+type RunConfig struct {
+	Files   []ConfigFile `json:"files"`
+	Profile string       `json:"profile,omitempty"`
+}
+
+// ConfigFile is one configuration file a run read.
+type ConfigFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
 }
 
 // Check is one --check command of a run entry: its last exit code (-1 when

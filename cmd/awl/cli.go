@@ -49,6 +49,7 @@ type cli struct {
 	Schema   schemaCmd   `cmd:""`
 	MCP      mcpCmd      `cmd:"" name:"mcp"`
 	Models   modelsCmd   `cmd:""`
+	Config   configCmd   `cmd:""`
 	Version  versionCmd  `cmd:""`
 }
 

@@ -176,6 +176,8 @@ type fastFlag struct {
 	// cfg is what a configuration file may do with the flag's key
 	// (given.go).
 	cfg keyClass
+	// cfgPath says the value is a path.
+	cfgPath bool
 }
 
 // fastFlags is runCmd's flags, in the fields' order, as fastRun and the

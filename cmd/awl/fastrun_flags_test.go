@@ -90,6 +90,7 @@ func flagsFromTags() (*fastFlags, error) {
 			f.enum = strings.Split(e, ",")
 		}
 		cfg, ok := tag.Lookup("config")
+		cfg, f.cfgPath = strings.CutSuffix(cfg, ",path")
 		if f.cfg = keyClass(slices.Index(keyClasses[:], cfg)); !ok || f.cfg > keyNarrow {
 			return nil, fmt.Errorf("%s: config tag %q is none of %q (what may a configuration file do with it? given.go says)", sf.Name, cfg, keyClasses)
 		}
@@ -170,6 +171,9 @@ func flagsSource(fl *fastFlags) []byte {
 		}
 		if f.cfg != keyNone {
 			fmt.Fprintf(&b, ", cfg: %s", keyClassNames[f.cfg])
+		}
+		if f.cfgPath {
+			b.WriteString(", cfgPath: true")
 		}
 		b.WriteString("},\n")
 	}

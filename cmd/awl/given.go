@@ -4,13 +4,16 @@ import (
 	"slices"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/awlrun/awl/cmd/awl/config"
 )
 
 // Adding a flag to `awl run`, with its configuration key, is a change in
 // one place: the field in runCmd (run.go), with kong's tags and a config
 // tag saying what a configuration file may do with it (keyClass below:
 // "free", "trusted", "min", "limit", "allow", "deny", "sandbox", "narrow",
-// or "-" for a flag that is no key). Then run
+// or "-" for a flag that is no key; ",path" after the class when the value
+// is a path). Then run
 //
 //	UPDATE_GOLDEN=1 go test -run TestRunFlagsAreTheTags ./cmd/awl
 //
@@ -22,44 +25,41 @@ import (
 // an untrusted project file that sets it is refused (docs/config.md).
 
 // keyClass is what a configuration file may do with a run flag's key, as
-// runCmd's config tag says. A user file, a file named by --config or
-// AWL_CONFIG and a trusted project file may set every key but keyNone; an
-// untrusted project file only narrows what the run may do, as the class
-// says.
-type keyClass uint8
+// runCmd's config tag says (config.Class). A user file, a file named by
+// --config or AWL_CONFIG and a trusted project file may set every key but
+// keyNone's; an untrusted project file only narrows what the run may do,
+// as the class says, and is refused a keyTrusted key (exit 4). A flag
+// whose value is a path adds ",path" to its tag (`config:"trusted,path"`):
+// a relative path in a file is taken from the file's place.
+type keyClass = config.Class
 
 const (
 	// keyNone (`config:"-"`) is a flag with no key: it names this run
-	// alone (--resume, --session-id, --replay).
-	keyNone keyClass = iota
+	// alone (--resume, --session-id, --replay), or the configuration
+	// itself (--config, --profile).
+	keyNone = config.None
 	// keyFree (`config:"free"`) may be set by any file: the model, the
 	// prompt text, how output looks.
-	keyFree
+	keyFree = config.Free
 	// keyTrusted (`config:"trusted"`) may send the key elsewhere, run a
 	// command outside the model's confined tools, read or write a path of
-	// the file's choosing, or loosen the sandbox: an untrusted project
-	// file that sets it is refused with exit 4.
-	keyTrusted
-	// keyMin (`config:"min"`) is a limit where 0 is a value: an untrusted
-	// project file's value counts only when smaller.
-	keyMin
-	// keyLimit (`config:"limit"`) is a limit where 0 means none: an
-	// untrusted project file's value counts when it is a limit where there
-	// was none, or a smaller one.
-	keyLimit
-	// keyAllow (`config:"allow"`) is an allow list: an untrusted project
-	// file's list intersects the one below it.
-	keyAllow
-	// keyDeny (`config:"deny"`) is a deny list: an untrusted project
-	// file's entries are added.
-	keyDeny
-	// keySandbox (`config:"sandbox"`) is the sandbox mode: an untrusted
-	// project file's mode counts only when stricter.
-	keySandbox
+	// the file's choosing, or loosen the sandbox.
+	keyTrusted = config.Trusted
+	// keyMin (`config:"min"`) is a limit where 0 is a value: the smaller
+	// counts.
+	keyMin = config.Min
+	// keyLimit (`config:"limit"`) is a limit where 0 means none.
+	keyLimit = config.Limit
+	// keyAllow (`config:"allow"`) is an allow list: lists intersect.
+	keyAllow = config.Allow
+	// keyDeny (`config:"deny"`) is a deny list: lists add up.
+	keyDeny = config.Deny
+	// keySandbox (`config:"sandbox"`) is the sandbox mode: the stricter
+	// counts.
+	keySandbox = config.Sandbox
 	// keyNarrow (`config:"narrow"`) is a switch that narrows when on
-	// (--no-tools, --mcp-strict): an untrusted project file may turn it
-	// on, never off.
-	keyNarrow
+	// (--no-tools, --mcp-strict): a project file may turn it on only.
+	keyNarrow = config.Narrow
 )
 
 // keyClasses are the config tag's words, by class.

@@ -50,6 +50,10 @@ var helpTexts = map[string]string{
 	"run --sandbox":                 "Confine what tools write and reach: off, read-only or workspace-write (env AWL_SANDBOX; default off).",
 	"run --sandbox-writable":        "With --sandbox, tools may also write under DIR (repeatable).",
 	"run --sandbox-network":         "With --sandbox, let tools use the network.",
+	"run --config":                  "Read this configuration file instead of the user's and the project's (env AWL_CONFIG).",
+	"run --no-config":               "Read no configuration file (the AWL_ variables still count).",
+	"run --profile":                 "Use the [profile.NAME] tables of the configuration files (env AWL_PROFILE).",
+	"run --trust-project":           "Let the project's .awl/config.toml set every key, not only narrow what the run may do (env AWL_TRUST_PROJECT=1).",
 	"run --sandbox-best-effort":     "Where the kernel cannot enforce the sandbox in full, warn and go on instead of failing (exit 4).",
 	"run --mcp-config":              "Start the MCP servers of FILE (.mcp.json shape; repeatable) and offer their tools as mcp__<server>__<tool>.",
 	"run --mcp-timeout":             "How long each MCP server may take to start and list its tools.",
@@ -148,6 +152,20 @@ var helpTexts = map[string]string{
 	"sessions report":        "Write a session as one self-contained HTML page (--html FILE) to read offline or keep as a CI artifact.",
 	"sessions report <ref>":  "Session id, unique prefix, or path.",
 	"sessions report --html": "Write the page to FILE (- for stdout).",
+
+	// awl config
+	"config":                      "Show the configuration a run here would use, and the files it comes from.",
+	"config show":                 "Print every setting a run here would start with and where it comes from (a file's line, an AWL_ variable, the default).",
+	"config show --json":          "Print it as one JSON object.",
+	"config show --cd":            "Show it for a run in DIR.",
+	"config show --config":        "Read this file instead of the user's and the project's (env AWL_CONFIG).",
+	"config show --no-config":     "Read no configuration file.",
+	"config show --profile":       "With the profile NAME (env AWL_PROFILE).",
+	"config show --trust-project": "Trust the project's file (env AWL_TRUST_PROJECT=1).",
+	"config path":                 "Print the configuration files a run here reads, in order, one a line.",
+	"config path --cd":            "For a run in DIR.",
+	"config path --config":        "Read this file instead of the user's and the project's (env AWL_CONFIG).",
+	"config path --no-config":     "Read no configuration file.",
 
 	// awl schema
 	"schema":         "Print JSON Schemas (awl schema events).",

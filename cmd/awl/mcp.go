@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/awlrun/awl/cmd/awl/config"
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/mcp"
 	"github.com/awlrun/awl/runner/mcp/oauth"
@@ -17,19 +20,60 @@ import (
 	"github.com/awlrun/awl/runner/sandbox"
 )
 
-// loadMCP reads the --mcp-config files. A .mcp.json in the working
+// loadMCP reads the --mcp-config files and the [mcp-servers.NAME] tables
+// of the trusted configuration files. A .mcp.json in the working
 // directory is never read on its own: a repository under test must not
 // start processes unless the caller asks.
 func (c *runCmd) loadMCP(a *app) ([]mcp.Server, error) {
-	if len(c.MCPConfig) == 0 {
-		return nil, nil
+	var servers []mcp.Server
+	if len(c.MCPConfig) > 0 {
+		var err error
+		servers, err = mcp.LoadConfig(c.MCPConfig, a.getenv)
+		var ce *mcp.ConfigError
+		if errors.As(err, &ce) {
+			return nil, runner.Usagef("--mcp-config " + ce.Msg)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	servers, err := mcp.LoadConfig(c.MCPConfig, a.getenv)
+	if c.configured == nil {
+		return servers, nil
+	}
+	for _, cs := range c.configured.res.Servers {
+		s, err := configServer(cs, a.getenv)
+		if err != nil {
+			return nil, err
+		}
+		if i := slices.IndexFunc(servers, func(o mcp.Server) bool { return o.Name == s.Name }); i >= 0 {
+			return nil, runner.Usagef(fmt.Sprintf("%s:%d: mcp-servers.%s: server %q is also defined in %s", cs.File, cs.Line, cs.Name, cs.Name, servers[i].File))
+		}
+		servers = append(servers, s)
+	}
+	return servers, nil
+}
+
+// configServer is a configuration file's [mcp-servers.NAME] table as an
+// MCP server, read by the MCP loader as an .mcp.json entry is; its errors
+// name the table's place in the file.
+func configServer(cs config.Server, getenv func(string) string) (mcp.Server, error) {
+	doc, err := json.Marshal(map[string]any{"mcpServers": map[string]any{cs.Name: cs.Fields}})
+	if err != nil {
+		return mcp.Server{}, runner.Usagef(fmt.Sprintf("%s:%d: mcp-servers.%s: %v", cs.File, cs.Line, cs.Name, err))
+	}
+	got, err := mcp.ParseConfig(cs.File, doc, getenv)
 	var ce *mcp.ConfigError
 	if errors.As(err, &ce) {
-		return nil, runner.Usagef("--mcp-config " + ce.Msg)
+		reason := ce.Msg
+		if _, after, ok := strings.Cut(reason, fmt.Sprintf("server %q: ", cs.Name)); ok {
+			reason = after
+		}
+		return mcp.Server{}, runner.Usagef(fmt.Sprintf("%s:%d: mcp-servers.%s: %s", cs.File, cs.Line, cs.Name, reason))
 	}
-	return servers, err
+	if err != nil || len(got) != 1 {
+		return mcp.Server{}, runner.Usagef(fmt.Sprintf("%s:%d: mcp-servers.%s: %v", cs.File, cs.Line, cs.Name, err))
+	}
+	return got[0], nil
 }
 
 // startMCP starts the servers whose tools the tool policy may offer, and

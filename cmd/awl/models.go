@@ -28,7 +28,7 @@ type modelsJSON struct {
 }
 
 func (c *modelsCmd) Run(a *app) error {
-	t, err := loadPrices(a.getenv, c.Pricing)
+	t, err := loadPrices(a.getenv, c.Pricing, "--pricing")
 	if err != nil {
 		return err
 	}

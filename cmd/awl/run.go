@@ -37,9 +37,9 @@ import (
 // too, and runFlagTable rewritten: given.go says how.
 type runCmd struct {
 	Args         []string      `arg:"" optional:"" name:"prompt"`
-	Dir          string        `name:"cd" short:"C" placeholder:"DIR" config:"trusted"`
+	Dir          string        `name:"cd" short:"C" placeholder:"DIR" config:"trusted,path"`
 	Prompt       string        `short:"p" name:"prompt" placeholder:"TEXT" config:"free"`
-	PromptFile   string        `short:"f" name:"prompt-file" placeholder:"FILE" config:"trusted"`
+	PromptFile   string        `short:"f" name:"prompt-file" placeholder:"FILE" config:"trusted,path"`
 	Stdin        bool          `name:"stdin" config:"free"`
 	NoStdin      bool          `name:"no-stdin" config:"free"`
 	StdinTimeout time.Duration `name:"stdin-timeout" default:"3s" config:"min"`
@@ -69,10 +69,10 @@ type runCmd struct {
 	ToolHookTimeout time.Duration `name:"tool-hook-timeout" default:"30s" placeholder:"DURATION" config:"min"`
 
 	Sandbox           string        `name:"sandbox" placeholder:"MODE" config:"sandbox"`
-	SandboxWritable   []string      `name:"sandbox-writable" sep:"none" placeholder:"DIR" config:"trusted"`
+	SandboxWritable   []string      `name:"sandbox-writable" sep:"none" placeholder:"DIR" config:"trusted,path"`
 	SandboxNetwork    bool          `name:"sandbox-network" config:"trusted"`
 	SandboxBestEffort bool          `name:"sandbox-best-effort" config:"trusted"`
-	MCPConfig         []string      `name:"mcp-config" sep:"none" placeholder:"FILE" config:"trusted"`
+	MCPConfig         []string      `name:"mcp-config" sep:"none" placeholder:"FILE" config:"trusted,path"`
 	MCPTimeout        time.Duration `name:"mcp-timeout" default:"30s" config:"min"`
 	MCPCallTimeout    time.Duration `name:"mcp-call-timeout" default:"2m" config:"min"`
 	MCPStrict         bool          `name:"mcp-strict" config:"narrow"`
@@ -87,7 +87,7 @@ type runCmd struct {
 	MaxOutputTokens int           `name:"max-output-tokens" placeholder:"N" config:"limit"`
 	MaxCostUSD      float64       `name:"max-cost-usd" placeholder:"X" config:"limit"`
 	MaxTotalTokens  int64         `name:"max-total-tokens" placeholder:"N" config:"limit"`
-	Pricing         string        `name:"pricing" placeholder:"FILE" config:"trusted"`
+	Pricing         string        `name:"pricing" placeholder:"FILE" config:"trusted,path"`
 
 	// The context window: nil means the flag was not given (pointers, so
 	// that an explicit 0 is refused rather than taken for the default).
@@ -104,12 +104,12 @@ type runCmd struct {
 	Quiet    bool   `name:"quiet" short:"q" config:"free"`
 	Progress bool   `name:"progress" config:"free"`
 
-	OutputSchema      schemaRef `name:"output-schema" placeholder:"FILE" config:"trusted"`
+	OutputSchema      schemaRef `name:"output-schema" placeholder:"FILE" config:"trusted,path"`
 	SchemaRetries     int       `name:"schema-retries" default:"2" placeholder:"N" config:"min"`
 	Check             []string  `name:"check" sep:"none" placeholder:"CMD" config:"trusted"`
 	CheckRetries      int       `name:"check-retries" default:"2" placeholder:"N" config:"min"`
 	recordedSchema    []byte    // the --output-schema of a --replay recording
-	OutputLastMessage string    `name:"output-last-message" placeholder:"FILE" config:"trusted"`
+	OutputLastMessage string    `name:"output-last-message" placeholder:"FILE" config:"trusted,path"`
 
 	Resume   string `name:"resume" short:"r" placeholder:"REF" config:"-"`
 	Continue bool   `name:"continue" short:"c" config:"-"`
@@ -117,7 +117,7 @@ type runCmd struct {
 	// SessionID is validated and lower-cased by prepare.
 	SessionID string `name:"session-id" placeholder:"UUID" config:"-"`
 
-	Image []string `name:"image" sep:"none" placeholder:"FILE" config:"trusted"`
+	Image []string `name:"image" sep:"none" placeholder:"FILE" config:"trusted,path"`
 
 	RedactEnv []string `name:"redact-env" sep:"none" placeholder:"NAME" config:"deny"`
 	// ShareCloudCredentials passes the clouds' credential variables to
@@ -130,12 +130,26 @@ type runCmd struct {
 	Replay        string `name:"replay" placeholder:"REF" config:"-"`
 	ReplayLenient bool   `name:"replay-lenient" config:"-"`
 
+	// The configuration files (configure.go).
+	Config       string `name:"config" placeholder:"FILE" config:"-"`
+	NoConfig     bool   `name:"no-config" config:"-"`
+	Profile      string `name:"profile" placeholder:"NAME" config:"-"`
+	TrustProject bool   `name:"trust-project" config:"-"`
+	// configured is what configure read and set, for the run entry.
+	configured *configured
+
 	// given is the record of the flags the command line gave (given.go).
 	given givenFlags
 }
 
 // Run runs a prompt.
 func (c *runCmd) Run(a *app, store *session.Store) error {
+	// The configuration first: it may set how the run reports itself.
+	if err := c.configure(a); err != nil {
+		c.failBeforeStart(a, err)
+		return nil
+	}
+	store = c.configured.store(store)
 	if pr := c.progress(a); pr != nil {
 		// Diagnostics go out in order with the progress lines, and a
 		// blocked stderr stalls neither the run nor its end.
@@ -184,6 +198,16 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 	c.report(a, store, res, true)
 	writeStepSummary(a, res, a.code)
 	return nil
+}
+
+// failBeforeStart ends a run that failed before it started (its
+// configuration): the result event, the error, the step summary.
+func (c *runCmd) failBeforeStart(a *app, err error) {
+	res := runner.Result{Err: err}
+	runner.EmitResult(c.emitter(a, nil), res, time.Since(a.start))
+	a.code, _ = runner.Classify(err)
+	fmt.Fprintln(a.stderr, "awl:", err)
+	writeStepSummary(a, res, a.code)
 }
 
 // emitter returns where events go for the chosen output mode; the
@@ -594,7 +618,7 @@ func (c *runCmd) buildTools(a *app, st *runSetup) error {
 // --max-output-tokens), and sets the context window.
 func (c *runCmd) priceModel(a *app, st *runSetup) error {
 	var err error
-	if st.prices, err = loadPrices(a.getenv, c.Pricing); err != nil {
+	if st.prices, err = loadPrices(a.getenv, c.Pricing, c.origin("pricing")); err != nil {
 		return err
 	}
 	if err := runner.CheckPriced(st.prices, st.prov.Name(), st.model, c.MaxCostUSD); err != nil {
@@ -701,6 +725,7 @@ func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *run
 		Prices:           st.prices,
 		Timeout:          c.Timeout,
 		Version:          version,
+		ConfigFiles:      c.configured.runConfig(),
 		Reasoning:        c.Reasoning,
 		Stream:           c.Stream,
 		System:           c.System,
@@ -798,9 +823,9 @@ func (c *runCmd) validate() error {
 }
 
 // loadPrices returns the price table: awl's, overridden and extended by
-// --pricing FILE (pricing) or else AWL_PRICING.
-func loadPrices(getenv func(string) string, pricing string) (*modelinfo.Table, error) {
-	path, from := pricing, "--pricing"
+// --pricing FILE (pricing, which came from from) or else AWL_PRICING.
+func loadPrices(getenv func(string) string, pricing, from string) (*modelinfo.Table, error) {
+	path := pricing
 	if path == "" {
 		path, from = getenv("AWL_PRICING"), "AWL_PRICING"
 	}
@@ -816,7 +841,7 @@ func loadPrices(getenv func(string) string, pricing string) (*modelinfo.Table, e
 // for, it fails with exit 4 unless --sandbox-best-effort, which warns on
 // stderr and goes on.
 func (c *runCmd) sandbox(a *app, cwd string) (*sandbox.Sandbox, sandbox.Status, error) {
-	from, value := "--sandbox", c.Sandbox
+	from, value := c.origin("sandbox"), c.Sandbox
 	if value == "" {
 		from, value = "AWL_SANDBOX", a.getenv("AWL_SANDBOX")
 	}
@@ -1009,12 +1034,15 @@ func looksLikePath(ref string) bool {
 // run and awl sessions compact share: each command's flags fill one.
 type modelOptions struct {
 	Provider, Model, BaseURL string
-	MaxRetries               int
-	StallTimeout             time.Duration
+	// ProviderFrom names where Provider came from, for an error: "" for
+	// --provider.
+	ProviderFrom string
+	MaxRetries   int
+	StallTimeout time.Duration
 }
 
 func (c *runCmd) modelOptions() modelOptions {
-	return modelOptions{Provider: c.Provider, Model: c.Model, BaseURL: c.BaseURL, MaxRetries: c.MaxRetries, StallTimeout: c.StallTimeout}
+	return modelOptions{Provider: c.Provider, ProviderFrom: c.origin("provider"), Model: c.Model, BaseURL: c.BaseURL, MaxRetries: c.MaxRetries, StallTimeout: c.StallTimeout}
 }
 
 // buildProvider chooses the provider and model (choose), and sets up
@@ -1037,7 +1065,7 @@ func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider
 // the error about an unknown one; name is "" when nothing chose one.
 func (o modelOptions) choose(a *app, activeProvider, activeModel string) (name, from, model string) {
 	name = cmp.Or(o.Provider, a.getenv("AWL_PROVIDER"))
-	from = "--provider"
+	from = cmp.Or(o.ProviderFrom, "--provider")
 	if o.Provider == "" {
 		from = "AWL_PROVIDER"
 	}

@@ -106,7 +106,7 @@ func (c *sessionsCompactCmd) prepare(a *app, store *session.Store, em *event.Emi
 	if err != nil {
 		return fail(err)
 	}
-	prices, err := loadPrices(a.getenv, c.Pricing)
+	prices, err := loadPrices(a.getenv, c.Pricing, "--pricing")
 	if err != nil {
 		return fail(err)
 	}

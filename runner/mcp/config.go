@@ -172,6 +172,13 @@ func loadFile(path string, getenv func(string) string) ([]Server, error) {
 		}
 		return nil, &ConfigError{fmt.Sprintf("%s: %v", path, err)}
 	}
+	return ParseConfig(path, data, getenv)
+}
+
+// ParseConfig reads the servers of data, a document in .mcp.json's shape
+// that came from path, as LoadConfig reads a file: awl's configuration
+// files (cmd/awl/config) hand it their [mcp-servers.NAME] tables so.
+func ParseConfig(path string, data []byte, getenv func(string) string) ([]Server, error) {
 	var doc struct {
 		Servers map[string]json.RawMessage `json:"mcpServers"`
 	}

@@ -1,0 +1,414 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testSchema is a schema with a key of every type and class.
+var testSchema = Schema{
+	{Name: "model", Type: String, Class: Free},
+	{Name: "output", Type: String, Class: Free, Enum: []string{"text", "json"}, Default: "text"},
+	{Name: "base-url", Type: String, Class: Trusted},
+	{Name: "prompt-file", Type: String, Class: Trusted, Path: true},
+	{Name: "max-turns", Type: Int, Class: Limit},
+	{Name: "max-retries", Type: Int, Class: Min, Default: "4"},
+	{Name: "max-cost-usd", Type: Float, Class: Limit},
+	{Name: "timeout", Type: Duration, Class: Limit},
+	{Name: "tools", Type: List, Class: Allow, Sep: ","},
+	{Name: "deny-tools", Type: List, Class: Deny, Sep: ","},
+	{Name: "check", Type: List, Class: Trusted},
+	{Name: "sandbox", Type: String, Class: Sandbox},
+	{Name: "no-tools", Type: Bool, Class: Narrow},
+	{Name: "stream", Type: Bool, Class: Free},
+}
+
+func parse(t *testing.T, role Role, src string) *File {
+	t.Helper()
+	f, err := Parse("/p/.awl/config.toml", []byte(src), role, "/p", testSchema)
+	if err != nil {
+		t.Fatalf("Parse: %v\n%s", err, src)
+	}
+	return f
+}
+
+// TestParseRefusesBrokenFiles: every way a file can be wrong is exit 2
+// with path:line:col and the reason, each problem on its own line.
+func TestParseRefusesBrokenFiles(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"model = \n", `/p/.awl/config.toml:1:9: `},
+		{"model = \"a\"\nmodel = \"b\"\n", `/p/.awl/config.toml:2:1: `},
+		{"[profile\n", `/p/.awl/config.toml:1:`},
+		{"max_cost_usd = 1\n", `/p/.awl/config.toml:1:1: unknown key max_cost_usd (did you mean max-cost-usd?)`},
+		{"\n\nmax-turn = 3\n", `/p/.awl/config.toml:3:1: unknown key max-turn (did you mean max-turns?)`},
+		{"zzzzzzzzzz = 1\n", `/p/.awl/config.toml:1:1: unknown key zzzzzzzzzz`},
+		{"max-turns = \"20\"\n", `/p/.awl/config.toml:1:1: max-turns: must be an integer`},
+		{"max-turns = -1\n", `/p/.awl/config.toml:1:1: max-turns: must not be negative`},
+		{"max-cost-usd = nan\n", `/p/.awl/config.toml:1:1: max-cost-usd: must be a finite number`},
+		{"max-cost-usd = inf\n", `/p/.awl/config.toml:1:1: max-cost-usd: must be a finite number`},
+		{"max-cost-usd = true\n", `/p/.awl/config.toml:1:1: max-cost-usd: must be a number`},
+		{"timeout = 600\n", `/p/.awl/config.toml:1:1: timeout: must be a duration string`},
+		{"timeout = \"10 minutes\"\n", `/p/.awl/config.toml:1:1: timeout: "10 minutes" is not a duration`},
+		{"timeout = \"-1m\"\n", `/p/.awl/config.toml:1:1: timeout: must not be negative`},
+		{"model = \"\"\n", `/p/.awl/config.toml:1:1: model: the value is empty`},
+		{"model = \"  \"\n", `/p/.awl/config.toml:1:1: model: the value is empty`},
+		{"tools = []\n", `/p/.awl/config.toml:1:1: tools: the list is empty (no-tools = true offers none)`},
+		{"tools = [\"read\", \"\"]\n", `/p/.awl/config.toml:1:1: tools: item 2 is empty`},
+		{"tools = [\",\"]\n", `/p/.awl/config.toml:1:1: tools: item 1 is empty`},
+		{"tools = \"read\"\n", `/p/.awl/config.toml:1:1: tools: must be an array of strings`},
+		{"tools = [1]\n", `/p/.awl/config.toml:1:1: tools: item 1 must be a string`},
+		{"output = \"xml\"\n", `/p/.awl/config.toml:1:1: output: "xml" is not one of text, json`},
+		{"stream = \"yes\"\n", `/p/.awl/config.toml:1:1: stream: must be true or false`},
+		{"[profile.r]\nmodl = \"x\"\n", `/p/.awl/config.toml:2:1: unknown key modl (did you mean model?)`},
+		{"[profile.r]\ntrust-project = true\n", `/p/.awl/config.toml:2:1: trust-project cannot be set in a profile`},
+		{"profile = 1\n", `/p/.awl/config.toml:1:1: profile must be tables`},
+		{"[profile]\nr = 1\n", `/p/.awl/config.toml:2:1: profile.r must be a table`},
+		{"trust-project = \"yes\"\n", `/p/.awl/config.toml:1:1: trust-project must be true or false`},
+		{"mcp-servers = 1\n", `/p/.awl/config.toml:1:1: mcp-servers must be tables`},
+		{"[mcp-servers.gh]\nurl = \"https://x\"\nheaders = { Authorization = \"Bearer abc\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.headers.Authorization: a credential written into the file`},
+		{"[mcp-servers.gh]\ncommand = \"x\"\n[mcp-servers.gh.env]\nGITHUB_TOKEN = \"ghp_abc\"\n", `/p/.awl/config.toml:4: mcp-servers.gh.env.GITHUB_TOKEN: a credential`},
+		{"[mcp-servers.gh]\ncommand = \"x\"\nenv.API_KEY = \"k\"\n", `/p/.awl/config.toml:3: mcp-servers.gh.env.API_KEY: a credential`},
+		{"[mcp-servers.gh]\nurl = \"u\"\noauth = { client_secret = \"s3cr3t\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.oauth.client_secret: a credential`},
+		{"model = \"a\xff\"\n", `/p/.awl/config.toml:1:`},
+	} {
+		_, err := Parse("/p/.awl/config.toml", []byte(tc.src), Project, "/p", testSchema)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Code != 2 {
+			t.Errorf("%q: error %v, want exit 2", tc.src, err)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q:\n got %q\nwant %q...", tc.src, err.Error(), tc.want)
+		}
+		if strings.Contains(err.Error(), "abc") || strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("%q: the error shows the credential: %q", tc.src, err)
+		}
+	}
+}
+
+// TestParseReportsEveryProblem: a file with several problems names each,
+// in the file's order, so one run shows all there is to fix.
+func TestParseReportsEveryProblem(t *testing.T) {
+	_, err := Parse("f.toml", []byte("zeta = 1\nmax-turns = \"x\"\n[profile.a]\nmodel = 3\n"), User, "", testSchema)
+	want := "f.toml:1:1: unknown key zeta\nf.toml:2:1: max-turns: must be an integer\nf.toml:4:1: model: must be a string"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v\nwant %s", err, want)
+	}
+}
+
+// TestParseValues: values come out typed, relative paths are taken from
+// the base, "-" stays, MCP credentials named as ${VAR} pass.
+func TestParseValues(t *testing.T) {
+	f := parse(t, Project, `
+model = "m"
+max-turns = 0x10
+max-cost-usd = 2
+timeout = "1m30s"
+tools = ["read", "grep"]
+prompt-file = "prompts/review.md"
+[profile.ci]
+prompt-file = "-"
+stream = true
+[mcp-servers.gh]
+url = "https://x"
+headers = { Authorization = "Bearer ${GH_TOKEN}", "X-Trace" = "on" }
+`)
+	for k, want := range map[string]Value{
+		"model": "m", "max-turns": int64(16), "max-cost-usd": 2.0, "timeout": 90 * time.Second,
+		"prompt-file": "/p/prompts/review.md",
+	} {
+		if got := f.top[k].v; !equal(got, want) {
+			t.Errorf("%s = %#v, want %#v", k, got, want)
+		}
+	}
+	if got := f.top["tools"].v.([]string); !slices.Equal(got, []string{"read", "grep"}) {
+		t.Errorf("tools = %q", got)
+	}
+	if e := f.top["timeout"]; e.line != 5 || e.col != 1 {
+		t.Errorf("timeout at %d:%d, want 5:1", e.line, e.col)
+	}
+	if got := f.profiles["ci"]["prompt-file"].v; got != "-" {
+		t.Errorf("profile prompt-file = %v, want -", got)
+	}
+	if len(f.Servers) != 1 || f.Servers[0].Name != "gh" || f.Servers[0].Line != 11 {
+		t.Errorf("servers %+v", f.Servers)
+	}
+}
+
+func equal(a, b Value) bool { return Format(a) == Format(b) }
+
+func resolve(t *testing.T, in Input) (*Result, error) {
+	t.Helper()
+	in.Schema = testSchema
+	in.UserFile = "/home/u/.config/awl/config.toml"
+	return Resolve(in)
+}
+
+// TestUntrustedProjectNarrows: an untrusted project file narrows what the
+// user's file and the defaults allow, key class by key class, and never
+// widens.
+func TestUntrustedProjectNarrows(t *testing.T) {
+	user := parse(t, User, `
+max-turns = 10
+max-cost-usd = 1.5
+tools = ["read", "grep", "bash"]
+deny-tools = ["write"]
+sandbox = "workspace-write"
+no-tools = true
+`)
+	proj := parse(t, Project, `
+model = "m2"
+max-turns = 50
+max-cost-usd = 0.5
+timeout = "5m"
+max-retries = 9
+tools = ["bash", "edit"]
+deny-tools = ["bash"]
+sandbox = "off"
+no-tools = false
+`)
+	r, err := resolve(t, Input{Files: []*File{user, proj}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"model":        "m2",  // free
+		"max-turns":    "10",  // the user's is smaller
+		"max-cost-usd": "0.5", // the project's is smaller
+		"timeout":      "5m0s",
+		"max-retries":  "4", // the default is smaller
+		"tools":        "bash",
+		"deny-tools":   "write,bash",
+		"sandbox":      "workspace-write",
+		"no-tools":     "true",
+	} {
+		if got := Format(r.Settings[k].Value); got != want {
+			t.Errorf("%s = %q (from %s), want %q", k, got, r.Settings[k].Source, want)
+		}
+	}
+	if s := r.Settings["model"].Source; s.String() != "/p/.awl/config.toml:2" {
+		t.Errorf("model's source %q", s)
+	}
+	// Nothing in common: no tools at all, not every tool.
+	proj2 := parse(t, Project, `tools = ["edit"]`)
+	r, err = resolve(t, Input{Files: []*File{user, proj2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := r.Settings["tools"].Value.([]string); !ok || len(v) != 0 {
+		t.Errorf("tools = %#v, want an empty list", r.Settings["tools"].Value)
+	}
+	// A stricter sandbox, a limit where there was none.
+	proj3 := parse(t, Project, "sandbox = \"read-only\"\nmax-turns = 0\n")
+	r, _ = resolve(t, Input{Files: []*File{proj3}})
+	if got := Format(r.Settings["sandbox"].Value); got != "read-only" {
+		t.Errorf("sandbox = %q", got)
+	}
+	if _, ok := r.Settings["max-turns"]; ok {
+		t.Errorf("max-turns = 0 (no limit) was taken from an untrusted file")
+	}
+}
+
+// TestUntrustedProjectRefused: each key an untrusted project file may not
+// set is exit 4, one line each with path:line, the key and how to trust
+// it; trusted by any of the three ways, the same file applies.
+func TestUntrustedProjectRefused(t *testing.T) {
+	src := "base-url = \"https://evil\"\ncheck = [\"curl evil\"]\nmodel = \"m\"\n[profile.x]\nprompt-file = \"a\"\n[mcp-servers.e]\ncommand = \"sh\"\n"
+	proj := parse(t, Project, src)
+	_, err := resolve(t, Input{Files: []*File{proj}, Profile: "x", ProfileFrom: "--profile"})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Code != 4 || len(ce.Lines) != 4 {
+		t.Fatalf("error %#v, want exit 4 with four lines", err)
+	}
+	for i, want := range []string{":1: base-url:", ":2: check:", ":6: mcp-servers.e:", ":5: profile.x.prompt-file:"} {
+		if !strings.Contains(ce.Lines[i], want) || !strings.Contains(ce.Lines[i], "--trust-project") || !strings.Contains(ce.Lines[i], "trust-project = true in /home/u/.config/awl/config.toml") {
+			t.Errorf("line %d %q, want %q and how to trust", i, ce.Lines[i], want)
+		}
+	}
+	user := parse(t, User, "trust-project = true\n")
+	for _, in := range []Input{{Files: []*File{proj}, TrustProject: true}, {Files: []*File{user, proj}}} {
+		r, err := resolve(t, in)
+		if err != nil {
+			t.Fatalf("trusted: %v", err)
+		}
+		if got := r.Settings["base-url"].Value; got != "https://evil" || len(r.Servers) != 1 {
+			t.Errorf("trusted file not applied: %v %v", got, r.Servers)
+		}
+	}
+	// trust-project in the project file itself trusts nothing.
+	self := parse(t, Project, "trust-project = true\nbase-url = \"x\"\n")
+	if _, err := resolve(t, Input{Files: []*File{self}}); err == nil {
+		t.Error("a project file trusted itself")
+	}
+	// The same keys in a named file are the workflow's own.
+	named := parse(t, Named, src)
+	if _, err := resolve(t, Input{Files: []*File{named}}); err != nil {
+		t.Errorf("named file: %v", err)
+	}
+}
+
+// TestProfiles: a profile sets over every file's top level, the user's
+// profile under the project's; an unknown profile lists the names there
+// are.
+func TestProfiles(t *testing.T) {
+	user := parse(t, User, "model = \"u\"\n[profile.review]\nmodel = \"ur\"\nmax-turns = 3\n[profile.lint]\n")
+	proj := parse(t, Project, "model = \"p\"\n[profile.review]\nmax-turns = 2\n")
+	r, err := resolve(t, Input{Files: []*File{user, proj}, Profile: "review", ProfileFrom: "--profile"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := r.Settings["model"]; m.Value != "ur" || m.Source.Line != 3 {
+		t.Errorf("model = %v from %s, want the user's profile's", m.Value, m.Source)
+	}
+	if m := r.Settings["max-turns"]; Format(m.Value) != "2" {
+		t.Errorf("max-turns = %v, want the project profile's smaller 2", m.Value)
+	}
+	_, err = resolve(t, Input{Files: []*File{user, proj}, Profile: "fix", ProfileFrom: "AWL_PROFILE"})
+	if err == nil || err.Error() != "AWL_PROFILE fix: no configuration file defines [profile.fix]; the profiles are: lint, review" {
+		t.Errorf("unknown profile: %v", err)
+	}
+	if _, err := resolve(t, Input{Profile: "fix", ProfileFrom: "--profile"}); err == nil || !strings.Contains(err.Error(), "no configuration file was read") {
+		t.Errorf("profile without files: %v", err)
+	}
+}
+
+// TestEnvOverFiles: an AWL_ variable sets over the files; an empty one
+// counts as unset; a bad one is exit 2 naming it.
+func TestEnvOverFiles(t *testing.T) {
+	proj := parse(t, Project, "model = \"p\"\nmax-turns = 5\n")
+	env := map[string]string{"AWL_MODEL": "e", "AWL_MAX_TURNS": "", "AWL_TOOLS": "read, grep", "AWL_CHECK": "make a\n\nmake b", "AWL_STREAM": "1"}
+	r, err := resolve(t, Input{Files: []*File{proj}, Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"model": "e", "max-turns": "5", "tools": "read,grep", "check": "make a,make b", "stream": "true"} {
+		if got := Format(r.Settings[k].Value); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if s := r.Settings["model"].Source.String(); s != "env AWL_MODEL" {
+		t.Errorf("source %q", s)
+	}
+	env = map[string]string{"AWL_MAX_TURNS": "many", "AWL_TIMEOUT": "-1s", "AWL_OUTPUT": "xml"}
+	_, err = resolve(t, Input{Getenv: func(k string) string { return env[k] }})
+	if err == nil || !strings.Contains(err.Error(), `AWL_MAX_TURNS: "many" is not an integer`) || !strings.Contains(err.Error(), "AWL_TIMEOUT: must not be negative") || !strings.Contains(err.Error(), `AWL_OUTPUT: "xml" is not one of`) {
+		t.Errorf("bad variables: %v", err)
+	}
+}
+
+// countFS counts what Find and Read do.
+type countFS struct {
+	stats, opens []string
+}
+
+func (c *countFS) fs() FS {
+	return FS{
+		Stat: func(p string) (fs.FileInfo, error) { c.stats = append(c.stats, p); return os.Stat(p) },
+		Open: func(p string) (*os.File, error) { c.opens = append(c.opens, p); return os.Open(p) },
+	}
+}
+
+// TestFindStatsOnly: with no file anywhere, Find stats the user file and,
+// in each directory up to the repository's root, .awl/config.toml and
+// .git, and opens nothing; the nearest project file wins; a named file
+// stands alone; a FIFO is refused, not opened.
+func TestFindStatsOnly(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "repo", "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "repo", ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var c countFS
+	locs, err := Find(c.fs(), deep, "", filepath.Join(root, "home", "awl", "config.toml"))
+	if err != nil || len(locs) != 0 {
+		t.Fatalf("Find: %v %v", locs, err)
+	}
+	want := []string{filepath.Join(root, "home", "awl", "config.toml")}
+	for _, d := range []string{deep, filepath.Dir(deep), filepath.Join(root, "repo")} {
+		want = append(want, filepath.Join(d, ".awl", "config.toml"), filepath.Join(d, ".git"))
+	}
+	if !slices.Equal(c.stats, want) || len(c.opens) != 0 {
+		t.Errorf("stats %q\nwant  %q\nopens %q", c.stats, want, c.opens)
+	}
+	for _, d := range []string{filepath.Join(root, "repo"), filepath.Join(root, "repo", "a")} {
+		if err := os.MkdirAll(filepath.Join(d, ".awl"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, ".awl", "config.toml"), []byte("model = \"x\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	locs, err = Find(OS, deep, "", "")
+	if err != nil || len(locs) != 1 || locs[0].Path != filepath.Join(root, "repo", "a", ".awl", "config.toml") || locs[0].Base != filepath.Join(root, "repo", "a") {
+		t.Errorf("nearest: %+v %v", locs, err)
+	}
+	locs, err = Find(OS, deep, "named.toml", "/u")
+	if err != nil || len(locs) != 1 || locs[0].Role != Named {
+		t.Errorf("named: %+v %v", locs, err)
+	}
+	fifo := filepath.Join(root, "repo", "a", "b", ".awl")
+	os.Mkdir(fifo, 0o755)
+	if err := mkfifo(filepath.Join(fifo, "config.toml")); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	if _, err := Find(OS, deep, "", ""); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("FIFO: %v", err)
+	}
+}
+
+// TestReadRefusesLargeFiles: a file over MaxSize is refused, not read in
+// full.
+func TestReadRefusesLargeFiles(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(p, []byte("# "+strings.Repeat("x", MaxSize)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(OS, Loc{Path: p, Role: User}, testSchema); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("large file: %v", err)
+	}
+}
+
+// FuzzParse: for any bytes, Parse and Resolve never panic, and fail only
+// with an *Error whose every line names the file.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"model = \"m\"\n", "max-turns = 3\n[profile.a]\ntools = [\"x\"]\n", "[mcp-servers.a]\nheaders = { Authorization = \"x\" }\n",
+		"a.b.c = 1\n", "[[profile]]\n", "tools = [[1]]\n", "timeout = \"1h\"\nsandbox = \"read-only\"\n", "x = {a = {b = 1}}\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, role := range []Role{User, Project} {
+			file, err := Parse("f.toml", data, role, "/b", testSchema)
+			if err != nil {
+				var ce *Error
+				if !errors.As(err, &ce) || len(ce.Lines) == 0 {
+					t.Fatalf("error %T %v", err, err)
+				}
+				for _, l := range ce.Lines {
+					if !strings.HasPrefix(l, "f.toml") {
+						t.Fatalf("line %q does not name the file", l)
+					}
+				}
+				continue
+			}
+			for _, p := range append(file.Profiles(), "") {
+				if _, err := resolve(t, Input{Files: []*File{file}, Profile: p, ProfileFrom: "--profile"}); err != nil {
+					var ce *Error
+					if !errors.As(err, &ce) {
+						t.Fatalf("Resolve: %T %v", err, err)
+					}
+				}
+			}
+		}
+	})
+}

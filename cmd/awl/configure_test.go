@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/awlrun/awl/cmd/awl/config"
+	"github.com/awlrun/awl/provider/providertest"
+)
+
+// TestNoConfigReadsOnlyStats: a whole run with no configuration file
+// anywhere reads none: it stats the user's file, and .awl/config.toml and
+// .git in each directory from the run's up to the repository's root, and
+// opens nothing. With one project file it opens that file alone, once.
+func TestNoConfigReadsOnlyStats(t *testing.T) {
+	srv := providertest.New()
+	defer srv.Close()
+	tmp := keyEnv(t, srv)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-test")
+	deep := filepath.Join(tmp, "repo", "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(tmp, "repo", ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var stats, opens []string
+	configFS = config.FS{
+		Stat: func(p string) (fs.FileInfo, error) { stats = append(stats, p); return os.Stat(p) },
+		Open: func(p string) (*os.File, error) { opens = append(opens, p); return os.Open(p) },
+	}
+	defer func() { configFS = config.OS }()
+	run := func() {
+		t.Helper()
+		srv.Enqueue(providertest.Text("anthropic", "done"))
+		var stdout, stderr bytes.Buffer
+		if code := Main(context.Background(), []string{"run", "--no-stdin", "-C", deep, "hi"}, nil, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr.String())
+		}
+	}
+	run()
+	want := []string{filepath.Join(tmp, "config", "awl", "config.toml")}
+	for _, d := range []string{deep, filepath.Dir(deep), filepath.Join(tmp, "repo")} {
+		want = append(want, filepath.Join(d, ".awl", "config.toml"), filepath.Join(d, ".git"))
+	}
+	if !slices.Equal(stats, want) || len(opens) != 0 {
+		t.Errorf("with no configuration file the run statted\n %q\nwant\n %q\nand opened %q", stats, want, opens)
+	}
+	proj := filepath.Join(tmp, "repo", ".awl", "config.toml")
+	if err := os.Mkdir(filepath.Dir(proj), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(proj, []byte("max-turns = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stats, opens = nil, nil
+	run()
+	if !slices.Equal(opens, []string{proj}) {
+		t.Errorf("with one project file the run opened %q", opens)
+	}
+}
+
+// TestConfigDocListsKeys: docs/config.md's key table has a row for every
+// key, with its type, its variable and what an untrusted project file may
+// do with it, so a flag added with a config tag is documented.
+func TestConfigDocListsKeys(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/config.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	classText := map[config.Class]string{
+		config.Free: "sets it", config.Trusted: "**refused** (exit 4)", config.Min: "the smaller value counts",
+		config.Limit: "the smaller limit counts", config.Allow: "intersects", config.Deny: "adds to",
+		config.Sandbox: "the stricter mode counts", config.Narrow: "may turn it on, not off",
+	}
+	typeText := map[config.Type]string{
+		config.String: "string", config.Bool: "bool", config.Int: "integer", config.Float: "number",
+		config.Duration: "duration", config.List: "list",
+	}
+	rows := 0
+	for _, k := range runSchema() {
+		re := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(k.Name) + "` \\| ([^|]*) \\| `([A-Z_]+)` \\| ([^|]*) \\|$")
+		m := re.FindStringSubmatch(string(doc))
+		if m == nil {
+			t.Errorf("docs/config.md has no row for the key %s", k.Name)
+			continue
+		}
+		rows++
+		if !strings.HasPrefix(m[1], typeText[k.Type]) || m[2] != k.Env() || !strings.Contains(m[3], classText[k.Class]) {
+			t.Errorf("docs/config.md's row for %s says %q, %q, %q; the key is a %s, %s, %q", k.Name, m[1], m[2], m[3], typeText[k.Type], k.Env(), classText[k.Class])
+		}
+	}
+	if all := regexp.MustCompile("(?m)^\\| `[a-z-]+` \\| [^|]* \\| `AWL_").FindAllString(string(doc), -1); len(all) != rows {
+		t.Errorf("docs/config.md's key table has %d rows, the keys are %d", len(all), rows)
+	}
+}
+
+// TestDocConfigExamplesParse: the .awl/config.toml examples of README.md
+// and docs/config.md are files awl takes, as an untrusted project file.
+func TestDocConfigExamplesParse(t *testing.T) {
+	block := regexp.MustCompile("(?s)```toml\n(.*?)```")
+	n := 0
+	for _, doc := range []string{"../../README.md", "../../docs/config.md"} {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllStringSubmatch(string(data), -1) {
+			if !strings.HasPrefix(m[1], "# .awl/config.toml\n") {
+				continue
+			}
+			n++
+			f, err := config.Parse(doc, []byte(m[1]), config.Project, "/repo", runSchema())
+			if err != nil {
+				t.Errorf("%s: the example is refused: %v", doc, err)
+				continue
+			}
+			for _, p := range append(f.Profiles(), "") {
+				if _, err := config.Resolve(config.Input{Schema: runSchema(), Files: []*config.File{f}, Profile: p, ProfileFrom: "--profile"}); err != nil {
+					t.Errorf("%s: profile %q: %v", doc, p, err)
+				}
+			}
+		}
+	}
+	if n < 2 {
+		t.Fatalf("found %d examples, want one in each document", n)
+	}
+}
