@@ -43,7 +43,7 @@ func (c *runCmd) startTracing(a *app) *tracing {
 		}
 		return red.String(s)
 	}
-	b := trace.NewBuilder(cfg, a.start, version, redact)
+	b := trace.NewBuilder(cfg, a.start, currentStamp().Version, redact)
 	b.SetProviderFamily(provider.Family)
 	return &tracing{cfg: cfg, b: b}
 }

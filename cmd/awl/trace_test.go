@@ -147,6 +147,11 @@ func TestTraceTree(t *testing.T) {
 	if !strings.Contains(out.String(), `"session_id":"`+sid+`"`) || sid == "" {
 		t.Errorf("run span session %q not the run's: %s", sid, out.String())
 	}
+	// A `go build` binary (as this test's) has no ldflags stamp: the
+	// version is the stamp `awl --version` prints.
+	if v := attr(r.Attributes, "awl.version").GetStringValue(); v == "" || v != currentStamp().Version {
+		t.Errorf("run span awl.version %q, want %q", v, currentStamp().Version)
+	}
 	if attr(r.Attributes, "awl.exit_code").GetIntValue() != 0 || attr(r.Attributes, "awl.reason").GetStringValue() != "completed" ||
 		attr(r.Attributes, "gen_ai.operation.name").GetStringValue() != "invoke_agent" || attr(r.Attributes, "awl.turns").GetIntValue() != 2 {
 		t.Errorf("run span attributes: %v", r.Attributes)
@@ -342,6 +347,39 @@ func TestTraceNeverInTheWay(t *testing.T) {
 // TestTraceToolAndCheckParents: each process a tool call or a --check
 // starts gets a TRACEPARENT naming that call's or that check attempt's own
 // span (a traced build step inside it joins the trace there), not the run
+// TestTraceOfAFailureBeforeTheRun: as docs/tracing.md says, a run that
+// fails in its setup (an unknown tool) is a trace of one span with exit 2,
+// and a command line that does not parse sends none.
+func TestTraceOfAFailureBeforeTheRun(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		spans int
+	}{
+		{[]string{"--tools", "bash,nosuch"}, 1},
+		{[]string{"--no-such-flag"}, 0},
+		{[]string{"--max-turns", "x"}, 0},
+	} {
+		rcv := newOTLPReceiver(t)
+		traceEnv(t, rcv.URL)
+		var out, errb bytes.Buffer
+		if code := Main(context.Background(), append(append([]string{"run", "--no-stdin"}, c.args...), "hi"), nil, &out, &errb); code != 2 {
+			t.Fatalf("%v: exit %d, want 2: %s", c.args, code, errb.String())
+		}
+		rcv.mu.Lock()
+		n := len(rcv.reqs)
+		rcv.mu.Unlock()
+		if c.spans == 0 && n != 0 {
+			t.Errorf("%v: %d exports; a command line that does not parse sends none", c.args, n)
+		}
+		if c.spans > 0 {
+			spans, _ := rcv.spans(t)
+			if len(spans) != c.spans || attr(spans[0].Attributes, "awl.exit_code").GetIntValue() != 2 {
+				t.Errorf("%v: spans %v, want one run span with exit 2", c.args, spans)
+			}
+		}
+	}
+}
+
 // span; two calls, two spans, two parents.
 func TestTraceToolAndCheckParents(t *testing.T) {
 	rcv := newOTLPReceiver(t)
