@@ -17,6 +17,7 @@ type state struct {
 	in, out, cacheR, cW  int64
 	cost                 float64
 	unpriced             bool // a request had no cost: the total is not known
+	priced               bool // a request had a cost: before, no total is known
 	last                 time.Time
 	calls                map[string]string // call_id → the tool line's head
 	denials              map[string]string // call_id → why the policy refused it (tool_denied)
@@ -138,7 +139,7 @@ func (p *Printer) entry(e gjson.Result, prev, ts time.Time) {
 	if n := u.Get("cacheWrite").Int(); n > 0 {
 		fmt.Fprintf(&b, ", %d cache write", n)
 	}
-	if !st.unpriced {
+	if st.costKnown() {
 		fmt.Fprintf(&b, ", %s so far", dollars(st.cost))
 	}
 	if !prev.IsZero() && !ts.IsZero() && ts.After(prev) {
@@ -182,6 +183,7 @@ func (p *Printer) addCost(cost gjson.Result) {
 	st := &p.st
 	if cost.Type == gjson.Number {
 		st.cost += cost.Float()
+		st.priced = true
 		return
 	}
 	st.unpriced = true
@@ -258,11 +260,16 @@ func (p *Printer) closeGroup() {
 	}
 }
 
+// costKnown reports whether the run's cost so far is known: every
+// request had a cost, and there was one. Before the first response no
+// cost is shown, not $0.0000: the model may have no price.
+func (st *state) costKnown() bool { return st.priced && !st.unpriced }
+
 // status is the live line after the elapsed time.
 func (st *state) status() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "turn %d · %d in / %d out", st.turns, st.in+st.cacheR+st.cW, st.out)
-	if !st.unpriced {
+	if st.costKnown() {
 		b.WriteString(" · " + dollars(st.cost))
 	}
 	if len(st.running) > 0 {

@@ -206,6 +206,27 @@ func TestLiveStatusLine(t *testing.T) {
 	}
 }
 
+// TestLiveStatusNoCostBeforeItIsKnown: before the first response the cost
+// is not known (the model may have no price): the status line shows none,
+// never $0.0000, and it shows none for a model without a price after.
+func TestLiveStatusNoCostBeforeItIsKnown(t *testing.T) {
+	var out testenv.Buffer
+	now := time.Date(2026, 12, 1, 10, 0, 12, 0, time.UTC)
+	p := New(&out, Options{Steps: true, Live: true, Width: 80, Start: now.Add(-12 * time.Second),
+		Now: func() time.Time { return now }, Tick: time.Hour})
+	feed(p, evSession, evUser)
+	unpriced := strings.Replace(evTurn1, `,"costUsd":0.25`, ``, 1)
+	feed(p, unpriced, evStart1, evEnd1)
+	p.Close(time.Second)
+	got := out.String()
+	if strings.Contains(got, "$") {
+		t.Errorf("a cost where none is known:\n%q", got)
+	}
+	if !strings.Contains(got, "awl: 12s · turn 1 · 5096 in / 50 out · bash running") {
+		t.Errorf("no status line without a cost:\n%q", got)
+	}
+}
+
 func TestSummary(t *testing.T) {
 	for _, c := range []struct{ ev, want string }{
 		{`{"type":"tool_start","name":"grep","call_id":"a","input":{"pattern":"TODO","path":"src"}}`, "awl: tool grep: TODO in src"},
