@@ -38,6 +38,10 @@ type app struct {
 	// progress, during `awl run`, prints the run's steps on stderr
 	// (progress.go); nil when it does not.
 	progress io.Writer
+	// secrets are the secrets awl comes to hold besides the variables'
+	// (MCP OAuth tokens), which every redactor it made takes up
+	// (secrets.go).
+	secrets secretSet
 }
 
 // cli is the kong grammar.

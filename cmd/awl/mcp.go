@@ -99,6 +99,9 @@ func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp
 		Stderr:   redactedLines{r: redactor(a, c.secretVars), w: a.stderr},
 		Version:  currentStamp().Version,
 		TokenDir: mcpTokenDir(a.getenv),
+		// Tokens a server's flow loads or obtains join every redactor:
+		// the session's, the trace's, the servers' stderr.
+		Secret: func(_ string, values ...string) { a.secrets.add(mcpTokenName, values...) },
 	}
 	// With $BROWSER set a person is there to authorize a server that wants
 	// OAuth; without it, only stored tokens are used.

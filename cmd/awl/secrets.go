@@ -3,8 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/awlrun/awl/internal/procenv"
 	"github.com/awlrun/awl/provider"
@@ -132,5 +136,78 @@ func redactor(a *app, names []string, held ...provider.Secret) *redact.Redactor 
 			}
 		}
 	}
-	return redact.New(secrets)
+	return a.secrets.track(a, redact.New(secrets))
 }
+
+// secretSet is what awl holds besides the secret variables: the MCP OAuth
+// tokens and client secrets stored in the token directory (read once, by
+// the first redactor made: a tool may print any of those files, a server
+// configured in this run or not) and those an MCP server's OAuth flow
+// obtains during the run (add). Every redactor made (redactor) redacts
+// them all, those added after it was made included.
+type secretSet struct {
+	mu        sync.Mutex
+	loaded    bool
+	extra     []redact.Secret
+	redactors []*redact.Redactor
+}
+
+// track makes r redact the set's secrets, now and as they are added.
+func (s *secretSet) track(a *app, r *redact.Redactor) *redact.Redactor {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.loaded {
+		s.loaded = true
+		s.extra = append(s.extra, storedTokenSecrets(mcpTokenDir(a.getenv))...)
+	}
+	r.Add(s.extra...)
+	s.redactors = append(s.redactors, r)
+	return r
+}
+
+// add makes every redactor made, and every one made from now on, redact
+// values, under name.
+func (s *secretSet) add(name string, values ...string) {
+	var add []redact.Secret
+	for _, v := range values {
+		add = append(add, redact.Secret{Name: name, Value: v})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.extra = append(s.extra, add...)
+	for _, r := range s.redactors {
+		r.Add(add...)
+	}
+}
+
+// storedTokenSecrets are the tokens and client secrets of the OAuth token
+// files in dir (awl mcp login's): access and refresh tokens, an ID token,
+// the client secret, named MCP_OAUTH_TOKEN.
+func storedTokenSecrets(dir string) []redact.Secret {
+	if dir == "" {
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []redact.Secret
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil || len(b) > 1<<20 {
+			continue
+		}
+		for _, path := range []string{"token.access_token", "token.refresh_token", "token.id_token", "client_secret"} {
+			if v := gjson.GetBytes(b, path).String(); v != "" {
+				out = append(out, redact.Secret{Name: mcpTokenName, Value: v})
+			}
+		}
+	}
+	return out
+}
+
+// mcpTokenName names the MCP OAuth secrets where they are redacted.
+const mcpTokenName = "MCP_OAUTH_TOKEN"

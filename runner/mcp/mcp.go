@@ -66,6 +66,12 @@ type Options struct {
 	// Login, when set, lets the OAuth authorization-code flow run (awl mcp
 	// login, or awl run with $BROWSER set); nil means a headless run.
 	Login *oauth.Login
+	// Secret, when set, is told each token and client secret a server's
+	// OAuth flow comes to hold (loaded from its file, obtained, refreshed),
+	// with the server's name: the run's redactor takes them up, so that a
+	// tool that prints the token file, say, does not bring them into the
+	// session.
+	Secret func(server string, values ...string)
 }
 
 // Status is how a server's start went.
@@ -331,10 +337,15 @@ func (s *server) authorizer() (jsonrpc.Authorizer, error) {
 func (s *server) addSecret(vs ...string) {
 	s.secretMu.Lock()
 	defer s.secretMu.Unlock()
+	var added []string
 	for _, v := range vs {
 		if v != "" && !slices.Contains(s.tokens, v) {
 			s.tokens = append(s.tokens, v)
+			added = append(added, v)
 		}
+	}
+	if f := s.m.opts.Secret; f != nil && len(added) > 0 {
+		f(s.cfg.Name, added...)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/awlrun/awl/conv"
@@ -38,8 +40,27 @@ type Secret struct {
 // secret's length, at most maxTail: the random end of a key, not a shared
 // prefix like "sk-"), and only a window whose last two bytes end some
 // secret's tail is looked at closer.
+//
+// Secrets may be added while it is in use (Add): an OAuth token an MCP
+// server's flow obtains during the run.
 type Redactor struct {
-	plain scanner
+	mu      sync.Mutex // held by Add
+	secrets []Secret
+	sc      atomic.Pointer[scanner]
+}
+
+// noScanner is the scanner of a Redactor without secrets.
+var noScanner = &scanner{m: maxTail}
+
+// scan is the scanner for the secrets known now.
+func (r *Redactor) scan() *scanner {
+	if r == nil {
+		return noScanner
+	}
+	if sc := r.sc.Load(); sc != nil {
+		return sc
+	}
+	return noScanner
 }
 
 // maxTail caps the tail length m, and so the longest skip.
@@ -54,6 +75,8 @@ type scanner struct {
 	shift *[1 << 12]uint8
 	// ends[h] lists the patterns whose tail ends with a pair hashing to h.
 	ends map[uint16][]int
+	// maxLen is the longest pattern's length, 0 without patterns.
+	maxLen int
 }
 
 // pairHash maps the two bytes a, b to a shift table index. Collisions only
@@ -69,9 +92,22 @@ type pattern struct {
 // MinSecretLen. A value known under several names is redacted under the
 // first.
 func New(secrets []Secret) *Redactor {
+	r := &Redactor{}
+	r.Add(secrets...)
+	return r
+}
+
+// Add makes r redact secrets too, from now on, as New's.
+func (r *Redactor) Add(secrets ...Secret) {
+	if r == nil || len(secrets) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.secrets = append(r.secrets, secrets...)
 	var plain []pattern
 	seen := map[string]bool{}
-	for _, s := range secrets {
+	for _, s := range r.secrets {
 		if len(s.Value) < MinSecretLen || seen[s.Value] {
 			continue
 		}
@@ -84,7 +120,8 @@ func New(secrets []Secret) *Redactor {
 			}
 		}
 	}
-	return &Redactor{plain: newScanner(plain)}
+	sc := newScanner(plain)
+	r.sc.Store(&sc)
 }
 
 // encodings are value and the forms of it awl can predict where a tool
@@ -126,6 +163,7 @@ func newScanner(pats []pattern) scanner {
 	}
 	for _, p := range pats {
 		sc.m = min(sc.m, len(p.text))
+		sc.maxLen = max(sc.maxLen, len(p.text))
 	}
 	sc.shift = new([1 << 12]uint8)
 	for i := range sc.shift {
@@ -214,7 +252,7 @@ func (r *Redactor) String(s string) string {
 	if r == nil {
 		return s
 	}
-	return r.plain.replace(s)
+	return r.scan().replace(s)
 }
 
 // JSON is String for JSON text, where a secret may also occur escaped
@@ -225,10 +263,10 @@ func (r *Redactor) JSON(s string) string {
 	if r == nil {
 		return s
 	}
-	if len(r.plain.pats) > 0 && strings.IndexByte(s, '\\') >= 0 {
+	if len(r.scan().pats) > 0 && strings.IndexByte(s, '\\') >= 0 {
 		s = r.escapedStrings(s)
 	}
-	return r.plain.replace(s)
+	return r.scan().replace(s)
 }
 
 // escapedStrings redacts the decoded value of each string literal of the
@@ -258,7 +296,7 @@ func (r *Redactor) escapedStrings(s string) string {
 		if escaped {
 			var v string
 			if json.Unmarshal([]byte(s[i:end+1]), &v) == nil {
-				if red := r.plain.replace(v); red != v {
+				if red := r.scan().replace(v); red != v {
 					b.WriteString(s[at:i])
 					writeJSONString(&b, red)
 					at = end + 1
@@ -293,7 +331,7 @@ func writeJSONString(b *strings.Builder, v string) {
 // the provider needs back byte for byte and no reader reads. e itself is
 // not changed.
 func (r *Redactor) Entry(e session.Entry) session.Entry {
-	if r == nil || len(r.plain.pats) == 0 {
+	if r == nil || len(r.scan().pats) == 0 {
 		return e
 	}
 	if len(e.Fields) > 0 {
@@ -351,25 +389,12 @@ func (r *Redactor) Error(err error) error {
 	return err
 }
 
-// maxLen is the length of the longest secret, 0 without secrets.
-func (r *Redactor) maxLen() int {
-	if r == nil {
-		return 0
-	}
-	n := 0
-	for _, p := range r.plain.pats {
-		n = max(n, len(p.text))
-	}
-	return n
-}
-
 // Stream redacts text that arrives in pieces (streamed deltas), where
 // a secret may be split across two of them. It holds back the end of each
 // piece that could still begin a secret, and lets it out, redacted, with
 // the next piece or at Flush.
 type Stream struct {
 	r       *Redactor
-	max     int
 	pending map[deltaKey]string
 }
 
@@ -380,22 +405,23 @@ type deltaKey struct {
 
 // NewStream returns a Stream for r's secrets.
 func NewStream(r *Redactor) *Stream {
-	return &Stream{r: r, max: r.maxLen(), pending: map[deltaKey]string{}}
+	return &Stream{r: r, pending: map[deltaKey]string{}}
 }
 
 // Text returns what of the stream kind/index may be shown once text has
 // arrived: everything up to the last bytes that could begin a secret,
 // redacted. It may be "".
 func (d *Stream) Text(kind string, index int, text string) string {
-	if d.max == 0 {
+	sc := d.r.scan()
+	if sc.maxLen == 0 {
 		return text
 	}
 	k := deltaKey{kind, index}
 	buf := d.pending[k] + text
-	// A secret not yet complete starts within the last max-1 bytes: all
-	// before them is final, except a secret found across the cut.
-	cut := max(len(buf)-(d.max-1), 0)
-	spans := d.r.plain.find(buf)
+	// A secret not yet complete starts within the last maxLen-1 bytes:
+	// all before them is final, except a secret found across the cut.
+	cut := max(len(buf)-(sc.maxLen-1), 0)
+	spans := sc.find(buf)
 	for _, sp := range spans {
 		if sp.start < cut && sp.end > cut {
 			cut = sp.end
@@ -405,7 +431,7 @@ func (d *Stream) Text(kind string, index int, text string) string {
 		cut--
 	}
 	d.pending[k] = buf[cut:]
-	return d.r.plain.replace(buf[:cut])
+	return sc.replace(buf[:cut])
 }
 
 // Drop forgets what is held back: the stream it belongs to was voided (a
@@ -426,7 +452,7 @@ func (d *Stream) Flush(emit func(kind string, index int, text string)) {
 		return a.index < b.index || a.index == b.index && a.kind < b.kind
 	})
 	for _, k := range keys {
-		emit(k.kind, k.index, d.r.plain.replace(d.pending[k]))
+		emit(k.kind, k.index, d.r.scan().replace(d.pending[k]))
 	}
 	clear(d.pending)
 }

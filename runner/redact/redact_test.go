@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -325,5 +326,39 @@ func TestRedactorEntryCoversNamesAndIDs(t *testing.T) {
 	}
 	if u, res := out.Message.Content[0], out.Message.Content[1]; u.Name != "[redacted:KEY]" || u.ID != res.ToolUseID || u.ID != "call-[redacted:KEY]" {
 		t.Errorf("tool use %+v, result %+v", u, res)
+	}
+}
+
+// TestRedactorAdd: a secret added while the redactor is in use (an OAuth
+// token obtained during the run) is redacted from then on, by the
+// redactor and by a stream made before it was added, while other
+// goroutines redact.
+func TestRedactorAdd(t *testing.T) {
+	r := New([]Secret{{"KEY", "sk-ant-0123456789"}})
+	d := NewStream(r)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				r.String("sk-ant-0123456789 and tok-access-abcdef0123")
+			}
+		})
+	}
+	r.Add(Secret{"MCP_OAUTH_TOKEN", "tok-access-abcdef0123"})
+	wg.Wait()
+	if got := r.String("a tok-access-abcdef0123 b"); got != "a [redacted:MCP_OAUTH_TOKEN] b" {
+		t.Errorf("String = %q", got)
+	}
+	var out strings.Builder
+	out.WriteString(d.Text("text_delta", 0, "tok-access-"))
+	out.WriteString(d.Text("text_delta", 0, "abcdef0123 done"))
+	d.Flush(func(_ string, _ int, s string) { out.WriteString(s) })
+	if got := out.String(); got != "[redacted:MCP_OAUTH_TOKEN] done" {
+		t.Errorf("stream = %q", got)
+	}
+	var zero Redactor
+	zero.Add(Secret{"X", "0123456789"})
+	if zero.String("0123456789") != "[redacted:X]" {
+		t.Error("the zero Redactor did not take a secret")
 	}
 }
