@@ -215,9 +215,10 @@ func benchLarge(b *testing.B, resume bool) {
 }
 
 // largeSessionFile writes a session of about mb MB for cwd in dir, in the
-// shape of a long coding run: a prompt, then rounds of an assistant bash
-// call and its 8 KiB result, ending with an answer. It returns its path.
-func largeSessionFile(b *testing.B, dir, cwd string, mb int) string {
+// shape of a long coding run: a prompt (with promptMB MB of log appended),
+// then rounds of an assistant bash call and its 8 KiB result, ending with
+// an answer. It returns its path.
+func largeSessionFile(b *testing.B, dir, cwd string, mb, promptMB int) string {
 	b.Helper()
 	st := &session.Store{Dir: dir}
 	s, err := st.Create(cwd, "anthropic", "claude-sonnet-4-5")
@@ -229,8 +230,9 @@ func largeSessionFile(b *testing.B, dir, cwd string, mb int) string {
 	user := func(blocks ...conv.Block) session.Entry {
 		return session.Entry{Type: session.TypeMessage, Provider: "anthropic", Model: "claude-sonnet-4-5", Message: &conv.Message{Role: conv.RoleUser, Content: blocks}}
 	}
-	es := []session.Entry{user(conv.TextBlock("Make the tests pass."))}
-	size := 0
+	prompt := "Make the tests pass." + strings.Repeat("\nFAIL github.com/awlrun/awl/session 0.123s: want 2, got 3", promptMB<<20/58)
+	es := []session.Entry{user(conv.TextBlock(prompt))}
+	size := len(prompt)
 	for i := 0; size < mb<<20; i++ {
 		id := fmt.Sprintf("toolu_%020d", i)
 		es = append(es,
@@ -274,7 +276,7 @@ func BenchmarkForkVersusResume(b *testing.B) {
 	}
 	sessions := filepath.Join(b.TempDir(), "sessions")
 	work := b.TempDir()
-	path := largeSessionFile(b, sessions, work, mb)
+	path := largeSessionFile(b, sessions, work, mb, 0)
 	env := append(os.Environ(), "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+srv.URL, "AWL_PROVIDER=anthropic",
 		"AWL_SESSION_DIR="+sessions, "XDG_CONFIG_HOME="+b.TempDir())
 	// A window no request reaches: neither run prunes nor compacts.
@@ -327,4 +329,66 @@ func BenchmarkForkVersusResume(b *testing.B) {
 		b.ReportMetric(float64(t.peak)/(1<<20), name+"-MiB")
 	}
 	b.ReportMetric(float64(mb), "session-MB")
+}
+
+// BenchmarkShowLarge runs `awl sessions show`, `show --full`, `show
+// --json` and `report --html` of a 50 MB session whose first prompt is
+// 10 MB (its largest entry), through the real binary, and reports each
+// one's peak RSS and mean wall time. Issue 52's goal for show and report:
+// a peak under 2x the largest entry plus 30 MiB. AWL_BENCH_BASE names an
+// older binary to measure in the same rounds.
+func BenchmarkShowLarge(b *testing.B) {
+	bins := []struct{ prefix, path string }{{"", buildAwl(b)}}
+	if base := os.Getenv("AWL_BENCH_BASE"); base != "" {
+		bins = append(bins, struct{ prefix, path string }{"base-", base})
+	}
+	sessions := filepath.Join(b.TempDir(), "sessions")
+	work := b.TempDir()
+	path := largeSessionFile(b, sessions, work, 50, 10)
+	html := filepath.Join(b.TempDir(), "report.html")
+	env := append(os.Environ(), "AWL_SESSION_DIR="+sessions, "XDG_CONFIG_HOME="+b.TempDir())
+	type tally struct {
+		wall time.Duration
+		peak int64
+	}
+	tallies := map[string]*tally{}
+	for b.Loop() {
+		for _, bin := range bins {
+			for _, c := range []struct {
+				name string
+				args []string
+			}{
+				{"show", []string{"sessions", "show", path}},
+				{"show-full", []string{"sessions", "show", "--full", path}},
+				{"show-json", []string{"sessions", "show", "--json", path}},
+				{"report", []string{"sessions", "report", path, "--html", html}},
+			} {
+				out, err := os.Create(filepath.Join(work, "..", "show.out"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				cmd := exec.Command(bin.path, c.args...)
+				cmd.Env, cmd.Dir, cmd.Stdout = env, work, out
+				t0 := time.Now()
+				m, err := peakrss.Run(cmd)
+				wall := time.Since(t0)
+				fi, _ := out.Stat()
+				out.Close()
+				if err != nil || !m.Status.Exited() || m.Status.ExitStatus() != 0 || (c.name != "report" && fi.Size() < 1<<20) {
+					b.Fatalf("%s%s: %v %v", bin.prefix, c.name, err, m.Status)
+				}
+				t := tallies[bin.prefix+c.name]
+				if t == nil {
+					t = &tally{}
+					tallies[bin.prefix+c.name] = t
+				}
+				t.wall += wall
+				t.peak = max(t.peak, m.PeakBytes)
+			}
+		}
+	}
+	for name, t := range tallies {
+		b.ReportMetric(float64(t.wall.Milliseconds())/float64(b.N), name+"-ms")
+		b.ReportMetric(float64(t.peak)/(1<<20), name+"-MiB")
+	}
 }

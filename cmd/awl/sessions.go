@@ -459,11 +459,21 @@ type sessionsShowCmd struct {
 	Full bool   `name:"full"`
 }
 
+// Run shows the session a line at a time (session.Walk): what it holds is
+// the largest entry, whatever the session's size.
 func (c *sessionsShowCmd) Run(a *app, store *session.Store) error {
-	p, s, err := loadRef(store, c.Ref)
+	p, err := resolve(store, c.Ref)
 	if err != nil {
 		return err
 	}
+	s, err := session.OpenWalk(p)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	// A session's largest entry passes through two buffers of its size:
+	// collect sooner than at twice what is live.
+	limitMemory(s.Largest, os.Getenv)
 	w := bufio.NewWriterSize(a.stdout, 64<<10)
 	if c.JSON {
 		hdr, err := headerLine(p)
@@ -472,14 +482,19 @@ func (c *sessionsShowCmd) Run(a *app, store *session.Store) error {
 		}
 		w.Write(hdr)
 		w.WriteByte('\n')
-		for _, e := range s.ActivePath() {
-			w.Write(e.Line)
-			w.WriteByte('\n')
+		err = s.Lines(func(line []byte) error {
+			w.Write(line)
+			return w.WriteByte('\n')
+		})
+		if err != nil {
+			return quietPipe(err)
 		}
 		return quietPipe(w.Flush())
 	}
 	v := viewer{w: w, full: c.Full}
-	v.session(s)
+	if err := v.session(s); err != nil {
+		return quietPipe(err)
+	}
 	return quietPipe(w.Flush())
 }
 
@@ -518,9 +533,9 @@ type viewer struct {
 	ended bool
 }
 
-func (v *viewer) session(s *session.Session) {
+func (v *viewer) session(s *session.Walk) error {
 	h := &s.Header
-	prov, model := s.ActiveModel()
+	prov, model := s.Provider, s.Model
 	fmt.Fprintf(v.w, "session  %s\n", h.ID)
 	fmt.Fprintf(v.w, "path     %s\n", s.Path)
 	fmt.Fprintf(v.w, "cwd      %s\n", oneline.Cut(h.Cwd, 400))
@@ -532,26 +547,27 @@ func (v *viewer) session(s *session.Session) {
 	v.tools = map[string]string{}
 	v.provider, v.model = h.Provider, h.Model
 	step := 0 // the step (the run) entries belong to, from 1; 0 before any
-	for _, e := range s.ActivePath() {
+	return s.Entries(func(e *session.Entry) error {
 		if step == 0 || v.ended {
 			step++
 			v.ended = false
 			fmt.Fprintf(v.w, "\n══ step %d ══\n", step)
 		}
 		switch {
-		case e.Type == session.TypeRun && v.run(&e, step):
-			continue
-		case e.Type == session.TypePrune && v.prune(&e):
-			continue
-		case e.Type == session.TypeCompaction && v.compaction(&e):
-			continue
+		case e.Type == session.TypeRun && v.run(e, step):
+			return nil
+		case e.Type == session.TypePrune && v.prune(e):
+			return nil
+		case e.Type == session.TypeCompaction && v.compaction(e):
+			return nil
 		case e.Type != session.TypeMessage || e.Message == nil:
 			fmt.Fprintf(v.w, "\n· %s %s\n", oneline.Cut(e.Type, 40), oneline.Cut(string(e.Fields), 200))
-			continue
+			return nil
 		}
-		v.switched(&e)
-		v.message(&e)
-	}
+		v.switched(e)
+		v.message(e)
+		return nil
+	})
 }
 
 // switched prints a line when the user message e was sent with another
@@ -564,7 +580,7 @@ func (v *viewer) switched(e *session.Entry) {
 	if e.Provider == v.provider && e.Model == v.model {
 		return
 	}
-	v.provider, v.model = e.Provider, e.Model
+	v.provider, v.model = strings.Clone(e.Provider), strings.Clone(e.Model) // e is valid during its call only
 	fmt.Fprintf(v.w, "\n── now %s / %s ──\n", oneline.Cut(e.Provider, 40), oneline.Cut(e.Model, 60))
 }
 
@@ -624,7 +640,7 @@ func (v *viewer) message(e *session.Entry) {
 				fmt.Fprintf(v.w, "[thinking] %s\n", oneline.Cut(b.Thinking, cutThinking))
 			}
 		case conv.BlockToolUse:
-			v.tools[b.ID] = b.Name
+			v.tools[strings.Clone(b.ID)] = strings.Clone(b.Name)
 			in := oneline.Cut(b.Input, cutToolInput)
 			if v.full {
 				in = safeText(b.Input)

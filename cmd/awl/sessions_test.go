@@ -252,14 +252,17 @@ func TestViewerSwitch(t *testing.T) {
 func closeAndView(t *testing.T, s *session.Session) string {
 	t.Helper()
 	s.Close()
-	loaded, err := session.Load(s.Path)
+	walk, err := session.OpenWalk(s.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer walk.Close()
 	var b strings.Builder
 	w := bufio.NewWriter(&b)
 	v := viewer{w: w}
-	v.session(loaded)
+	if err := v.session(walk); err != nil {
+		t.Fatal(err)
+	}
 	w.Flush()
 	return b.String()
 }
