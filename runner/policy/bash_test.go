@@ -171,6 +171,9 @@ var bashCases = []struct {
 	{"nice git status", true},
 	{"timeout 10 rm x", false},
 	{"timeout -s KILL 10 go test ./...", true},
+	{"timeout -s $A0 0 go test ./...", false}, // $A0 empty: the duration is "go" (found by FuzzBash)
+	{"env -u $X rm x", false},
+	{"xargs -n $N rm", false},
 	{"stdbuf -oL rm x", false},
 	{"setsid rm x", false},
 	{"time rm x", false},

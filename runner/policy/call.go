@@ -23,26 +23,18 @@ func (p *Policy) Check(tool string, input []byte) *Denial {
 		if !p.bashRules && !p.hasWriteRules() {
 			return nil // never parsed
 		}
-		var in struct {
-			Command string `json:"command"`
-		}
-		if json.Unmarshal(input, &in) != nil {
+		cmd, ok := stringArg(input, "command")
+		if !ok {
 			return nil
 		}
-		return p.Bash(in.Command)
+		return p.Bash(cmd)
 	case slices.Contains(readTools, tool) || slices.Contains(writeTools, tool):
 		if !p.HasPathRules(tool) {
 			return nil
 		}
-		var in struct {
-			Path *string `json:"path"`
-		}
-		if json.Unmarshal(input, &in) != nil {
-			return nil
-		}
-		name := "."
-		if in.Path != nil {
-			name = *in.Path
+		name, ok := stringArg(input, "path")
+		if !ok {
+			name = "."
 		}
 		if name == "" || name == "~" || strings.HasPrefix(name, "~/") {
 			return nil // the tool resolves it, and checks where it opens it
@@ -50,4 +42,25 @@ func (p *Policy) Check(tool string, input []byte) *Denial {
 		return p.CheckPath(tool, p.abs(name))
 	}
 	return nil
+}
+
+// stringArg reads the string argument key of a call's input as the tools
+// decode it: the object's member of exactly that name (encoding/json's
+// struct decoding would also take "Command" for "command"), the last one
+// when it is repeated. ok is false when it is absent, null or not a
+// string, or the input is not an object: the tool refuses those itself.
+func stringArg(input []byte, key string) (string, bool) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(input, &obj) != nil {
+		return "", false
+	}
+	raw, ok := obj[key]
+	if !ok {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }

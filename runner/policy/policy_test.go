@@ -237,6 +237,10 @@ func TestCheckCall(t *testing.T) {
 		{"bash", `{"command":"go test ./... > .github/x"}`, false},
 		{"bash", `{"command":"rm x"}`, false},
 		{"bash", `not json`, true}, // the tool refuses it
+		{"bash", `{"command":"rm x","Command":"go test ./..."}`, false},
+		{"bash", `{"Command":"rm x","command":"go test ./..."}`, true},
+		{"bash", `{"command":"go test ./...","command":"rm x"}`, false},
+		{"write", `{"path":".github/a","Path":"src/a"}`, false},
 		{"mcp__x__y", `{}`, false},
 	} {
 		if d := p.Check(c.tool, []byte(c.in)); (d == nil) != c.allow {

@@ -147,7 +147,9 @@ func unwrapEnv(args []arg) ([]arg, string) {
 		case a.s == "-S" || strings.HasPrefix(a.s, "--split-string") || strings.HasPrefix(a.s, "-S") || a.s == "-":
 			return nil, "env -S splits a string into a command"
 		case a.s == "-u" || a.s == "-C" || a.s == "--unset" || a.s == "--chdir":
-			i++
+			if i++; i < len(args) && (!args[i].static || args[i].multi) {
+				return nil, "an argument of env not in the text"
+			}
 		case strings.HasPrefix(a.s, "-"):
 			if strings.HasPrefix(a.s, "--") || strings.Trim(a.s[1:], "i0v") == "" || strings.HasPrefix(a.s, "-u") || strings.HasPrefix(a.s, "-C") {
 				continue
@@ -181,7 +183,8 @@ func unwrapOpts(name string, args []arg) ([]arg, string) {
 		return nil, why
 	}
 	if name == "timeout" && i < len(args) {
-		i++ // the duration
+		// The duration: already known static and single by skipValued.
+		i++
 	}
 	return nilIfEmpty(args[i:]), ""
 }
@@ -200,7 +203,9 @@ func skipValued(name string, args []arg) (int, string) {
 			return i, ""
 		}
 		if slices.Contains(valued[name], a.s) {
-			i++
+			if i++; i < len(args) && (!args[i].static || args[i].multi) {
+				return 0, fmt.Sprintf("an argument of %s not in the text", name)
+			}
 		}
 	}
 	return len(args), ""
