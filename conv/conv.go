@@ -4,6 +4,8 @@
 // requests; neither knows about the other.
 package conv
 
+import "math"
+
 // Role is who authored a message.
 type Role string
 
@@ -103,6 +105,17 @@ type Usage struct {
 	Output     int64
 	CacheRead  int64
 	CacheWrite int64
+}
+
+// CacheReadShare is the share of the input read from the prompt cache:
+// cache reads over all input tokens (plain input, cache reads and cache
+// writes), rounded to a thousandth. ok is false when there was no input.
+func (u Usage) CacheReadShare() (share float64, ok bool) {
+	all := u.Input + u.CacheRead + u.CacheWrite
+	if all <= 0 || u.CacheRead < 0 {
+		return 0, false
+	}
+	return math.Round(1000*float64(u.CacheRead)/float64(all)) / 1000, true
 }
 
 // Add returns the sum of u and o.

@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -44,6 +45,22 @@ func TestLongRunKeepsTheCache(t *testing.T) {
 			file, err := os.ReadFile(res.SessionPath)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The result event and the run entry say the share the cache
+			// model billed.
+			var shares []float64
+			for line := range strings.Lines(g.events.String()) {
+				if gjson.Get(line, "type").Str == "result" {
+					shares = append(shares, gjson.Get(line, "cache_read_share").Float())
+				}
+			}
+			for line := range strings.Lines(string(file)) {
+				if gjson.Get(line, "type").Str == "run" {
+					shares = append(shares, gjson.Get(line, "cacheReadShare").Float())
+				}
+			}
+			if len(shares) != 2 || math.Abs(shares[0]-f.share) > 0.0006 || shares[1] != shares[0] {
+				t.Errorf("cache read shares of the result event and the run entry %v, want %.3f", shares, f.share)
 			}
 			whole := 0
 			for line := range strings.Lines(string(file)) {

@@ -47,6 +47,9 @@ func (r *run) finish(d time.Duration) {
 			CacheTTL:        cfg.CacheTTL,
 		},
 	}
+	if share, ok := r.res.Usage.CacheReadShare(); ok {
+		e.CacheReadShare = &share
+	}
 	if st := cfg.sandboxStatus(); st.Mode != string(sandbox.Off) {
 		e.Flags.Sandbox = st.Mode
 	}

@@ -259,6 +259,9 @@ func EmitResult(em *event.Emitter, res Result, d time.Duration) {
 	if ev.Denied == nil {
 		ev.Denied = []event.Denial{}
 	}
+	if share, ok := res.Usage.CacheReadShare(); ok {
+		ev.CacheReadShare = &share
+	}
 	if res.Err != nil {
 		ev.Error = res.Err.Error()
 	}

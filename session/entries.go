@@ -33,14 +33,17 @@ type Usage struct {
 // holds the session's lock, whatever ended it. A run killed with SIGKILL
 // has none: its absence is how a reader knows. Rebuild skips it.
 type Run struct {
-	ExitCode   int      `json:"exitCode"`
-	Reason     string   `json:"reason"`
-	Error      string   `json:"error,omitempty"`
-	Turns      int      `json:"turns"`
-	Usage      Usage    `json:"usage"`
-	CostUSD    *float64 `json:"costUsd"`
-	DurationMS int64    `json:"durationMs"`
-	AwlVersion string   `json:"awlVersion"`
+	ExitCode int      `json:"exitCode"`
+	Reason   string   `json:"reason"`
+	Error    string   `json:"error,omitempty"`
+	Turns    int      `json:"turns"`
+	Usage    Usage    `json:"usage"`
+	CostUSD  *float64 `json:"costUsd"`
+	// CacheReadShare is the share of the run's input read from the
+	// prompt cache; absent without input.
+	CacheReadShare *float64 `json:"cacheReadShare,omitempty"`
+	DurationMS     int64    `json:"durationMs"`
+	AwlVersion     string   `json:"awlVersion"`
 	// Checks is each --check command's last exit code and runs.
 	Checks []Check  `json:"checks,omitempty"`
 	Flags  RunFlags `json:"flags"`

@@ -63,7 +63,11 @@ type Info struct {
 	// not known (a run entry says its cost was unknown, or no message
 	// carries a cost).
 	TotalCostUSD *float64
-	Err          error // set when the file could not be read or a line is not an entry
+	// CacheReadShare is the share of the input of the session's runs (as
+	// their run entries count it) read from the prompt cache; nil without
+	// run entries or input.
+	CacheReadShare *float64
+	Err            error // set when the file could not be read or a line is not an entry
 	// IsSession reports that the file's first line is a session header (of
 	// this awl or a newer one): the file is a session, even if Err is set.
 	// Only such files may be removed.
@@ -75,7 +79,10 @@ type RunInfo struct {
 	ExitCode int
 	Reason   string
 	CostUSD  *float64 // nil when the run's cost was not known
-	Ended    time.Time
+	// CacheReadShare is the share of the run's input read from the prompt
+	// cache, from its usage; nil without input.
+	CacheReadShare *float64
+	Ended          time.Time
 }
 
 // List returns the sessions of cwd ("" for all), oldest first, each with
@@ -770,24 +777,33 @@ func entryCost(e *Entry) (float64, bool) {
 // runState reads the run entries: the last one becomes LastRun and sets
 // Status. unknown reports a run whose cost was not known.
 func (sc *infoScanner) runState(f *os.File, in *Info, runs []linePos, msgAfterRun bool) (unknown bool, err error) {
+	var all conv.Usage
 	for k, p := range runs {
 		line, err := sc.readLine(f, p.off, p.off+p.n)
 		if err != nil {
 			return false, err
 		}
-		r := gjson.GetManyBytes(line, "costUsd", "exitCode", "reason", "timestamp")
+		r := gjson.GetManyBytes(line, "costUsd", "exitCode", "reason", "timestamp", "usage.input", "usage.cacheRead", "usage.cacheWrite")
 		if r[0].Type != gjson.Number {
 			unknown = true
 		}
+		u := conv.Usage{Input: r[4].Int(), CacheRead: r[5].Int(), CacheWrite: r[6].Int()}
+		all = all.Add(u)
 		if k == len(runs)-1 {
 			ri := &RunInfo{ExitCode: int(r[1].Int()), Reason: r[2].String()}
 			if r[0].Type == gjson.Number {
 				c := r[0].Float()
 				ri.CostUSD = &c
 			}
+			if share, ok := u.CacheReadShare(); ok {
+				ri.CacheReadShare = &share
+			}
 			ri.Ended, _ = parseTime(r[3].String())
 			in.LastRun = ri
 		}
+	}
+	if share, ok := all.CacheReadShare(); ok {
+		in.CacheReadShare = &share
 	}
 	switch {
 	case in.LastRun == nil && in.Messages == 0:

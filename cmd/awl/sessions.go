@@ -136,6 +136,9 @@ type sessionJSON struct {
 	Status       string       `json:"status"`
 	LastRun      *lastRunJSON `json:"last_run"`
 	TotalCostUSD *float64     `json:"total_cost_usd"`
+	// CacheReadShare is the share of its runs' input read from the prompt
+	// cache, as their run entries count it; null without.
+	CacheReadShare *float64 `json:"cache_read_share"`
 	// ForkedFrom is where a session made with --fork came from; null
 	// for any other.
 	ForkedFrom *forkJSON `json:"forked_from"`
@@ -162,7 +165,9 @@ type lastRunJSON struct {
 	ExitCode int      `json:"exit_code"`
 	Reason   string   `json:"reason"`
 	CostUSD  *float64 `json:"cost_usd"`
-	Ended    string   `json:"ended"`
+	// CacheReadShare is the run's share of input read from the cache.
+	CacheReadShare *float64 `json:"cache_read_share"`
+	Ended          string   `json:"ended"`
 }
 
 // jsonTime formats t as the session format does: UTC, milliseconds.
@@ -303,7 +308,7 @@ func writeListJSON(a *app, infos []session.Info, keep []int) error {
 			Created: jsonTime(in.Created), Modified: jsonTime(in.Modified),
 			Messages: in.Messages, Provider: in.Provider, Model: in.Model,
 			FirstPrompt: in.FirstPrompt, LastStopReason: in.LastStopReason,
-			Status: in.Status, TotalCostUSD: in.TotalCostUSD, Checked: checkedFull,
+			Status: in.Status, TotalCostUSD: in.TotalCostUSD, CacheReadShare: in.CacheReadShare, Checked: checkedFull,
 		}
 		if in.ForkedFrom != "" {
 			j.ForkedFrom = &forkJSON{ID: in.ForkedFrom, EntryID: in.ForkedAt}
@@ -312,7 +317,7 @@ func writeListJSON(a *app, infos []session.Info, keep []int) error {
 			j.LastText = &in.LastText
 		}
 		if r := in.LastRun; r != nil {
-			j.LastRun = &lastRunJSON{ExitCode: r.ExitCode, Reason: r.Reason, CostUSD: r.CostUSD, Ended: jsonTime(r.Ended)}
+			j.LastRun = &lastRunJSON{ExitCode: r.ExitCode, Reason: r.Reason, CostUSD: r.CostUSD, CacheReadShare: r.CacheReadShare, Ended: jsonTime(r.Ended)}
 		}
 		if in.Err != nil {
 			j.Error = in.Err.Error()

@@ -179,12 +179,16 @@ type Result struct {
 	Usage    Usage  `json:"usage"`
 	// CostUSD is null when the cost is not known (a model without a
 	// price); never an estimate.
-	CostUSD     *float64 `json:"cost_usd"`
-	ToolCalls   int      `json:"tool_calls"`
-	Denied      []Denial `json:"denied"`
-	DurationMS  int64    `json:"duration_ms"`
-	SessionPath string   `json:"session_path,omitempty"`
-	Error       string   `json:"error,omitempty"`
+	CostUSD *float64 `json:"cost_usd"`
+	// CacheReadShare is the share of this run's input read from the
+	// prompt cache (cache reads over all input tokens); null without
+	// input.
+	CacheReadShare *float64 `json:"cache_read_share"`
+	ToolCalls      int      `json:"tool_calls"`
+	Denied         []Denial `json:"denied"`
+	DurationMS     int64    `json:"duration_ms"`
+	SessionPath    string   `json:"session_path,omitempty"`
+	Error          string   `json:"error,omitempty"`
 	// Structured is the final answer as parsed JSON, with --output-schema.
 	Structured json.RawMessage `json:"structured,omitempty"`
 	// Problems is what a gate still rejected when the run ended on it.

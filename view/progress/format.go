@@ -2,6 +2,7 @@ package progress
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -142,6 +143,9 @@ func (p *Printer) entry(e gjson.Result, prev, ts time.Time) {
 	if st.costKnown() {
 		fmt.Fprintf(&b, ", %s so far", dollars(st.cost))
 	}
+	if share, ok := st.cacheShare(); ok {
+		fmt.Fprintf(&b, ", %s cached", share)
+	}
 	if !prev.IsZero() && !ts.IsZero() && ts.After(prev) {
 		fmt.Fprintf(&b, ", %s", duration(ts.Sub(prev)))
 	}
@@ -265,6 +269,16 @@ func (p *Printer) closeGroup() {
 // cost is shown, not $0.0000: the model may have no price.
 func (st *state) costKnown() bool { return st.priced && !st.unpriced }
 
+// cacheShare is the run's share of input read from the prompt cache so
+// far, as a whole percentage, once a request has read from it.
+func (st *state) cacheShare() (string, bool) {
+	all := st.in + st.cacheR + st.cW
+	if st.cacheR <= 0 || all <= 0 {
+		return "", false
+	}
+	return fmt.Sprintf("%d%%", int(math.Round(100*float64(st.cacheR)/float64(all)))), true
+}
+
 // status is the live line after the elapsed time.
 func (st *state) status() string {
 	var b strings.Builder
@@ -274,6 +288,9 @@ func (st *state) status() string {
 	}
 	if len(st.running) > 0 {
 		b.WriteString(" · " + strings.Join(st.running, ", ") + " running")
+	}
+	if share, ok := st.cacheShare(); ok {
+		b.WriteString(" · " + share + " cached")
 	}
 	return b.String()
 }

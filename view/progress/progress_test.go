@@ -36,9 +36,9 @@ func TestStepLines(t *testing.T) {
 	fmt.Fprintf(p.Diag(), "awl: model request failed (529); retry 1 in 1s\n")
 	p.Close(time.Second)
 	want := `awl: start: anthropic m, new session s1, 2 tools
-awl: turn 1: 1000 in, 50 out, 4096 cache read, $0.2500 so far, 2.0s, 1 tool call
+awl: turn 1: 1000 in, 50 out, 4096 cache read, $0.2500 so far, 80% cached, 2.0s, 1 tool call
 awl: tool bash: go test ./...⏎rm -rf /tmp/x -> exit 1, 1.8s, 2.3 KiB
-awl: turn 2: 10 in, 5 out, $0.4500 so far, 99ms
+awl: turn 2: 10 in, 5 out, $0.4500 so far, 80% cached, 99ms
 awl: budget: $0.4500 of --max-cost-usd $0.5000 used (90%)
 awl: model request failed (529); retry 1 in 1s
 `
@@ -58,7 +58,7 @@ func TestGitHub(t *testing.T) {
 	p.Close(time.Second)
 	got := out.String()
 	for _, want := range []string{
-		"::group::awl: turn 1: 1000 in, 50 out, 4096 cache read, $0.2500 so far, 2.1s, 1 tool call\nawl: tool bash:",
+		"::group::awl: turn 1: 1000 in, 50 out, 4096 cache read, $0.2500 so far, 80%25 cached, 2.1s, 1 tool call\nawl: tool bash:",
 		"\n::endgroup::\n",
 		"\n::warning title=awl::50%25 of: it, all\n",
 		"\nawl: ::set-output name=x::1\n",
@@ -195,11 +195,11 @@ func TestLiveStatusLine(t *testing.T) {
 	got := out.String()
 	// Each write clears the status line, prints the step lines, and draws
 	// the status again, without a newline; Close clears it.
-	want := "\r\x1b[Kawl: turn 1: 1000 in, 50 out, 4096 cache read, $0.2500 so far, 1 tool call\n" +
-		"awl: 12s · turn 1 · 5096 in / 50 out · $0.2500" +
+	want := "\r\x1b[Kawl: turn 1: 1000 in, 50 out, 4096 cache read, $0.2500 so far, 80% cached, 1 tool call\n" +
+		"awl: 12s · turn 1 · 5096 in / 50 out · $0.2500 · 80% cached" +
 		"\r\x1b[Kawl: 12s · turn 1 · 5096 in / 50 out · $0.2500 · bash runn…" +
 		"\r\x1b[Kawl: tool bash: go test ./...⏎rm -rf /tmp/x -> exit 1, 1.8s, 2.3 KiB\n" +
-		"awl: 12s · turn 1 · 5096 in / 50 out · $0.2500" +
+		"awl: 12s · turn 1 · 5096 in / 50 out · $0.2500 · 80% cached" +
 		"\r\x1b[K"
 	if got != want {
 		t.Errorf("got:\n%q\nwant:\n%q", got, want)

@@ -192,11 +192,15 @@ func (r *renderer) totalsTable() {
 		cost = dollars(t.cost)
 	}
 	r.w.WriteString("<table class=\"totals\"><tr>")
-	for _, h := range []string{"turns", "input", "output", "cache read", "cache write", "cost", "tool calls", "tool errors", "runs", "prunes", "compactions", "check feedback"} {
+	share := "–"
+	if v, ok := t.u.CacheReadShare(); ok {
+		share = strconv.FormatFloat(100*v, 'f', 1, 64) + " %"
+	}
+	for _, h := range []string{"turns", "input", "output", "cache read", "cache write", "cost", "read from cache", "tool calls", "tool errors", "runs", "prunes", "compactions", "check feedback"} {
 		r.w.WriteString("<th>" + h + "</th>")
 	}
 	r.w.WriteString("</tr><tr>")
-	for _, v := range []string{itoa(t.turns), i64(t.u.Input), i64(t.u.Output), i64(t.u.CacheRead), i64(t.u.CacheWrite), cost, itoa(t.calls), itoa(t.errors), itoa(t.runs), itoa(t.prunes), itoa(t.compactions), itoa(t.chks)} {
+	for _, v := range []string{itoa(t.turns), i64(t.u.Input), i64(t.u.Output), i64(t.u.CacheRead), i64(t.u.CacheWrite), cost, share, itoa(t.calls), itoa(t.errors), itoa(t.runs), itoa(t.prunes), itoa(t.compactions), itoa(t.chks)} {
 		r.w.WriteString("<td>" + v + "</td>")
 	}
 	r.w.WriteString("</tr></table>\n")

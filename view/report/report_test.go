@@ -77,7 +77,7 @@ func TestStructure(t *testing.T) {
 	for _, want := range []string{
 		// totals: 3 turns, input 900+1200+18111+300, the compaction's
 		// summary request included; cost summed.
-		"<td>3</td><td>20511</td><td>180</td><td>4096</td><td>1024</td><td>$0.0882</td><td>2</td><td>1</td><td>1</td><td>1</td><td>1</td><td>1</td>",
+		"<td>3</td><td>20511</td><td>180</td><td>4096</td><td>1024</td><td>$0.0882</td><td>16.0 %</td><td>2</td><td>1</td><td>1</td><td>1</td><td>1</td><td>1</td>",
 		`<section class="msg assistant" id="turn-1"><h3>turn 1 · claude-sonnet-4-5 · 900 in · 40 out · cache 4096 read, 1024 written · $0.0123`,
 		`<details class="thinking"><summary>thinking</summary>`,
 		`<div class="tool error"><div class="call"><b>bash</b>`,
