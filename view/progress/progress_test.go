@@ -184,11 +184,17 @@ func TestDroppedLinesAreCounted(t *testing.T) {
 	}
 }
 
+// livePrinter is a printer with the live status line, width columns wide,
+// 12 s into the run, its clock stopped.
+func livePrinter(out *testenv.Buffer, width int) *Printer {
+	now := time.Date(2026, 12, 1, 10, 0, 12, 0, time.UTC)
+	return New(out, Options{Steps: true, Live: true, Width: width, Start: now.Add(-12 * time.Second),
+		Now: func() time.Time { return now }, Tick: time.Hour})
+}
+
 func TestLiveStatusLine(t *testing.T) {
 	var out testenv.Buffer
-	now := time.Date(2026, 12, 1, 10, 0, 12, 0, time.UTC)
-	p := New(&out, Options{Steps: true, Live: true, Width: 60, Start: now.Add(-12 * time.Second),
-		Now: func() time.Time { return now }, Tick: time.Hour})
+	p := livePrinter(&out, 60)
 	feed(p, evTurn1, evStart1)
 	feed(p, evEnd1)
 	p.Close(time.Second)
@@ -211,9 +217,7 @@ func TestLiveStatusLine(t *testing.T) {
 // never $0.0000, and it shows none for a model without a price after.
 func TestLiveStatusNoCostBeforeItIsKnown(t *testing.T) {
 	var out testenv.Buffer
-	now := time.Date(2026, 12, 1, 10, 0, 12, 0, time.UTC)
-	p := New(&out, Options{Steps: true, Live: true, Width: 80, Start: now.Add(-12 * time.Second),
-		Now: func() time.Time { return now }, Tick: time.Hour})
+	p := livePrinter(&out, 80)
 	feed(p, evSession, evUser)
 	unpriced := strings.Replace(evTurn1, `,"costUsd":0.25`, ``, 1)
 	feed(p, unpriced, evStart1, evEnd1)
