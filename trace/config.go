@@ -2,15 +2,20 @@ package trace
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -33,8 +38,15 @@ type Config struct {
 	// Root is the run span's id, chosen up front so that tools can be
 	// given it as their TRACEPARENT.
 	Root [8]byte
-	// Timeout bounds the export at exit (1 s).
+	// Timeout bounds the export at exit: 1 s, or OTEL_EXPORTER_OTLP_TIMEOUT.
 	Timeout time.Duration
+	// Gzip is OTEL_EXPORTER_OTLP_COMPRESSION=gzip: the export's body (the
+	// gRPC message) is sent gzip-compressed.
+	Gzip bool
+	// TLS is what OTEL_EXPORTER_OTLP_CERTIFICATE (the roots that verify
+	// the collector) and OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and
+	// _CLIENT_KEY (awl's certificate) ask for; nil: the system's roots.
+	TLS *tls.Config
 	// GRPC is OTEL_EXPORTER_OTLP_PROTOCOL=grpc: Endpoint is the
 	// collector's gRPC address, and the export is a unary gRPC call over
 	// HTTP/2 (cleartext for http://, TLS for https://).
@@ -85,6 +97,9 @@ func FromEnv(getenv func(string) string) (cfg *Config, warn string) {
 		return nil, fmt.Sprintf("OTLP endpoint %q is not an http or https URL; tracing is off", endpoint)
 	}
 	cfg = &Config{Endpoint: endpoint, Headers: map[string]string{}, Timeout: time.Second, GRPC: grpc}
+	if warn := cfg.exportOptions(getenv); warn != "" {
+		return nil, warn + "; tracing is off"
+	}
 	for _, v := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
 		for k, val := range parseList(getenv(v)) {
 			cfg.Headers[k] = val
@@ -113,6 +128,83 @@ func FromEnv(getenv func(string) string) (cfg *Config, warn string) {
 	}
 	rand.Read(cfg.Root[:])
 	return cfg, ""
+}
+
+// otlpVar is the value of OTEL_EXPORTER_OTLP_TRACES_<name>, or else of
+// OTEL_EXPORTER_OTLP_<name>, and the variable it came from.
+func otlpVar(getenv func(string) string, name string) (val, from string) {
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_TRACES_" + name, "OTEL_EXPORTER_OTLP_" + name} {
+		if val = strings.TrimSpace(getenv(v)); val != "" {
+			return val, v
+		}
+	}
+	return "", ""
+}
+
+// exportOptions reads the timeout, the compression and the TLS files of
+// the export, each from its _TRACES_ variable or else the general one. It
+// returns what is wrong with them, "" when nothing is.
+func (c *Config) exportOptions(getenv func(string) string) string {
+	if v, from := otlpVar(getenv, "TIMEOUT"); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms <= 0 {
+			return fmt.Sprintf("%s=%s is not a positive number of milliseconds", from, v)
+		}
+		c.Timeout = time.Duration(ms) * time.Millisecond
+	}
+	switch v, from := otlpVar(getenv, "COMPRESSION"); v {
+	case "", "none":
+	case "gzip":
+		c.Gzip = true
+	default:
+		return fmt.Sprintf("%s=%s: awl compresses with gzip or none", from, v)
+	}
+	return c.tlsFiles(getenv)
+}
+
+// tlsFiles loads the certificate variables' files into c.TLS.
+func (c *Config) tlsFiles(getenv func(string) string) string {
+	ca, caFrom := otlpVar(getenv, "CERTIFICATE")
+	cert, certFrom := otlpVar(getenv, "CLIENT_CERTIFICATE")
+	key, keyFrom := otlpVar(getenv, "CLIENT_KEY")
+	if ca == "" && cert == "" && key == "" {
+		return ""
+	}
+	c.TLS = &tls.Config{}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return fmt.Sprintf("%s: %v", caFrom, err)
+		}
+		c.TLS.RootCAs = x509.NewCertPool()
+		if !c.TLS.RootCAs.AppendCertsFromPEM(pem) {
+			return fmt.Sprintf("%s: %s holds no PEM certificate", caFrom, ca)
+		}
+	}
+	switch {
+	case cert == "" && key == "":
+	case cert == "" || key == "":
+		return "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY go together: one is set, not the other"
+	default:
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return fmt.Sprintf("%s, %s: %v", certFrom, keyFrom, err)
+		}
+		c.TLS.Certificates = []tls.Certificate{pair}
+	}
+	return ""
+}
+
+// body is what the export sends of msg: msg itself, or gzipped.
+func (c *Config) body(msg []byte) []byte {
+	if !c.Gzip {
+		return msg
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(msg)
+	zw.Close()
+	return b.Bytes()
 }
 
 // Traceparent is the W3C traceparent of the run span, for child processes.
@@ -218,16 +310,19 @@ func (c *Config) Export(ctx context.Context, body []byte) error {
 	if c.GRPC {
 		return c.exportGRPC(ctx, body)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint, bytes.NewReader(c.body(body)))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
+	if c.Gzip {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
 	req.Header.Set("User-Agent", "awl")
 	for k, v := range c.Headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := c.client(&http.Transport{Proxy: http.ProxyFromEnvironment}).Do(req)
+	resp, err := c.client(&http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: c.TLS}).Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("export to %s: no answer within %s", redactURL(c.Endpoint), c.Timeout)
@@ -255,7 +350,7 @@ func (c *Config) client(t *http.Transport) *http.Client {
 const grpcExport = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 // exportGRPC makes the unary gRPC call TraceService/Export with body: one
-// uncompressed length-prefixed message over HTTP/2, the status in the
+// length-prefixed message (gzipped with Gzip) over HTTP/2, the status in the
 // grpc-status trailer (or header, for a trailers-only answer).
 func (c *Config) exportGRPC(ctx context.Context, body []byte) error {
 	u, err := url.Parse(c.Endpoint)
@@ -263,7 +358,11 @@ func (c *Config) exportGRPC(ctx context.Context, body []byte) error {
 		return err
 	}
 	u.Path = strings.TrimRight(u.Path, "/") + grpcExport
+	body = c.body(body)
 	msg := make([]byte, 5, 5+len(body))
+	if c.Gzip {
+		msg[0] = 1 // the compressed flag
+	}
 	binary.BigEndian.PutUint32(msg[1:], uint32(len(body)))
 	msg = append(msg, body...)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(msg))
@@ -272,6 +371,9 @@ func (c *Config) exportGRPC(ctx context.Context, body []byte) error {
 	}
 	req.Header.Set("Content-Type", "application/grpc")
 	req.Header.Set("TE", "trailers")
+	if c.Gzip {
+		req.Header.Set("Grpc-Encoding", "gzip")
+	}
 	req.Header.Set("User-Agent", "awl")
 	for k, v := range c.Headers {
 		req.Header.Set(k, v)
@@ -282,7 +384,7 @@ func (c *Config) exportGRPC(ctx context.Context, body []byte) error {
 	} else {
 		protos.SetUnencryptedHTTP2(true)
 	}
-	resp, err := c.client(&http.Transport{Proxy: http.ProxyFromEnvironment, Protocols: &protos}).Do(req)
+	resp, err := c.client(&http.Transport{Proxy: http.ProxyFromEnvironment, Protocols: &protos, TLSClientConfig: c.TLS}).Do(req)
 	where := redactURL(c.Endpoint)
 	if err != nil {
 		if ctx.Err() != nil {
