@@ -1,7 +1,9 @@
 // Package cloud adds the clouds that serve awl's wire APIs under their own
 // endpoints and credentials to the provider registry: Amazon Bedrock (the
 // Anthropic Messages API through InvokeModelWithResponseStream, SigV4 and
-// the AWS credential chain). Each cloud is a provider.Cloud: the
+// the AWS credential chain), Google Vertex AI (streamRawPredict, the
+// Application Default Credentials) and Azure OpenAI (the v1 API, an API
+// key or a Microsoft Entra ID token). Each cloud is a provider.Cloud: the
 // endpoint of a model's requests, their credentials, and the stream's
 // framing; the wire API is provider's own.
 package cloud
@@ -18,6 +20,8 @@ import (
 func init() {
 	provider.Register(bedrockSpec)
 	provider.Register(vertexSpec)
+	provider.Register(azureSpec(NameAzure, provider.WireResponses, "/responses"))
+	provider.Register(azureSpec(NameAzureChat, provider.WireChat, "/chat/completions"))
 }
 
 // env is opts.Getenv, or the process's environment.

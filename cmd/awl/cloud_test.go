@@ -200,3 +200,33 @@ func TestVertexRun(t *testing.T) {
 		t.Errorf("path %s", reqs[0].Path)
 	}
 }
+
+// TestAzureRun: awl run --provider azure sends the deployment as the
+// model with the key as api-key; a deployment the model table does not
+// know has no price, which --max-cost-usd refuses at start (exit 2), and
+// a pricing file that names it as an alias of its model prices it.
+func TestAzureRun(t *testing.T) {
+	srv := providertest.New()
+	defer srv.Close()
+	fakeAWS := cloudtest.NewBedrock("us-east-1", awsTestCreds)
+	defer fakeAWS.Close()
+	tmp := bedrockEnv(t, fakeAWS)
+	t.Setenv("AZURE_OPENAI_ENDPOINT", srv.URL)
+	t.Setenv("AZURE_OPENAI_API_KEY", "azure-SENTINEL-key-0123")
+	srv.Enqueue(providertest.Stream("openai", providertest.Turn{Model: "gpt-5.4-2026-03-05", Text: "hello", InputTokens: 1000, OutputTokens: 100}))
+	code, out, errs := awl(t, "--provider", "azure", "--model", "prod-gpt", "--max-cost-usd", "1", "hi")
+	if code != 2 || !strings.Contains(errs, `no price for azure model "prod-gpt"`) || len(srv.Requests()) != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	prices := filepath.Join(tmp, "prices.json")
+	os.WriteFile(prices, []byte(`{"models":[{"provider":"openai","model":"gpt-5.4","aliases":["prod-gpt"],"input":2.5,"output":15}]}`), 0o600)
+	code, out, errs = awl(t, "--provider", "azure", "--model", "prod-gpt", "--max-cost-usd", "1", "--pricing", prices, "-o", "json", "hi")
+	if code != 0 || !strings.Contains(out, `"cost_usd":0.004`) {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	r := srv.Requests()[0]
+	if r.Path != "/openai/v1/responses" || r.Header.Get("api-key") != "azure-SENTINEL-key-0123" || r.Header.Get("Authorization") != "" ||
+		gjson.GetBytes(r.Body, "model").Str != "prod-gpt" {
+		t.Errorf("request %s %v %s", r.Path, r.Header, r.Body)
+	}
+}
