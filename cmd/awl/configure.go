@@ -12,6 +12,7 @@ import (
 
 	"github.com/awlrun/awl/cmd/awl/config"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/policy"
 	"github.com/awlrun/awl/session"
 )
 
@@ -40,6 +41,9 @@ func runSchema() config.Schema {
 			continue
 		}
 		k := config.Key{Name: f.name, Class: f.cfg, Default: f.def, Path: f.cfgPath, Enum: f.enum, Sep: f.sep}
+		if ruleLists[f.name] {
+			k.Split = policy.Split
+		}
 		switch {
 		case f.slice:
 			k.Type = config.List

@@ -87,6 +87,12 @@ type Key struct {
 	// Sep is what separates a list variable's items: "," or, for "",
 	// newlines.
 	Sep string
+	// Split, when set, splits a list's items instead of Sep, in a variable
+	// and in each item of a file's array alike: the tool rules of tools
+	// and deny-tools split on the commas outside parentheses
+	// (bash(echo a,b) is one rule), and a narrowing compares rule with
+	// rule.
+	Split func(string) []string
 }
 
 // Env is the key's environment variable: AWL_ and the name in upper case

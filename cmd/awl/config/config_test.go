@@ -145,7 +145,9 @@ func equal(a, b Value) bool { return Format(a) == Format(b) }
 
 func resolve(t *testing.T, in Input) (*Result, error) {
 	t.Helper()
-	in.Schema = testSchema
+	if in.Schema == nil {
+		in.Schema = testSchema
+	}
 	in.UserFile = "/home/u/.config/awl/config.toml"
 	return Resolve(in)
 }
@@ -411,4 +413,59 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRuleLists: a list key with Split (tools and deny-tools, whose items
+// are tool rules) splits a variable and each item of a file's array with
+// it, so bash(echo a,b) stays one rule, and an untrusted project file
+// narrows rule by rule.
+func TestRuleLists(t *testing.T) {
+	split := func(s string) []string { // as runner/policy's Split
+		var out []string
+		depth, start := 0, 0
+		for i := 0; i <= len(s); i++ {
+			switch {
+			case i == len(s) || s[i] == ',' && depth == 0:
+				if e := strings.TrimSpace(s[start:i]); e != "" {
+					out = append(out, e)
+				}
+				start = i + 1
+			case s[i] == '(':
+				depth++
+			case s[i] == ')':
+				depth--
+			}
+		}
+		return out
+	}
+	schema := Schema{{Name: "tools", Type: List, Class: Allow, Split: split}, {Name: "deny-tools", Type: List, Class: Deny, Split: split}}
+	env := map[string]string{"AWL_DENY_TOOLS": "bash(echo a,b), read(**/.env)"}
+	user, err := Parse("/u/config.toml", []byte(`tools = ["bash(git diff *),read", "write(src/**)"]`), User, "/u", schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj, err := Parse("/p/.awl/config.toml", []byte(`tools = ["read, bash(rm *)"]`), Project, "/p", schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := resolve(t, Input{Schema: schema, Files: []*File{user}, Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Settings["tools"].Value.([]string); !slices.Equal(got, []string{"bash(git diff *)", "read", "write(src/**)"}) {
+		t.Errorf("tools = %q", got)
+	}
+	if got := r.Settings["deny-tools"].Value.([]string); !slices.Equal(got, []string{"bash(echo a,b)", "read(**/.env)"}) {
+		t.Errorf("deny-tools = %q", got)
+	}
+	r, err = resolve(t, Input{Schema: schema, Files: []*File{user, proj}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Settings["tools"].Value.([]string); !slices.Equal(got, []string{"read"}) {
+		t.Errorf("narrowed tools = %q, want the rule both lists hold", got)
+	}
+	if _, err := Parse("/p/c.toml", []byte(`tools = [" , "]`), User, "/p", schema); err == nil || !strings.Contains(err.Error(), "item 1 is empty") {
+		t.Errorf("an item of commas: %v", err)
+	}
 }

@@ -380,6 +380,14 @@ func checkList(k *Key, v any) (Value, string) {
 		if !ok {
 			return nil, fmt.Sprintf("item %d must be a string", i+1)
 		}
+		if k.Split != nil {
+			rules := k.Split(s)
+			if len(rules) == 0 {
+				return nil, fmt.Sprintf("item %d is empty", i+1)
+			}
+			out = append(out, rules...)
+			continue
+		}
 		if strings.TrimSpace(strings.ReplaceAll(s, k.Sep, "")) == "" || k.Sep == "" && strings.TrimSpace(s) == "" {
 			return nil, fmt.Sprintf("item %d is empty", i+1)
 		}

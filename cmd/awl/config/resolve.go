@@ -315,7 +315,11 @@ func fromString(k *Key, s string) (Value, string) {
 		sep = "\n"
 	}
 	var items []any
-	for _, it := range strings.Split(s, sep) {
+	parts := strings.Split(s, sep)
+	if k.Split != nil {
+		parts = k.Split(s)
+	}
+	for _, it := range parts {
 		if strings.TrimSpace(it) != "" {
 			items = append(items, strings.TrimSpace(it))
 		}
