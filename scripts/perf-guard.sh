@@ -7,7 +7,7 @@
 # than 15% worse on the start ratio, the peak RSS of a text run or of a
 # 10-turn loop, or the per-turn ratio. Medians of PERF_RUNS rounds (15).
 # First, before any measurement, it fails when this tree's binary is over
-# 17 MB (AWL_SIZE_LIMIT bytes) or more than 15% over the reference's: the
+# 18 MB (AWL_SIZE_LIMIT bytes) or more than 15% over the reference's: the
 # binary's own pages are most of a text run's RSS.
 #
 # When a slower start is accepted on purpose, say why in the commit and
@@ -19,7 +19,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 build() { (cd "$1" && CGO_ENABLED=0 go build -trimpath -o "$2" ./cmd/awl); }
 build . "$work/awl"
-size_limit=${AWL_SIZE_LIMIT:-17000000}
+size_limit=${AWL_SIZE_LIMIT:-18000000}
 size=$(wc -c <"$work/awl")
 echo "perf-guard: this tree's binary is $size bytes (limit $size_limit)" >&2
 if [ "$size" -gt "$size_limit" ]; then
