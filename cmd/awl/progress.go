@@ -17,15 +17,19 @@ const progressFlush = time.Second
 // progress returns the printer of the run's steps on stderr
 // (docs/progress.md), or nil: --quiet, or --output json or ndjson without
 // --progress, leave stderr as it was. Under GitHub Actions
-// (GITHUB_ACTIONS=true) it writes log groups and annotations; on a
-// terminal, outside CI, it also redraws a status line.
+// (GITHUB_ACTIONS=true) it writes log groups and annotations, and with
+// --quiet or --output json or ndjson still the annotations (a failed run's
+// error, awl's warnings) without the step lines; on a terminal, outside
+// CI, it also redraws a status line.
 func (c *runCmd) progress(a *app) *progress.Printer {
-	if c.Quiet || (c.Output != "text" && !c.Progress) {
+	steps := !c.Quiet && (c.Output == "text" || c.Progress)
+	github := a.getenv("GITHUB_ACTIONS") == "true"
+	if !steps && !github {
 		return nil
 	}
 	o := progress.Options{
-		Steps:          true,
-		GitHub:         a.getenv("GITHUB_ACTIONS") == "true",
+		Steps:          steps,
+		GitHub:         github,
 		Start:          a.start,
 		MaxCostUSD:     c.MaxCostUSD,
 		MaxTotalTokens: c.MaxTotalTokens,
