@@ -678,6 +678,7 @@ func (r *run) setContextOptions(toolNames []string) {
 		NoEnv:        cfg.NoEnv,
 		NoAgentsMD:   cfg.NoAgentsMD,
 	}
+	r.promptOpts.AllowRules, r.promptOpts.DenyRules = cfg.Policy.PatternRules()
 }
 
 // promptSandbox is what the model is told about the sandbox.

@@ -57,7 +57,7 @@ func (s State) Baseline() Baseline {
 	b := Baseline{
 		System:       digestText(s.System),
 		AppendSystem: digestText(s.AppendSystem),
-		ToolPolicy:   digestTools(normTools(s.Tools)),
+		ToolPolicy:   digestPolicy(normTools(s.Tools), s.AllowRules, s.DenyRules),
 		Sandbox:      digestText(s.Sandbox.text()),
 		MCP:          mcpDigests(s),
 	}
@@ -135,6 +135,18 @@ func digestText(s string) string {
 	}
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// digestPolicy returns the digest of the tool policy shown: of the tools
+// alone (digestTools) when there are no rules on arguments, so a session
+// of names alone keeps its digest; else of the tools, then "allow" and
+// "deny" lines each followed by its rules, all joined by "\n".
+func digestPolicy(tools, allow, deny []string) string {
+	if len(allow)+len(deny) == 0 {
+		return digestTools(tools)
+	}
+	parts := append(append(append(append(slices.Clone(tools), "allow"), allow...), "deny"), deny...)
+	return digestTools(parts)
 }
 
 // digestTools returns the digest of a normalised tool list. Unlike

@@ -158,6 +158,15 @@ func TestBuildDiff(t *testing.T) {
 		{"environment switched off", func(s *State) { s.NoEnv = true; s.Cwd = "/elsewhere" }, ""},
 		{"AGENTS.md switched off", func(s *State) { s.NoAgentsMD = true; s.AgentsMD = nil }, ""},
 		{"tools reordered", func(s *State) { s.Tools = []string{"edit", "read", "bash", "read"} }, ""},
+		{"rules added", func(s *State) {
+			s.AllowRules = []string{"bash(git diff *)", "write(src/**)"}
+			s.DenyRules = []string{"read(**/.env)"}
+		},
+			"== system\nTools available: bash, edit, read.\nOnly calls these rules allow run: bash(git diff *), write(src/**).\nCalls these rules match are refused: read(**/.env).\n" +
+				"A bash command is judged command by command; one that cannot be judged from its text (eval, bash -c, a command name in a variable) is refused.\n"},
+		{"a deny rule alone", func(s *State) { s.DenyRules = []string{"bash(rm *)"} },
+			"== system\nTools available: bash, edit, read.\nCalls these rules match are refused: bash(rm *).\n" +
+				"A bash command is judged command by command; one that cannot be judged from its text (eval, bash -c, a command name in a variable) is refused.\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

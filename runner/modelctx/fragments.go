@@ -128,9 +128,10 @@ func (appendSystem) build(cur State, base *Baseline) []fragment {
 }
 
 // toolPolicy lists the tools the model may call, sorted and without
-// duplicates.
+// duplicates, and the rules on their arguments, as written.
 type toolPolicy struct {
-	tools []string
+	tools       []string
+	allow, deny []string
 }
 
 func (toolPolicy) role() conv.Role               { return conv.RoleSystem }
@@ -140,15 +141,25 @@ func (f toolPolicy) render() string {
 	if len(f.tools) == 0 {
 		return "No tools are available in this session: do not call any tool."
 	}
-	return "Tools available: " + strings.Join(f.tools, ", ") + "."
+	text := "Tools available: " + strings.Join(f.tools, ", ") + "."
+	if len(f.allow) > 0 {
+		text += "\nOnly calls these rules allow run: " + strings.Join(f.allow, ", ") + "."
+	}
+	if len(f.deny) > 0 {
+		text += "\nCalls these rules match are refused: " + strings.Join(f.deny, ", ") + "."
+	}
+	if len(f.allow)+len(f.deny) > 0 {
+		text += "\nA bash command is judged command by command; one that cannot be judged from its text (eval, bash -c, a command name in a variable) is refused."
+	}
+	return text
 }
 
 func (toolPolicy) build(cur State, base *Baseline) []fragment {
 	tools := normTools(cur.Tools)
-	if base != nil && base.ToolPolicy == digestTools(tools) {
+	if base != nil && base.ToolPolicy == digestPolicy(tools, cur.AllowRules, cur.DenyRules) {
 		return nil
 	}
-	return []fragment{toolPolicy{tools: tools}}
+	return []fragment{toolPolicy{tools: tools, allow: cur.AllowRules, deny: cur.DenyRules}}
 }
 
 // outputSchema is --output-schema: the JSON Schema the final answer must

@@ -30,11 +30,13 @@ type Options struct {
 	System       string
 	AppendSystem string
 	Tools        []string
-	OutputSchema string
-	Sandbox      Sandbox
-	MCP          []MCPServer
-	NoEnv        bool
-	NoAgentsMD   bool
+	// AllowRules and DenyRules are State's.
+	AllowRules, DenyRules []string
+	OutputSchema          string
+	Sandbox               Sandbox
+	MCP                   []MCPServer
+	NoEnv                 bool
+	NoAgentsMD            bool
 }
 
 // agentsFile is the name of an instruction file.
@@ -69,6 +71,8 @@ func Gather(o Options) (State, error) {
 		System:       o.System,
 		AppendSystem: o.AppendSystem,
 		Tools:        append([]string(nil), o.Tools...),
+		AllowRules:   append([]string(nil), o.AllowRules...),
+		DenyRules:    append([]string(nil), o.DenyRules...),
 		OutputSchema: o.OutputSchema,
 		Sandbox:      o.Sandbox,
 		MCP:          o.MCP,

@@ -28,6 +28,10 @@ type State struct {
 	// Tools are the names of the allowed tools (the tool policy). Their
 	// order does not matter: the policy is rendered sorted.
 	Tools []string
+	// AllowRules and DenyRules are the tool rules with argument patterns
+	// (bash(git diff *), write(src/**)), as written: the model is told
+	// them with the tools. None for a policy of names alone.
+	AllowRules, DenyRules []string
 	// OutputSchema is the --output-schema as compact JSON; "" means none.
 	OutputSchema string
 	// Sandbox is what the sandbox lets tools do; the zero value is off.

@@ -310,17 +310,22 @@ func (d *Denial) Error() string {
 	return fmt.Sprintf("%s: denied: %s", d.Tool, d.Reason)
 }
 
-// Rules lists the rules, allow then deny, as written (for the model's
-// context and the run entry).
-func (p *Policy) Rules() (allow, deny []string) {
+// PatternRules lists the rules with argument patterns, allow and deny, as
+// written: what the model is told besides the tools offered (the rules of
+// names alone are in that list already).
+func (p *Policy) PatternRules() (allow, deny []string) {
 	if p == nil {
 		return nil, nil
 	}
 	for _, r := range p.allow {
-		allow = append(allow, r.Text)
+		if r.HasPattern {
+			allow = append(allow, r.Text)
+		}
 	}
 	for _, r := range p.deny {
-		deny = append(deny, r.Text)
+		if r.HasPattern {
+			deny = append(deny, r.Text)
+		}
 	}
 	return allow, deny
 }
