@@ -113,7 +113,9 @@ func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp
 		if err != nil {
 			return nil, err
 		}
-		opts.Confine, opts.ConfineNetwork = sb, netsb
+		// Servers start in a Landlock domain apart from the tools': no
+		// tool reads a server's environment or signals it.
+		opts.Confine, opts.ConfineNetwork = sb.ForServers(), netsb.ForServers()
 	}
 	m := mcp.Start(ctx, wanted, opts)
 	if err := ctx.Err(); err != nil {

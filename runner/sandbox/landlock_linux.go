@@ -51,9 +51,11 @@ type ruleset struct {
 	filter, filterCgroup []unix.SockFilter
 
 	mu sync.Mutex
-	// launchers start the commands, without and with a cgroup: made at
-	// the first command of each.
-	launchers [2]*launcher
+	// launchers start the commands, [0] the tools' and checks', [1] the
+	// MCP servers', each without and with a cgroup: made at the first
+	// command of each. Each has a Landlock domain of its own, so the
+	// tools' cannot reach into the servers' (see start).
+	launchers [2][2]*launcher
 }
 
 // newRuleset makes the ruleset of p: reading and executing anywhere,
@@ -94,9 +96,11 @@ func newRuleset(p Policy) (*ruleset, error) {
 
 func (rs *ruleset) close() {
 	rs.mu.Lock()
-	for _, l := range rs.launchers {
-		if l != nil {
-			l.stop()
+	for _, ls := range rs.launchers {
+		for _, l := range ls {
+			if l != nil {
+				l.stop()
+			}
 		}
 	}
 	rs.mu.Unlock()
@@ -134,17 +138,20 @@ type launch struct {
 	pidfd int
 }
 
-// launcher returns rs's launcher for commands started into a cgroup or
-// not (whose filter lets awl's clone3 with CLONE_INTO_CGROUP through),
-// making it, once, on a new thread.
-func (rs *ruleset) launcher(ns *nsInit, cgroup bool) *launcher {
-	i := 0
-	if cgroup {
+// launcher returns rs's launcher for MCP servers (server) or the other
+// commands, started into a cgroup or not (whose filter lets awl's clone3
+// with CLONE_INTO_CGROUP through), making it, once, on a new thread.
+func (rs *ruleset) launcher(ns *nsInit, server, cgroup bool) *launcher {
+	i, j := 0, 0
+	if server {
 		i = 1
+	}
+	if cgroup {
+		j = 1
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if l := rs.launchers[i]; l != nil {
+	if l := rs.launchers[i][j]; l != nil {
 		return l
 	}
 	filter := rs.filter
@@ -155,7 +162,7 @@ func (rs *ruleset) launcher(ns *nsInit, cgroup bool) *launcher {
 	ready := make(chan struct{})
 	go l.run(rs, ns, filter, ready)
 	<-ready
-	rs.launchers[i] = l
+	rs.launchers[i][j] = l
 	return l
 }
 
@@ -230,7 +237,13 @@ func confineThread(rs *ruleset, ns *nsInit, filter []unix.SockFilter) error {
 // init's root).
 //
 // after, when not nil, runs once the command has exited.
-func (rs *ruleset) start(cmd *exec.Cmd, ns *nsInit, after func()) error {
+//
+// An MCP server (server) starts from a launcher of its own, whose
+// landlock_restrict_self made a Landlock domain apart from the tools':
+// Landlock lets a process ptrace (read /proc/PID/environ and mem, attach)
+// and, from ABI 6, signal only processes of its own domain or one nested
+// in it, so no tool reaches into a server, nor a server into a tool.
+func (rs *ruleset) start(cmd *exec.Cmd, ns *nsInit, after func(), server bool) error {
 	if ns != nil && ns.user {
 		wd, err := ns.enter(cmd)
 		if err != nil {
@@ -245,7 +258,7 @@ func (rs *ruleset) start(cmd *exec.Cmd, ns *nsInit, after func()) error {
 		// process of the namespace with it.
 		cmd.SysProcAttr.Pdeathsig = 0
 	}
-	l := rs.launcher(ns, cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD)
+	l := rs.launcher(ns, server, cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD)
 	if l.err != nil {
 		return fmt.Errorf("could not confine the command: %w", l.err)
 	}

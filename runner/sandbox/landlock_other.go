@@ -18,7 +18,7 @@ func newRuleset(Policy) (*ruleset, error) { return nil, errors.New("Landlock is 
 
 func (*ruleset) close() {}
 
-func (*ruleset) start(*exec.Cmd, *nsInit, func()) error {
+func (*ruleset) start(*exec.Cmd, *nsInit, func(), bool) error {
 	return errors.New("Landlock is a Linux feature")
 }
 

@@ -501,7 +501,34 @@ func (s *Sandbox) Close() error {
 // outlives it: the thread that started it lives until the sandbox is
 // closed and every process it started has exited (a goroutine waits for
 // each, without reaping it, so cmd.Wait works as usual).
-func (s *Sandbox) Start(cmd *exec.Cmd) error {
+func (s *Sandbox) Start(cmd *exec.Cmd) error { return s.start(cmd, false) }
+
+// Servers is a Sandbox for MCP servers (a tool.Confiner): what it starts
+// is confined as the Sandbox's commands are, in a Landlock domain apart
+// from the tools', so that no tool reads a server's environment (the
+// ${VAR} values its configuration gave it) or memory, attaches to it or,
+// from Landlock ABI 6, signals it.
+type Servers struct{ s *Sandbox }
+
+// ForServers is s for MCP servers; nil when s is.
+func (s *Sandbox) ForServers() *Servers {
+	if s == nil {
+		return nil
+	}
+	return &Servers{s}
+}
+
+// Start starts an MCP server as Sandbox.Start starts a command, in the
+// servers' Landlock domain.
+func (v *Servers) Start(cmd *exec.Cmd) error { return v.s.start(cmd, true) }
+
+// CheckWrite is the Sandbox's.
+func (v *Servers) CheckWrite(path string) error { return v.s.CheckWrite(path) }
+
+// Note is the Sandbox's.
+func (v *Servers) Note() string { return v.s.Note() }
+
+func (s *Sandbox) start(cmd *exec.Cmd, server bool) error {
 	if cmd.Err != nil {
 		return cmd.Err
 	}
@@ -519,7 +546,7 @@ func (s *Sandbox) Start(cmd *exec.Cmd) error {
 	if s.git != nil {
 		after = s.lookGit
 	}
-	if err := s.rules.start(cmd, s.ns, after); err != nil {
+	if err := s.rules.start(cmd, s.ns, after, server); err != nil {
 		return err
 	}
 	s.procs.mu.Lock()
