@@ -32,10 +32,16 @@ type Walk struct {
 	Largest int
 
 	f      *os.File
-	body   int64  // where the entries begin (after the header line)
-	end    int64  // where the last complete entry line ends
-	onPath []bool // by entry, in file order
+	body   int64   // where the entries begin (after the header line)
+	end    int64   // where the last complete entry line ends
+	onPath []bool  // by entry, in file order
+	starts []int64 // where each entry's line begins
 	buf    []byte
+	// at is the entry ReadEntry read last (-1: none), decoded from abuf.
+	at    int
+	atE   Entry
+	abuf  []byte
+	atErr error
 }
 
 // OpenWalk opens the session file at path and reads it through: the
@@ -46,7 +52,7 @@ func OpenWalk(path string) (*Walk, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	w := &Walk{Path: path, f: f}
+	w := &Walk{Path: path, f: f, at: -1}
 	if err := w.index(); err != nil {
 		f.Close()
 		return nil, err
@@ -129,6 +135,7 @@ func (w *Walk) index() error {
 		if err != nil {
 			return corruptError(w.Path, lineNo, err.Error())
 		}
+		w.starts = append(w.starts, w.end)
 		n := node{id: strings.Clone(e.ID), parent: strings.Clone(e.ParentID)}
 		if e.Message != nil && e.Message.Role == conv.RoleUser {
 			n.provider, n.model = strings.Clone(e.Provider), strings.Clone(e.Model)
@@ -187,6 +194,12 @@ func (w *Walk) activePath(nodes []node) error {
 // line's buffer, unescaped in place), and Line is nil. fn's error stops
 // the walk and is returned.
 func (w *Walk) Entries(fn func(e *Entry) error) error {
+	return w.EntriesAt(func(_ int, e *Entry) error { return fn(e) })
+}
+
+// EntriesAt is Entries that also hands over each entry's index in the
+// file (0 for the first entry after the header), for ReadEntry.
+func (w *Walk) EntriesAt(fn func(i int, e *Entry) error) error {
 	var e Entry
 	d := decoder{inPlace: true}
 	return w.lines(func(i int, line []byte) error {
@@ -195,8 +208,42 @@ func (w *Walk) Entries(fn func(e *Entry) error) error {
 		if _, err := d.line(nil, &e); err != nil {
 			return corruptError(w.Path, i+2, err.Error())
 		}
-		return fn(&e)
+		return fn(i, &e)
 	})
+}
+
+// ReadEntry reads and decodes the entry at index i (as EntriesAt numbers
+// them) into a buffer of its own, so that it may be called while an entry
+// of EntriesAt is being handed over: a tool call's result, shown with the
+// call. The entry is valid until the next call with another index; the
+// same index again returns it without reading.
+func (w *Walk) ReadEntry(i int) (*Entry, error) {
+	if i == w.at {
+		return &w.atE, w.atErr
+	}
+	if i < 0 || i >= len(w.starts) {
+		return nil, fmt.Errorf("session %s: no entry %d", w.Path, i)
+	}
+	end := w.end
+	if i+1 < len(w.starts) {
+		end = w.starts[i+1]
+	}
+	n := int(end-w.starts[i]) - 1 // the newline left out
+	if cap(w.abuf) < n {
+		w.abuf = make([]byte, n, w.Largest)
+	}
+	line := w.abuf[:n]
+	w.at, w.atE, w.atErr = i, Entry{}, nil
+	if _, err := w.f.ReadAt(line, w.starts[i]); err != nil {
+		w.atErr = accessError(w.Path, "cannot read session file", err)
+		return nil, w.atErr
+	}
+	d := decoder{data: line, inPlace: true}
+	if _, err := d.line(nil, &w.atE); err != nil {
+		w.atErr = corruptError(w.Path, i+2, err.Error())
+		return nil, w.atErr
+	}
+	return &w.atE, nil
 }
 
 // Lines calls fn with the stored bytes of each entry line of the active

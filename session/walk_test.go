@@ -110,3 +110,49 @@ func TestWalkAgreesWithLoad(t *testing.T) {
 		t.Error("the branch back: the abandoned entries were handed over, or the new leaf was not")
 	}
 }
+
+// TestWalkReadEntry: while EntriesAt hands over a tool call, ReadEntry
+// reads the later entry that holds its result into a buffer of its own:
+// the call handed over stays intact, and the same index again is not
+// read again.
+func TestWalkReadEntry(t *testing.T) {
+	data := realisticSession(40, 3)
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := OpenWalk(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	found := 0
+	err = w.EntriesAt(func(i int, e *Entry) error {
+		if e.Message == nil || len(e.Message.ToolUses()) == 0 || i+1 == len(w.onPath) {
+			return nil // the last call has no result
+		}
+		call := e.Message.ToolUses()[0]
+		id, input := strings.Clone(call.ID), strings.Clone(call.Input)
+		r, err := w.ReadEntry(i + 1)
+		if err != nil {
+			return err
+		}
+		if len(r.Message.Content) == 0 || r.Message.Content[0].ToolUseID != id || len(r.Message.Content[0].Content) < 1000 {
+			t.Fatalf("entry %d: %+v is not the result of %s", i+1, r.Message, id)
+		}
+		if again, _ := w.ReadEntry(i + 1); again != r {
+			t.Fatal("the same index read again")
+		}
+		if call.ID != id || call.Input != input {
+			t.Fatalf("the call handed over changed under ReadEntry: %q %q", call.ID, call.Input)
+		}
+		found++
+		return nil
+	})
+	if err != nil || found < 10 {
+		t.Fatalf("%d calls with results, %v", found, err)
+	}
+	if _, err := w.ReadEntry(len(w.onPath)); err == nil {
+		t.Error("an entry past the end was read")
+	}
+}

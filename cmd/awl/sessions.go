@@ -433,16 +433,6 @@ func noEmptyRef(refs ...string) error {
 	return nil
 }
 
-// loadRef resolves ref and loads the whole session.
-func loadRef(store *session.Store, ref string) (string, *session.Session, error) {
-	p, err := resolve(store, ref)
-	if err != nil {
-		return "", nil, err
-	}
-	s, err := session.Load(p)
-	return p, s, err
-}
-
 // sessionsPathCmd prints a session file's path.
 type sessionsPathCmd struct {
 	Ref string `arg:"" placeholder:"REF"`

@@ -16,10 +16,18 @@ type sessionsReportCmd struct {
 }
 
 func (c *sessionsReportCmd) Run(a *app, store *session.Store) error {
-	_, s, err := loadRef(store, c.Ref)
+	p, err := resolve(store, c.Ref)
 	if err != nil {
 		return err
 	}
+	// Read through (every line checked) before the page's file is made,
+	// then again a line at a time as the page is written.
+	s, err := session.OpenWalk(p)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	limitMemory(s.Largest, os.Getenv)
 	if c.HTML == "-" {
 		return quietPipe(report.Write(a.stdout, s))
 	}

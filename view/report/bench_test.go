@@ -12,7 +12,6 @@ import (
 
 	"github.com/awlrun/awl/internal/benchtext"
 	"github.com/awlrun/awl/internal/cputime"
-	"github.com/awlrun/awl/session"
 )
 
 // writeBigSession writes a session file of at least size bytes in the mix
@@ -77,11 +76,7 @@ func BenchmarkReport50MB(b *testing.B) {
 	b.SetBytes(st.Size())
 	cpu0 := cputime.Process()
 	for b.Loop() {
-		s, err := session.Load(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := Write(io.Discard, s); err != nil {
+		if err := writePath(io.Discard, path); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -95,12 +90,8 @@ func BenchmarkReport50MB(b *testing.B) {
 // share of the session.
 func TestLargeSessionIsCut(t *testing.T) {
 	path := writeBigSession(t, 2<<20)
-	s, err := session.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var page countingWriter
-	if err := Write(&page, s); err != nil {
+	if err := writePath(&page, path); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := os.Stat(path)

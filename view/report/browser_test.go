@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/internal/testenv"
-	"github.com/awlrun/awl/session"
 )
 
 // chromium returns Debian's headless Chromium (chromium-headless-shell,
@@ -87,16 +86,12 @@ func TestReportInChromium(t *testing.T) {
 		{"example", "../../examples/summarise.jsonl"},
 		{"hostile", "testdata/hostile.jsonl"},
 	} {
-		s, err := session.Load(c.session)
-		if err != nil {
-			t.Fatal(err)
-		}
 		page := filepath.Join(dir, c.name+".html")
 		f, err := os.Create(page)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := Write(f, s); err != nil {
+		if err := writePath(f, c.session); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()

@@ -40,11 +40,17 @@ const (
 	typeTurnContext = "turnContext"
 )
 
-// Write renders s as HTML to w.
-func Write(w io.Writer, s *session.Session) error {
+// Write renders the session s as HTML to w. It reads the session a line
+// at a time, twice: once for the totals and the chart at the top, once to
+// render each entry; a tool call's result is read from its own line when
+// the call is rendered. What it holds is two entries and a few dozen bytes
+// per entry, whatever the session's size.
+func Write(w io.Writer, s *session.Walk) error {
 	bw := newWriter(w)
-	r := &renderer{w: bw, s: s, results: map[string]*conv.Block{}, tools: map[string]string{}}
-	r.page()
+	r := &renderer{w: bw, s: s, results: map[string]int{}, shown: map[string]bool{}}
+	if err := r.page(); err != nil {
+		return err
+	}
 	return bw.Flush()
 }
 
@@ -52,13 +58,12 @@ func newWriter(w io.Writer) *bufio.Writer { return bufio.NewWriterSize(w, 256<<1
 
 type renderer struct {
 	w       *bufio.Writer
-	s       *session.Session
-	path    []session.Entry
-	results map[string]*conv.Block // tool-use id → its result
-	tools   map[string]string      // tool-use id → tool name
+	s       *session.Walk
+	results map[string]int // tool-use id → the entry that holds its result
 	turns   []turn
 	totals  totals
 	shown   map[string]bool // tool results already shown with their call
+	err     error           // the first error reading a result
 }
 
 // turn is one model response, for the chart.
@@ -77,10 +82,10 @@ type totals struct {
 	compactions, chks int
 }
 
-func (r *renderer) page() {
-	r.path = r.s.ActivePath()
-	r.shown = map[string]bool{}
-	r.scan()
+func (r *renderer) page() error {
+	if err := r.s.EntriesAt(r.scan); err != nil {
+		return err
+	}
 	h := &r.s.Header
 	r.w.WriteString("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<link rel=\"icon\" href=\"data:,\">\n<title>awl session ")
 	r.esc(h.ID)
@@ -90,7 +95,7 @@ func (r *renderer) page() {
 	r.esc(h.ID)
 	r.w.WriteString("</code></h1>\n<dl class=\"meta\">")
 	r.meta("model", h.Provider+" / "+h.Model)
-	if p, m := r.s.ActiveModel(); p != h.Provider || m != h.Model {
+	if p, m := r.s.Provider, r.s.Model; p != h.Provider || m != h.Model {
 		r.meta("now", p+" / "+m)
 	}
 	r.meta("cwd", h.Cwd)
@@ -101,39 +106,44 @@ func (r *renderer) page() {
 	r.chart()
 	r.w.WriteString("</header>\n<main>\n")
 	n := 0
-	for i := range r.path {
-		r.entry(&r.path[i], &n)
+	err := r.s.Entries(func(e *session.Entry) error {
+		r.entry(e, &n)
+		return r.err
+	})
+	if err != nil {
+		return err
 	}
 	r.w.WriteString("</main>\n<footer>Made by <code>awl sessions report</code>. Secrets were redacted when the session was written.</footer>\n</body>\n</html>\n")
+	return nil
 }
 
-// scan collects the tool results by call, the turns and the totals.
-func (r *renderer) scan() {
+// scan takes in entry i of the active path: where the tool results are
+// by call, the turns and the totals.
+func (r *renderer) scan(i int, e *session.Entry) error {
 	t := &r.totals
-	for i := range r.path {
-		e := &r.path[i]
-		switch e.Type {
-		case session.TypeMessage:
-		case typeRun:
-			t.runs++
-			continue
-		case typePrune:
-			t.prunes++
-			continue
-		case typeCompaction:
-			t.compactions++
-			if u := gjson.GetBytes(e.Fields, "usage"); u.Exists() {
-				t.u = t.u.Add(usageOf(u))
-				r.addCost(gjson.GetBytes(e.Fields, "costUsd"))
-			}
-			continue
-		default:
-			continue
+	switch e.Type {
+	case session.TypeMessage:
+	case typeRun:
+		t.runs++
+		return nil
+	case typePrune:
+		t.prunes++
+		return nil
+	case typeCompaction:
+		t.compactions++
+		if u := gjson.GetBytes(e.Fields, "usage"); u.Exists() {
+			t.u = t.u.Add(usageOf(u))
+			r.addCost(gjson.GetBytes(e.Fields, "costUsd"))
 		}
-		m := e.Message
-		if m == nil {
-			continue
-		}
+		return nil
+	default:
+		return nil
+	}
+	m := e.Message
+	if m == nil {
+		return nil
+	}
+	{
 		if modelctx.IsGateFeedback(*m) {
 			t.chks++
 		}
@@ -142,9 +152,8 @@ func (r *renderer) scan() {
 			switch b.Type {
 			case conv.BlockToolUse:
 				t.calls++
-				r.tools[b.ID] = b.Name
 			case conv.BlockToolResult:
-				r.results[b.ToolUseID] = b
+				r.results[strings.Clone(b.ToolUseID)] = i // e is valid during this call only
 				if b.IsError {
 					t.errors++
 				}
@@ -157,14 +166,18 @@ func (r *renderer) scan() {
 				u = *m.Usage
 			}
 			t.u = t.u.Add(u)
+			var cost *float64
 			if m.CostUSD != nil {
 				t.cost += *m.CostUSD
+				c := *m.CostUSD
+				cost = &c
 			} else if m.Usage != nil {
 				t.unpriced = true
 			}
-			r.turns = append(r.turns, turn{u: u, cost: m.CostUSD})
+			r.turns = append(r.turns, turn{u: u, cost: cost})
 		}
 	}
+	return nil
 }
 
 func (r *renderer) addCost(c gjson.Result) {
@@ -364,7 +377,7 @@ func (r *renderer) blocks(m *conv.Message) {
 			r.w.WriteString("<div class=\"tool\"><div class=\"call\">result of <code>")
 			r.esc(b.ToolUseID)
 			r.w.WriteString("</code></div>")
-			r.result(b)
+			r.output(b)
 			r.w.WriteString("</div>")
 		case conv.BlockImage:
 			r.image(b.MimeType, b.Data)
@@ -379,7 +392,7 @@ func (r *renderer) blocks(m *conv.Message) {
 // toolCall renders a call, its input, and its result when the session has
 // one.
 func (r *renderer) toolCall(b *conv.Block) {
-	res := r.results[b.ID]
+	res := r.result(b.ID)
 	class := "tool"
 	if res != nil && res.IsError {
 		class += " error"
@@ -399,13 +412,37 @@ func (r *renderer) toolCall(b *conv.Block) {
 		r.w.WriteString("<div class=\"note\">no result in the session</div></div>")
 		return
 	}
-	r.shown[b.ID] = true
-	r.result(res)
+	r.shown[strings.Clone(b.ID)] = true
+	r.output(res)
 	r.w.WriteString("</div>")
 }
 
-// result renders a tool result, collapsed.
-func (r *renderer) result(b *conv.Block) {
+// result is the result of the tool call id, read from the entry that
+// holds it; nil when the session has none (or it could not be read: r.err
+// says why, and the walk stops).
+func (r *renderer) result(id string) *conv.Block {
+	i, ok := r.results[id]
+	if !ok {
+		return nil
+	}
+	e, err := r.s.ReadEntry(i)
+	if err != nil {
+		r.err = err
+		return nil
+	}
+	if e.Message == nil {
+		return nil
+	}
+	for k := range e.Message.Content {
+		if b := &e.Message.Content[k]; b.Type == conv.BlockToolResult && b.ToolUseID == id {
+			return b
+		}
+	}
+	return nil
+}
+
+// output renders a tool result, collapsed.
+func (r *renderer) output(b *conv.Block) {
 	status := "output"
 	if b.IsError {
 		status = "error"

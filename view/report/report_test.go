@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -9,14 +10,20 @@ import (
 	"github.com/awlrun/awl/session"
 )
 
+// writePath writes the page of the session file at path to w.
+func writePath(w io.Writer, path string) error {
+	s, err := session.OpenWalk(path)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return Write(w, s)
+}
+
 func render(t *testing.T, path string) string {
 	t.Helper()
-	s, err := session.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var b bytes.Buffer
-	if err := Write(&b, s); err != nil {
+	if err := writePath(&b, path); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
