@@ -137,7 +137,11 @@ type Message struct {
 	Provider   string
 	Model      string
 	StopReason StopReason
-	Usage      *Usage
+	// ServiceTier is the processing tier the API says served the request
+	// ("default", "flex", "priority"; Anthropic's "standard",
+	// "priority"); "" when it said none.
+	ServiceTier string
+	Usage       *Usage
 	// CostUSD is what the request that produced the message cost, in US
 	// dollars; nil when it is not known (no price for the model, no usage).
 	CostUSD *float64

@@ -128,6 +128,7 @@ type anthRequest struct {
 	Thinking  *anthThinking  `json:"thinking,omitempty"`
 	Output    *anthOutput    `json:"output_config,omitempty"`
 	Stream    bool           `json:"stream,omitempty"`
+	Tier      string         `json:"service_tier,omitempty"`
 }
 
 func textBlock(s string) *anthBlock { return &anthBlock{Type: "text", Text: &s} }
@@ -166,6 +167,7 @@ func anthropicRequest(req Request, self string) *anthRequest {
 		out.MaxTokens = anthropicMaxTokens(req.Model)
 	}
 	anthropicThinking(out, req)
+	out.Tier = anthropicTier(req.ServiceTier)
 	mark := ephemeral
 	if req.CacheTTL == "1h" {
 		// Every breakpoint alike: a 1-hour one may not follow a 5-minute one.
@@ -393,6 +395,9 @@ func anthropicStreamError(e gjson.Result) *wireError {
 func (d *anthropicDecoder) readUsage(u gjson.Result) {
 	if !u.IsObject() {
 		return
+	}
+	if v := u.Get("service_tier"); v.Type == gjson.String {
+		d.msg.ServiceTier = strings.Clone(v.Str)
 	}
 	if v := u.Get("input_tokens"); v.Exists() {
 		d.usage.Input = v.Int()
@@ -690,5 +695,6 @@ func (r *anthRequest) appendJSON(w *jsonWriter) {
 	if r.Stream {
 		w.boolField("stream", true)
 	}
+	w.optStr("service_tier", r.Tier)
 	w.end()
 }

@@ -501,3 +501,35 @@ func TestExtendedCache(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceTierEncoding: --service-tier goes out as each API names it,
+// and nothing is sent without it.
+func TestServiceTierEncoding(t *testing.T) {
+	msgs := []conv.Message{{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("hi")}}}
+	for _, tc := range []struct{ api, tier, want string }{
+		{NameAnthropic, "default", "standard_only"},
+		{NameAnthropic, "auto", "auto"},
+		{NameAnthropic, "", ""},
+		{NameOpenAI, "flex", "flex"},
+		{NameOpenAI, "", ""},
+		{NameOpenAIChat, "priority", "priority"},
+		{NameOpenAIChat, "", ""},
+	} {
+		body, err := EncodeRequest(tc.api, Request{Model: "m", Messages: msgs, ServiceTier: tc.tier})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gjson.GetBytes(body, "service_tier"); got.Str != tc.want || tc.want == "" && got.Exists() {
+			t.Errorf("%s %q: service_tier %s", tc.api, tc.tier, got.Raw)
+		}
+	}
+	for _, tc := range []struct {
+		provider, tier string
+		ok             bool
+	}{{NameAnthropic, "auto", true}, {NameAnthropic, "default", true}, {NameAnthropic, "flex", false}, {NameAnthropic, "priority", false},
+		{NameOpenAI, "flex", true}, {NameOpenAIChat, "priority", true}, {NameOpenAI, "scale", false}, {NameOpenAI, "", true}} {
+		if ok, why := ServiceTierOffered(tc.provider, tc.tier); ok != tc.ok || ok != (why == "") {
+			t.Errorf("ServiceTierOffered(%s, %q) = %v %q", tc.provider, tc.tier, ok, why)
+		}
+	}
+}

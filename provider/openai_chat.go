@@ -81,6 +81,7 @@ type chatRequest struct {
 	Stream              bool               `json:"stream"`
 	StreamOptions       *chatStreamOptions `json:"stream_options,omitempty"`
 	CacheRetention      string             `json:"prompt_cache_retention,omitempty"`
+	ServiceTier         string             `json:"service_tier,omitempty"`
 }
 
 func chatText(s string) *chatPart { return &chatPart{Type: "text", Text: &s} }
@@ -119,6 +120,7 @@ func chatCompletionsRequest(req Request, self string) *chatRequest {
 	if req.CacheTTL == "24h" {
 		out.CacheRetention = "24h"
 	}
+	out.ServiceTier = req.ServiceTier
 	if req.Thinking == ThinkingNone {
 		out.ReasoningEffort = "" // a model that does not reason refuses the parameter
 	}
@@ -321,6 +323,10 @@ func (d *chatDecoder) chunk(data []byte) error {
 		case "model":
 			if d.msg.Model == "" {
 				d.msg.Model = str(v)
+			}
+		case "service_tier":
+			if v.Type == gjson.String {
+				d.msg.ServiceTier = str(v)
 			}
 		case "usage":
 			if v.IsObject() {
@@ -532,6 +538,7 @@ func (d *chatDecoder) whole(body []byte) error {
 	}
 	d.id = root.Get("id").String()
 	d.msg.Model = root.Get("model").String()
+	d.msg.ServiceTier = root.Get("service_tier").String()
 	if u := root.Get("usage"); u.IsObject() {
 		d.readUsage(u)
 	}
@@ -619,5 +626,6 @@ func (r *chatRequest) appendJSON(w *jsonWriter) {
 	w.boolField("stream", r.Stream)
 	optObjField(w, "stream_options", r.StreamOptions)
 	w.optStr("prompt_cache_retention", r.CacheRetention)
+	w.optStr("service_tier", r.ServiceTier)
 	w.end()
 }

@@ -75,6 +75,7 @@ type respRequest struct {
 	Stream          bool           `json:"stream"`
 	CacheKey        string         `json:"prompt_cache_key,omitempty"`
 	CacheRetention  string         `json:"prompt_cache_retention,omitempty"`
+	ServiceTier     string         `json:"service_tier,omitempty"`
 }
 
 // reasoningModel reports whether model is an OpenAI reasoning model, whose
@@ -103,7 +104,7 @@ func (responsesWire) encode(req Request) (reqBody, error) {
 
 // responsesRequest is req as the Responses API's request body.
 func responsesRequest(req Request) *respRequest {
-	out := &respRequest{Model: req.Model, Input: []*respItem{}, MaxOutputTokens: req.MaxTokens, Stream: true, CacheKey: req.CacheKey}
+	out := &respRequest{Model: req.Model, Input: []*respItem{}, MaxOutputTokens: req.MaxTokens, Stream: true, CacheKey: req.CacheKey, ServiceTier: req.ServiceTier}
 	if req.CacheTTL == "24h" {
 		out.CacheRetention = "24h"
 	}
@@ -416,6 +417,9 @@ func (d *responsesDecoder) terminal(resp gjson.Result) error {
 	if m := resp.Get("model").Str; m != "" {
 		d.msg.Model = strings.Clone(m)
 	}
+	if t := resp.Get("service_tier").Str; t != "" {
+		d.msg.ServiceTier = strings.Clone(t)
+	}
 	// Items that never got output_item.done keep what their deltas built.
 	for _, it := range d.items {
 		if !it.done {
@@ -538,5 +542,6 @@ func (r *respRequest) appendJSON(w *jsonWriter) {
 	w.boolField("stream", r.Stream)
 	w.optStr("prompt_cache_key", r.CacheKey)
 	w.optStr("prompt_cache_retention", r.CacheRetention)
+	w.optStr("service_tier", r.ServiceTier)
 	w.end()
 }

@@ -77,6 +77,11 @@ type Request struct {
 	// CacheKey, when set, is OpenAI Responses' prompt_cache_key: requests
 	// with the same key are routed to the same cache.
 	CacheKey string
+	// ServiceTier is --service-tier: "" sends none (the API's default);
+	// "auto", "default", "flex", "priority" as OpenAI names them;
+	// Anthropic takes "auto" and "default" (its standard_only).
+	// ServiceTierOffered tells which a provider takes.
+	ServiceTier string
 	// Memo, when set, holds the JSON form of long strings already written
 	// elsewhere (the session's lines): the body takes those bytes, the same
 	// ones escaping would make, instead of escaping the strings again, and
@@ -284,4 +289,30 @@ func ExtendedCache(provider, model, ttl string) (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// ServiceTierOffered says whether provider's API takes --service-tier
+// tier, and if not, why. OpenAI (Responses and Chat Completions) takes
+// auto, default, flex and priority as its service_tier; Anthropic's
+// service_tier is auto (its Priority Tier capacity when the organisation
+// has it, else standard) or standard_only, which awl calls default.
+func ServiceTierOffered(provider, tier string) (bool, string) {
+	switch tier {
+	case "", "auto", "default":
+		return true, ""
+	case "flex", "priority":
+		if Family(provider) != NameAnthropic {
+			return true, ""
+		}
+		return false, "Anthropic's API takes service_tier auto (Priority Tier capacity when your organisation has it) or standard_only (--service-tier default); it has no " + tier + " tier"
+	}
+	return false, "want auto, default, flex or priority"
+}
+
+// anthropicTier is --service-tier as Anthropic's service_tier.
+func anthropicTier(tier string) string {
+	if tier == "default" {
+		return "standard_only"
+	}
+	return tier
 }

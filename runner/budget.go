@@ -29,7 +29,11 @@ func (r *run) priceOf(msg conv.Message) *float64 {
 	if !ok {
 		return nil
 	}
-	c := m.CostOf(*msg.Usage, modelinfo.Terms{CacheTTL: r.cfg.CacheTTL})
+	// The tier the API says served the request is the one it bills.
+	c, ok := m.CostOn(*msg.Usage, modelinfo.Terms{CacheTTL: r.cfg.CacheTTL, Tier: cmp.Or(msg.ServiceTier, r.cfg.ServiceTier)})
+	if !ok {
+		return nil
+	}
 	return &c
 }
 

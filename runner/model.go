@@ -24,7 +24,7 @@ func (r *run) providerStream(ctx context.Context, req provider.Request) (msg con
 				Message: fmt.Sprintf("internal error while reading the response (please report it): %v", v)}
 		}
 	}()
-	req.CacheTTL, req.CacheKey = r.cfg.CacheTTL, r.cacheKey()
+	req.CacheTTL, req.CacheKey, req.ServiceTier = r.cfg.CacheTTL, r.cacheKey(), r.cfg.ServiceTier
 	return r.streamThinking(ctx, req)
 }
 

@@ -45,6 +45,7 @@ func (r *run) finish(d time.Duration) {
 			CompactAt:       cfg.Window.CompactAt,
 			NoCompact:       cfg.Window.NoCompact,
 			CacheTTL:        cfg.CacheTTL,
+			ServiceTier:     cfg.ServiceTier,
 		},
 	}
 	if share, ok := r.res.Usage.CacheReadShare(); ok {

@@ -86,6 +86,9 @@ type Config struct {
 	// Anthropic's extended TTL (its writes priced at the 1-hour price),
 	// "24h" OpenAI's extended retention (provider.ExtendedCache).
 	CacheTTL string
+	// ServiceTier is --service-tier ("" none, "auto", "default", "flex",
+	// "priority"); each request is priced at the tier the API reports.
+	ServiceTier string
 
 	// Sandbox, when set, confines the tools (the caller gave them it as
 	// their tool.Env.Confine); the model is told its limits. SandboxStatus

@@ -850,6 +850,8 @@ func (d *decoder) message(m *conv.Message) error {
 			var r string
 			r, err = d.stringField()
 			m.StopReason = conv.StopReason(r)
+		case "serviceTier":
+			m.ServiceTier, err = d.stringField()
 		case "costUsd":
 			var c float64
 			var ok bool

@@ -146,6 +146,9 @@ func appendEntry(dst []byte, e *Entry, memo *jsonstr.Memo) ([]byte, error) {
 	if meta || m.StopReason != "" {
 		dst = appendStringField(dst, "stopReason", string(m.StopReason))
 	}
+	if m.ServiceTier != "" {
+		dst = appendStringField(dst, "serviceTier", m.ServiceTier)
+	}
 	if u := m.Usage; u != nil {
 		dst = append(dst, `,"usage":{"input":`...)
 		dst = strconv.AppendInt(dst, u.Input, 10)

@@ -97,6 +97,8 @@ type RunFlags struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// CacheTTL is --cache-ttl, when given.
 	CacheTTL string `json:"cacheTtl,omitempty"`
+	// ServiceTier is --service-tier, when given.
+	ServiceTier string `json:"serviceTier,omitempty"`
 }
 
 // Prune is the members of a prune entry.

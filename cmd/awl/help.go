@@ -69,6 +69,7 @@ var helpTexts = map[string]string{
 	"run --prune-at":                "Show old tool results as short stubs once a request reaches PCT% of the context window (1-100; default 60, or --compact-at when lower).",
 	"run --compact-at":              "Have the model summarise the conversation once a request reaches PCT% of the context window (1-100; default 80).",
 	"run --cache-ttl":               "How long the provider's prompt cache keeps what each request writes: 5m (the default), 1h (Anthropic; writes cost twice the input price instead of 1.25 times) or 24h (OpenAI's extended retention, same price), so that steps minutes apart still read it.",
+	"run --service-tier":            "The provider's processing tier: auto, default, flex (OpenAI; about half price, slower, refused more often when busy, so --stall-timeout defaults to 15m and --max-retries to 8) or priority (OpenAI; faster, dearer). Each request is priced at the tier the API says served it.",
 	"run --no-compact":              "Never compact, not even when the API says the prompt is too long (then exit 5).",
 	"run --output":                  "text (final answer), json (one result object) or ndjson (events as they happen).",
 	"run --stream":                  "With ndjson, also emit text and thinking deltas.",

@@ -98,6 +98,9 @@ type runCmd struct {
 	// CacheTTL is how long the provider's prompt cache keeps what a
 	// request writes (5m, 1h, 24h; docs/cost.md); "" the API's default.
 	CacheTTL string `name:"cache-ttl" placeholder:"TTL" config:"free"`
+	// ServiceTier is the provider's processing tier (auto, default, flex,
+	// priority; docs/cost.md); "" sends none.
+	ServiceTier string `name:"service-tier" placeholder:"TIER" config:"free"`
 
 	Output   string `name:"output" short:"o" enum:"text,json,ndjson" default:"text" config:"free"`
 	Stream   bool   `name:"stream" config:"free"`
@@ -149,6 +152,7 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 		c.failBeforeStart(a, err)
 		return nil
 	}
+	c.flexDefaults()
 	store = c.configured.store(store)
 	if pr := c.progress(a); pr != nil {
 		// Diagnostics go out in order with the progress lines, and a
@@ -628,10 +632,66 @@ func (c *runCmd) priceModel(a *app, st *runSetup) error {
 		return err
 	}
 	st.window = c.window(a, st.prices, st.prov.Name(), st.model)
-	if !st.replay {
-		return checkCacheTTL(c.CacheTTL, st.prov.Name(), st.model)
+	if st.replay {
+		return nil
+	}
+	if err := checkCacheTTL(c.CacheTTL, st.prov.Name(), st.model); err != nil {
+		return err
+	}
+	return c.checkServiceTier(st)
+}
+
+// checkServiceTier refuses a --service-tier the provider's API does not
+// offer (exit 2), and a --max-cost-usd whose budget the tier's price,
+// missing from the table, could not keep.
+func (c *runCmd) checkServiceTier(st *runSetup) error {
+	if c.ServiceTier == "" {
+		return nil
+	}
+	if ok, why := provider.ServiceTierOffered(st.prov.Name(), c.ServiceTier); !ok {
+		return runner.Usagef(fmt.Sprintf("--service-tier %q: %s", c.ServiceTier, why))
+	}
+	if c.MaxCostUSD > 0 {
+		if m, ok := st.prices.Lookup(st.prov.Name(), st.model); ok {
+			if _, ok := m.ServiceTier(c.ServiceTier); !ok {
+				return runner.Usagef(fmt.Sprintf("--max-cost-usd cannot be kept: awl's price table has no %s price for %s (add one with --pricing)", c.ServiceTier, st.model))
+			}
+		}
 	}
 	return nil
+}
+
+// Flex processing answers more slowly and is refused more often when
+// capacity is short (429); these are the defaults of --stall-timeout and
+// --max-retries with --service-tier flex, when nothing set them.
+const (
+	flexStallTimeout = 15 * time.Minute
+	flexMaxRetries   = 8
+)
+
+// flexDefaults gives a flex run room to wait: the longer stall budget and
+// more retries, unless a flag, a variable or a configuration file set
+// them.
+func (c *runCmd) flexDefaults() {
+	if c.ServiceTier != "flex" {
+		return
+	}
+	if !c.chose("stall-timeout") {
+		c.StallTimeout = flexStallTimeout
+	}
+	if !c.chose("max-retries") {
+		c.MaxRetries = flexMaxRetries
+	}
+}
+
+// chose reports whether the command line, a variable or a configuration
+// file gave the run flag name.
+func (c *runCmd) chose(name string) bool {
+	if c.given.has(name) {
+		return true
+	}
+	cf := c.configured
+	return cf != nil && cf.res.Settings[name].Source.Kind != "" && cf.res.Settings[name].Source.Kind != "default"
 }
 
 // checkCacheTTL refuses a --cache-ttl that is not a lifetime, or that the
@@ -718,6 +778,7 @@ func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *run
 		MCP:              st.mcpStatus,
 		Window:           st.window,
 		CacheTTL:         c.CacheTTL,
+		ServiceTier:      c.ServiceTier,
 		MaxTurns:         c.MaxTurns,
 		MaxOutputTokens:  c.MaxOutputTokens,
 		MaxCostUSD:       c.MaxCostUSD,

@@ -65,6 +65,12 @@ func builtinSource(t *Table) ([]byte, error) {
 		if m.LongContext != nil {
 			fmt.Fprintf(&b, "LongContext: &Tier{Above: %d, Price: %s}, ", m.LongContext.Above, price(m.LongContext.Price))
 		}
+		if m.Flex != nil {
+			fmt.Fprintf(&b, "Flex: &%s, ", price(*m.Flex))
+		}
+		if m.Priority != nil {
+			fmt.Fprintf(&b, "Priority: &%s, ", price(*m.Priority))
+		}
 		if m.ContextWindow != 0 {
 			fmt.Fprintf(&b, "ContextWindow: %d, ", m.ContextWindow)
 		}

@@ -56,6 +56,11 @@ type Model struct {
 	Aliases  []string `json:"aliases,omitempty"`
 	Price
 	LongContext *Tier `json:"longContext,omitempty"`
+	// Flex and Priority are the prices of a request a service tier of
+	// that name served (ServiceTier); nil means the rule ServiceTier
+	// gives.
+	Flex     *Price `json:"flex,omitempty"`
+	Priority *Price `json:"priority,omitempty"`
 	// ContextWindow is the model's context window in tokens; 0 when not
 	// known.
 	ContextWindow int64 `json:"contextWindow,omitempty"`
@@ -88,12 +93,46 @@ type Terms struct {
 	// CacheTTL "1h": every cache write of the request was made for an
 	// hour (Anthropic), at Price.Write1h.
 	CacheTTL string
+	// Tier is the service tier that served the request, as the API
+	// reported it (or as it was asked for, when it reported none).
+	Tier string
 }
 
-// CostOf returns what a request with usage u, sent on terms, cost.
+// ServiceTier is the price of a request the service tier tier served,
+// and whether it is known. OpenAI's flex is the entry's Flex, else half
+// the standard price (OpenAI's rule); its priority is the entry's
+// Priority, unknown without one. Anthropic's priority tier is priced by
+// a commitment, not a list: the entry's Priority, else the standard list.
+// Any other tier (default, standard, auto, none) is the standard price.
+func (m Model) ServiceTier(tier string) (Price, bool) {
+	switch {
+	case tier == "flex" && m.Flex != nil:
+		return *m.Flex, true
+	case tier == "flex" && m.Provider != "anthropic":
+		p := m.Price
+		return Price{Input: p.Input / 2, Output: p.Output / 2, CacheRead: p.CacheRead / 2, CacheWrite: p.CacheWrite / 2, CacheWrite1h: p.CacheWrite1h / 2}, true
+	case tier == "priority" && m.Priority != nil:
+		return *m.Priority, true
+	case tier == "priority" && m.Provider != "anthropic":
+		return Price{}, false
+	}
+	return m.Price, true
+}
+
+// CostOf returns what a request with usage u, sent on terms, cost: 0 when
+// the tier's price is not known (CostOn says so).
 func (m Model) CostOf(u conv.Usage, terms Terms) float64 {
-	p := m.Price
-	if t := m.LongContext; t != nil && u.Input+u.CacheRead+u.CacheWrite > t.Above {
+	c, _ := m.CostOn(u, terms)
+	return c
+}
+
+// CostOn is CostOf, and whether the price was known.
+func (m Model) CostOn(u conv.Usage, terms Terms) (float64, bool) {
+	p, ok := m.ServiceTier(terms.Tier)
+	if !ok {
+		return 0, false
+	}
+	if t := m.LongContext; t != nil && u.Input+u.CacheRead+u.CacheWrite > t.Above && (terms.Tier == "" || p == m.Price) {
 		p = t.Price
 	}
 	write := p.CacheWrite
@@ -102,7 +141,7 @@ func (m Model) CostOf(u conv.Usage, terms Terms) float64 {
 	}
 	c := (float64(u.Input)*p.Input + float64(u.Output)*p.Output +
 		float64(u.CacheRead)*p.CacheRead + float64(u.CacheWrite)*write) / 1e6
-	return Round(c)
+	return Round(c), true
 }
 
 // Round rounds a dollar amount to 1e-9 (a billionth of a dollar), so sums
@@ -220,6 +259,16 @@ func (m Model) check() error {
 		}
 		if err := m.LongContext.Price.check("longContext."); err != nil {
 			return err
+		}
+	}
+	for _, t := range []struct {
+		name string
+		p    *Price
+	}{{"flex.", m.Flex}, {"priority.", m.Priority}} {
+		if t.p != nil {
+			if err := t.p.check(t.name); err != nil {
+				return err
+			}
 		}
 	}
 	if m.ContextWindow < 0 {

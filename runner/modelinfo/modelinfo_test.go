@@ -186,3 +186,48 @@ func TestCostOneHourWrites(t *testing.T) {
 		t.Errorf("a negative cacheWrite1h: %v", err)
 	}
 }
+
+// TestServiceTierPrices: flex is half the standard price on OpenAI unless
+// the entry gives one; priority is the entry's, unknown without one;
+// Anthropic's priority tier, priced by a commitment, is its list price.
+func TestServiceTierPrices(t *testing.T) {
+	tab := Default()
+	g, _ := tab.Lookup("openai", "gpt-5.4")
+	u := conv.Usage{Input: 100_000, CacheRead: 100_000, Output: 100_000} // under the 272K long-context threshold
+	for _, tc := range []struct {
+		tier string
+		want float64
+		ok   bool
+	}{{"", 0.1 * (2.5 + 0.25 + 15), true}, {"default", 1.775, true}, {"flex", 0.1 * (2.5 + 0.25 + 15) / 2, true}, {"priority", 0.1 * (5 + 0.5 + 30), true}} {
+		got, ok := g.CostOn(u, Terms{Tier: tc.tier})
+		if got != Round(tc.want) || ok != tc.ok {
+			t.Errorf("gpt-5.4 %q: %v %v, want %v %v", tc.tier, got, ok, tc.want, tc.ok)
+		}
+	}
+	nano, _ := tab.Lookup("openai", "gpt-5.4-nano")
+	if _, ok := nano.CostOn(u, Terms{Tier: "priority"}); ok {
+		t.Error("gpt-5.4-nano has no priority price in the table, yet its priority cost is known")
+	}
+	son, _ := tab.Lookup("anthropic", "claude-sonnet-4-5")
+	if got, ok := son.CostOn(u, Terms{Tier: "priority"}); !ok || got != son.Cost(u) {
+		t.Errorf("Anthropic priority: %v %v, want the list price %v", got, ok, son.Cost(u))
+	}
+	if got, _ := son.CostOn(u, Terms{Tier: "flex"}); got != son.Cost(u) {
+		t.Errorf("Anthropic has no flex tier to halve: %v", got)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "prices.json")
+	os.WriteFile(p, []byte(`{"models":[{"provider":"openai","model":"gpt-x","input":1,"output":2,"flex":{"input":0.4,"output":0.8},"priority":{"input":-1}}]}`), 0o600)
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "priority.input: must be a price of 0 or more") {
+		t.Errorf("a negative priority price: %v", err)
+	}
+	os.WriteFile(p, []byte(`{"models":[{"provider":"openai","model":"gpt-x","input":1,"output":2,"flex":{"input":0.4,"output":0.8}}]}`), 0o600)
+	tx, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := tx.Lookup("openai", "gpt-x")
+	if got, _ := x.CostOn(conv.Usage{Input: 1_000_000}, Terms{Tier: "flex"}); got != 0.4 {
+		t.Errorf("a file's flex price: %v, want 0.4", got)
+	}
+}
