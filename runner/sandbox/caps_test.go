@@ -211,9 +211,16 @@ func TestPrivilegedCallsRefused(t *testing.T) {
 					t.Errorf("%s: want it refused (%s):\n%s", c.name, want, res.Content)
 				}
 			}
-			// What a program needs still works: threads (libc falls back
-			// from clone3 to clone), processes, namespaces of awl's.
+			// What a program needs still works: processes, and threads
+			// (glibc's pthread_create falls back from clone3 to clone):
+			// xz compresses with two.
 			mustOK(t, f.bash(t, "sh -c 'echo $$' | grep -q . && "+probeCommand(t, "caps", "")))
+			if _, err := exec.LookPath("xz"); err == nil {
+				res := f.bash(t, "head -c 8000000 /dev/zero | xz -T2 --block-size=1MiB -1 -c | xz -d | wc -c")
+				if !strings.HasPrefix(res.Content, "8000000\n") {
+					t.Errorf("xz with two threads:\n%s", res.Content)
+				}
+			}
 		})
 	}
 }
