@@ -77,21 +77,20 @@ $(MCP_NPM)/node_modules/.package-lock.json: $(MCP_NPM)/package-lock.json
 	  echo "npm not found: the MCP tests against real servers will skip (CI=true makes them fail)"; \
 	fi
 
-# conformance runs every client scenario of the MCP conformance suite
-# (scripts/conformance, pinned with the Node 22 it needs) against awl, one
-# after another: scripts/mcp-conformance-client.sh makes `awl run` the
-# client. A scenario that fails, or one listed in expected-failures.yml that
-# passes, fails it.
+# conformance runs every client scenario of each pinned release of the MCP
+# conformance suite (scripts/conformance/RELEASE, each with the Node 22 it
+# needs; run.sh installs them with npm ci) against awl, one after another:
+# scripts/mcp-conformance-client.sh makes `awl run` the client. A scenario
+# that fails, passes with no checks, or is listed in its release's
+# expected-failures.yml and passes, fails it.
 CONFORMANCE := scripts/conformance
-conformance: $(CONFORMANCE)/node_modules/.package-lock.json
+conformance:
 	$(GO) build -o bin/awl ./cmd/awl
 	$(GO) build -o bin/conformancemodel ./internal/conformancemodel
 	rm -rf bin/conformance
 	AWL="$(abspath bin/awl)" AWL_CONFORMANCE_MODEL="$(abspath bin/conformancemodel)" \
 	  bash $(CONFORMANCE)/run.sh "$(abspath bin/conformance)"
 
-$(CONFORMANCE)/node_modules/.package-lock.json: $(CONFORMANCE)/package-lock.json
-	cd $(CONFORMANCE) && npm ci --no-audit --no-fund
 
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -49,17 +49,27 @@ auth/client-credentials-*)
   oauth="$(jq '{grant: "client_credentials", client_id}
     + (if .client_secret then {client_secret: "${CONFORMANCE_CLIENT_SECRET}"} else {} end)
     + (if .private_key_pem then {private_key: "${CONFORMANCE_PRIVATE_KEY}", signing_algorithm} else {} end)' <<<"$ctx")" ;;
-auth/cross-app-access-*)
+auth/cross-app-access-* | auth/enterprise-managed-authorization)
   # SEP-990: the context holds the IdP's ID token, passed as a secret.
   export CONFORMANCE_ID_TOKEN
   CONFORMANCE_ID_TOKEN="$(jq -r '.idp_id_token // ""' <<<"$ctx")"
   oauth="$(jq '{grant: "id_jag", client_id, client_secret: "${CONFORMANCE_CLIENT_SECRET}",
     idp: {issuer: .idp_issuer, client_id: .idp_client_id, id_token: "${CONFORMANCE_ID_TOKEN}"}}' <<<"$ctx")" ;;
+auth/wif-jwt-bearer)
+  # SEP-1933: the workload's own JWT (in CI, the job's OIDC token) as a
+  # JWT-bearer assertion, read from a file as a token projected into a pod
+  # would be.
+  jq -r '.valid_jwt // ""' <<<"$ctx" >"$work/workload.jwt"
+  oauth="$(jq --arg f "$work/workload.jwt" '{grant: "jwt_bearer", client_id, assertion_file: $f}' <<<"$ctx")" ;;
 auth/pre-registration)
   oauth="$(jq '{client_id, client_secret: "${CONFORMANCE_CLIENT_SECRET}"}' <<<"$ctx")" ;;
 *)
   oauth='{"client_metadata_url": "https://conformance-test.local/client-metadata.json"}' ;;
 esac
+# Scenarios that name the arguments of their tool calls (http-custom-headers)
+# pass them to the scripted model, which calls those tools with them.
+export CONFORMANCE_TOOL_CALLS
+CONFORMANCE_TOOL_CALLS="$(jq -c '.toolCalls // []' <<<"$ctx")"
 printf '#!/bin/sh\nexec "%s" browse "$1"\n' "$model" >"$work/browser"
 chmod +x "$work/browser"
 export BROWSER="$work/browser"

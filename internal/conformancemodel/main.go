@@ -88,12 +88,17 @@ func answer(body []byte) providertest.Response {
 	for _, t := range req.Tools {
 		schemas[t.Function.Name] = t.Function.Parameters
 	}
+	given := givenCalls()
 	var turn providertest.Turn
 	for i, t := range req.Tools {
+		input := string(arguments(t.Function.Parameters, schemas))
+		if a, ok := given[t.Function.Name]; ok {
+			input = string(a)
+		}
 		turn.Calls = append(turn.Calls, providertest.Call{
 			ID:    fmt.Sprintf("call_%d", i+1),
 			Name:  t.Function.Name,
-			Input: string(arguments(t.Function.Parameters, schemas)),
+			Input: input,
 		})
 	}
 	if len(turn.Calls) == 0 {
@@ -157,4 +162,22 @@ func browse(url string) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+}
+
+// givenCalls are the arguments a scenario names for its tools
+// ($CONFORMANCE_TOOL_CALLS, from the suite's context: [{"name", "arguments"}]),
+// by the awl name of each tool (mcp__conformance__NAME).
+func givenCalls() map[string]json.RawMessage {
+	var calls []struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	json.Unmarshal([]byte(os.Getenv("CONFORMANCE_TOOL_CALLS")), &calls)
+	out := map[string]json.RawMessage{}
+	for _, c := range calls {
+		if len(c.Arguments) > 0 {
+			out["mcp__conformance__"+c.Name] = c.Arguments
+		}
+	}
+	return out
 }

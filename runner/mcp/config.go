@@ -115,6 +115,8 @@ type rawOAuth struct {
 	ClientMetadataURL string   `json:"client_metadata_url"`
 	Scopes            []string `json:"scopes"`
 	IdP               *rawIdP  `json:"idp"`
+	Assertion         string   `json:"assertion"`
+	AssertionFile     string   `json:"assertion_file"`
 	PrivateNetwork    bool     `json:"private_network"`
 }
 
@@ -294,8 +296,10 @@ func expandOAuth(x *expander, ro *rawOAuth, s *Server) {
 		ClientMetadataURL: x.expand(ro.ClientMetadataURL, nil),
 		Scopes:            ro.Scopes,
 		PrivateNetwork:    ro.PrivateNetwork,
+		Assertion:         x.expand(ro.Assertion, &s.secrets),
+		AssertionFile:     x.expand(ro.AssertionFile, nil),
 	}
-	secrets := []string{s.OAuth.ClientSecret, s.OAuth.PrivateKey}
+	secrets := []string{s.OAuth.ClientSecret, s.OAuth.PrivateKey, s.OAuth.Assertion}
 	if ri := ro.IdP; ri != nil {
 		s.OAuth.IdP = &oauth.IdP{
 			Issuer:        x.expand(ri.Issuer, nil),
@@ -320,14 +324,20 @@ func expandOAuth(x *expander, ro *rawOAuth, s *Server) {
 // has what belongs to another.
 func checkOAuth(o *oauth.Config, at atFunc) error {
 	switch {
-	case o.Grant != "" && o.Grant != oauth.GrantAuthorizationCode && o.Grant != oauth.GrantClientCredentials && o.Grant != oauth.GrantIDJAG:
-		return at(`oauth: unknown grant %q (authorization_code, client_credentials or id_jag)`, o.Grant)
+	case o.Grant != "" && o.Grant != oauth.GrantAuthorizationCode && o.Grant != oauth.GrantClientCredentials && o.Grant != oauth.GrantIDJAG && o.Grant != oauth.GrantJWTBearer:
+		return at(`oauth: unknown grant %q (authorization_code, client_credentials, id_jag or jwt_bearer)`, o.Grant)
+	case o.Grant == oauth.GrantJWTBearer && (o.Assertion == "") == (o.AssertionFile == ""):
+		return at(`oauth: the jwt_bearer grant needs one of "assertion" (as "${VAR}") and "assertion_file"`)
+	case o.Grant == oauth.GrantJWTBearer && o.ClientID == "":
+		return at(`oauth: the jwt_bearer grant needs a "client_id"`)
+	case o.Grant != oauth.GrantJWTBearer && (o.Assertion != "" || o.AssertionFile != ""):
+		return at(`oauth: "assertion" and "assertion_file" are for the jwt_bearer grant`)
 	case o.Grant == oauth.GrantClientCredentials && o.ClientID == "":
 		return at(`oauth: the client_credentials grant needs a "client_id"`)
 	case o.Grant == oauth.GrantClientCredentials && o.ClientSecret == "" && o.PrivateKey == "":
 		return at(`oauth: the client_credentials grant needs a "client_secret" or a "private_key"`)
-	case o.PrivateKey != "" && o.Grant != oauth.GrantClientCredentials && o.Grant != oauth.GrantIDJAG:
-		return at(`oauth: "private_key" is for the client_credentials and id_jag grants`)
+	case o.PrivateKey != "" && o.Grant != oauth.GrantClientCredentials && o.Grant != oauth.GrantIDJAG && o.Grant != oauth.GrantJWTBearer:
+		return at(`oauth: "private_key" is for the client_credentials, id_jag and jwt_bearer grants`)
 	case o.IdP != nil && o.Grant != oauth.GrantIDJAG:
 		return at(`oauth: "idp" is for the id_jag grant, not %s`, o.Grant)
 	case o.Grant == oauth.GrantIDJAG && o.IdP == nil:

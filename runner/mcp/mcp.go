@@ -229,6 +229,10 @@ func (s *server) start(ctx context.Context) {
 	s.status.Instructions = strings.TrimSpace(res.Instructions)
 	seen := map[string]bool{}
 	for _, t := range list {
+		if t.Invalid != "" {
+			s.m.warnf("mcp server %s: tool %q is not offered: %s", s.cfg.Name, t.Name, t.Invalid)
+			continue
+		}
 		name := toolName(s.cfg.Name, t.Name)
 		if seen[name] {
 			// Another tool of the server maps to the same name

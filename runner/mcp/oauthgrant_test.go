@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -364,6 +366,11 @@ func TestLegacyMetadataRefusals(t *testing.T) {
 // ccFake is an MCP server whose authorization server takes the
 // client-credentials grant with the authentication methods methods.
 func ccFake(t *testing.T, methods []string, check func(r *http.Request) bool) *httptest.Server {
+	return grantFake(t, "client_credentials", methods, check)
+}
+
+// grantFake is ccFake for the grant type grant.
+func grantFake(t *testing.T, grant string, methods []string, check func(r *http.Request) bool) *httptest.Server {
 	var mu sync.Mutex
 	var access string
 	var as *httptest.Server
@@ -375,7 +382,7 @@ func ccFake(t *testing.T, methods []string, check func(r *http.Request) bool) *h
 				"token_endpoint_auth_methods_supported": methods})
 		case "/token":
 			r.ParseForm()
-			if r.PostForm.Get("grant_type") != "client_credentials" || !check(r) {
+			if r.PostForm.Get("grant_type") != grant || !check(r) {
 				jsonReply(w, 401, map[string]any{"error": "invalid_client", "error_description": "no"})
 				return
 			}
@@ -499,5 +506,36 @@ func TestResourceMismatchReported(t *testing.T) {
 	err := m.Status()[0].Err
 	if err == nil || !strings.Contains(err.Error(), `names the resource "https://other.example/mcp", not "`+h.URL+`/mcp" (RFC 9728 section 3.3: not used)`) || registered {
 		t.Fatalf("start: %v (registered %v)\n%s", err, registered, stderr)
+	}
+}
+
+// The jwt_bearer grant (RFC 7523, SEP-1933) sends the workload's JWT, read
+// from its file at the token request, as the assertion, with the id of a
+// public client and the resource; neither the JWT nor the token shows in
+// the result. A file that is not there is the error.
+func TestJWTBearerGrant(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(f, []byte("eyJ.workload.jwt-5ecret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var mcpURL string
+	srv := grantFake(t, "urn:ietf:params:oauth:grant-type:jwt-bearer", []string{"none"}, func(r *http.Request) bool {
+		return r.PostForm.Get("assertion") == "eyJ.workload.jwt-5ecret" && r.PostForm.Get("client_id") == "wl" && r.PostForm.Get("resource") == mcpURL
+	})
+	mcpURL = srv.URL + "/mcp"
+	cfg := &oauth.Config{Grant: oauth.GrantJWTBearer, ClientID: "wl", AssertionFile: f}
+	m, stderr := start(t, []Server{{Name: "wl", URL: mcpURL, OAuth: cfg}}, Options{Timeout: 10 * time.Second})
+	if err := m.Status()[0].Err; err != nil {
+		t.Fatalf("start: %v\n%s", err, stderr)
+	}
+	res := call(t, toolByName(t, m, "mcp__wl__hello"), `{}`)
+	if res.IsError || res.Content != "hello, Bearer [redacted]" {
+		t.Fatalf("call: %+v", res)
+	}
+	missing := *cfg
+	missing.AssertionFile = f + ".gone"
+	m, _ = start(t, []Server{{Name: "wl", URL: mcpURL, OAuth: &missing}}, Options{Timeout: 10 * time.Second})
+	if err := m.Status()[0].Err; err == nil || !strings.Contains(err.Error(), "jwt_bearer assertion: open "+f+".gone") {
+		t.Fatalf("a missing file: %v", err)
 	}
 }

@@ -22,8 +22,10 @@ import (
 	"time"
 )
 
-// protocolVersions are the MCP revisions awl speaks, newest first: it asks
-// for the first and accepts any of them in the server's answer.
+// protocolVersions are the MCP revisions awl speaks through initialize,
+// newest first: it asks for the first and accepts any of them in the
+// server's answer. Before them, it asks server/discover for the stateless
+// 2026-07-28 (stateless.go).
 var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // ErrConnClosed is the cause of every failure after a connection ended: a
@@ -102,6 +104,13 @@ type Client struct {
 	done     chan struct{} // closed when the session ends
 	failOnce sync.Once
 	err      error // why it ended, set before done is closed
+
+	// stateless is the stateless protocol version spoken ("" for one
+	// agreed with initialize), meta the _meta of its requests; under mu.
+	stateless string
+	meta      map[string]any
+	// headers are the x-mcp-header bindings of each tool, by name.
+	headers map[string][]headerBinding
 }
 
 // NewClient starts reading from t; handle answers the server's requests.
@@ -211,7 +220,7 @@ func (c *Client) serve(m message) {
 func (c *Client) call(ctx context.Context, method string, params, out any) error {
 	id := c.nextID.Add(1)
 	key := strconv.FormatInt(id, 10)
-	data, err := encode(message{ID: json.RawMessage(key), Method: method}, params)
+	data, err := encode(message{ID: json.RawMessage(key), Method: method}, c.withMeta(params))
 	if err != nil {
 		return err
 	}
@@ -290,20 +299,31 @@ func encode(m message, params any) ([]byte, error) {
 type InitializeResult struct {
 	ProtocolVersion string          `json:"protocolVersion"`
 	Capabilities    json.RawMessage `json:"capabilities"`
-	ServerInfo      struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"serverInfo"`
-	Instructions string `json:"instructions"`
+	ServerInfo      Implementation  `json:"serverInfo"`
+	Instructions    string          `json:"instructions"`
 }
 
-// Initialize runs the handshake: initialize with awl's capabilities, the
-// version check, then notifications/initialized.
+// Implementation names a server (or a client) and its version.
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Initialize agrees on a protocol version: the stateless 2026-07-28
+// through server/discover when the server speaks it, else the handshake of
+// the versions before it (initialize with awl's capabilities, the version
+// check, then notifications/initialized).
 func (c *Client) Initialize(ctx context.Context, version string, caps any) (*InitializeResult, error) {
+	info := map[string]string{"name": "awl", "version": version}
+	if res, err := c.discover(ctx, info, caps); err == nil {
+		return res, nil
+	} else if ctx.Err() != nil {
+		return nil, err
+	}
 	params := map[string]any{
 		"protocolVersion": protocolVersions[0],
 		"capabilities":    caps,
-		"clientInfo":      map[string]string{"name": "awl", "version": version},
+		"clientInfo":      info,
 	}
 	var res InitializeResult
 	if err := c.call(ctx, "initialize", params, &res); err != nil {
@@ -330,6 +350,9 @@ type Tool struct {
 		Title        string `json:"title"`
 		ReadOnlyHint bool   `json:"readOnlyHint"`
 	} `json:"annotations"`
+	// Invalid, when set, is why the tool must not be offered (its
+	// x-mcp-header annotations, under the stateless protocol).
+	Invalid string `json:"-"`
 }
 
 // maxToolPages bounds tools/list paging: a server that repeats its cursor
@@ -341,9 +364,9 @@ func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
 	var all []Tool
 	cursor := ""
 	for range maxToolPages {
-		var params any
+		params := map[string]any{}
 		if cursor != "" {
-			params = map[string]string{"cursor": cursor}
+			params["cursor"] = cursor
 		}
 		var page struct {
 			Tools      []Tool `json:"tools"`
@@ -354,6 +377,7 @@ func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
 		}
 		all = append(all, page.Tools...)
 		if page.NextCursor == "" {
+			c.noteHeaders(all)
 			return all, nil
 		}
 		cursor = page.NextCursor
@@ -372,7 +396,13 @@ type CallResult struct {
 // CallTool calls a tool with arguments, a JSON object.
 func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage) (*CallResult, error) {
 	var res CallResult
-	if err := c.call(ctx, "tools/call", map[string]any{"name": name, "arguments": args}, &res); err != nil {
+	c.mu.Lock()
+	bindings := c.headers[name]
+	c.mu.Unlock()
+	if len(bindings) > 0 {
+		ctx = context.WithValue(ctx, paramHeadersKey{}, paramHeaders(bindings, args))
+	}
+	if err := c.callRounds(ctx, "tools/call", map[string]any{"name": name, "arguments": args}, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil

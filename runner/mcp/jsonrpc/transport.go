@@ -11,7 +11,9 @@ import (
 	"math/rand/v2"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -114,6 +116,15 @@ type Authorizer interface {
 	Authorize(ctx context.Context, req *http.Request, resp *http.Response) error
 }
 
+// Prover is an Authorizer whose tokens may be bound to a key (DPoP, RFC
+// 9449): the transport adds Proof to every request that carries such a
+// token, and sends a request once more when Nonce says the server asked
+// for a nonce it now has.
+type Prover interface {
+	Proof(method string, u *url.URL, accessToken string) (string, error)
+	Nonce(resp *http.Response) bool
+}
+
 // NewHTTP is the streamable HTTP transport to url: client makes the
 // requests, oauth (nil for none) authorizes them, and an interrupted
 // response stream is resumed maxRetries times without progress before the
@@ -166,6 +177,8 @@ func (h *httpTransport) bearer() (string, error) {
 	tok, err := ts.Token()
 	var re *oauth2.RetrieveError
 	switch {
+	case err == nil && tok != nil && strings.EqualFold(tok.TokenType, "DPoP"):
+		return "DPoP " + tok.AccessToken, nil
 	case err == nil && tok != nil:
 		return "Bearer " + tok.AccessToken, nil
 	case err != nil && !(errors.As(err, &re) && re.ErrorCode == "invalid_grant"):
@@ -184,6 +197,15 @@ func (h *httpTransport) headers(req *http.Request) error {
 	}
 	if b != "" {
 		req.Header.Set("Authorization", b)
+	}
+	if tok, ok := strings.CutPrefix(b, "DPoP "); ok {
+		if p, ok := h.oauth.(Prover); ok {
+			proof, err := p.Proof(req.Method, req.URL, tok)
+			if err != nil {
+				return err
+			}
+			req.Header.Set("DPoP", proof)
+		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -214,12 +236,21 @@ func (h *httpTransport) postTo(ctx context.Context, target string, data []byte) 
 		if err := h.headers(req); err != nil {
 			return nil, nil, err
 		}
+		h.standardHeaders(ctx, req, data)
 		resp, err := h.client.Do(req)
 		return req, resp, err
 	}
 	req, resp, err := do()
 	if err != nil {
 		return nil, err
+	}
+	if p, ok := h.oauth.(Prover); ok && resp.StatusCode == http.StatusUnauthorized && req.Header.Get("DPoP") != "" && p.Nonce(resp) {
+		// The server asks for its nonce in the proof (RFC 9449
+		// section 9): once more with it.
+		resp.Body.Close()
+		if req, resp, err = do(); err != nil {
+			return nil, err
+		}
 	}
 	if sent := req.Header.Get("Authorization"); resp.StatusCode == http.StatusUnauthorized && sent != "" {
 		// Requests run side by side: another may have refreshed the
@@ -317,7 +348,9 @@ func (h *httpTransport) send(ctx context.Context, data []byte, id string) error 
 		return h.initializeRefused(ctx, what, data, resp)
 	}
 	if fatal, err := h.check(what, resp); err != nil {
-		if fatal {
+		// server/discover is a probe: a server that refuses it is one of
+		// an older version, and gets initialize on the same connection.
+		if fatal && m.Method != "server/discover" {
 			h.fail(err)
 		}
 		return err

@@ -54,6 +54,28 @@ type codeHandler struct {
 	tokens
 	mu      sync.Mutex
 	granted map[string][]string // scopes granted so far, by issuer
+	dpop    *dpopKey            // the key the tokens are bound to; nil for bearer tokens
+}
+
+// Proof is the DPoP proof of a request to the MCP server with the access
+// token (RFC 9449 section 7); "" for bearer tokens.
+func (h *codeHandler) Proof(method string, u *url.URL, accessToken string) (string, error) {
+	h.mu.Lock()
+	key := h.dpop
+	h.mu.Unlock()
+	if key == nil {
+		return "", nil
+	}
+	return key.proof(method, u, accessToken)
+}
+
+// Nonce keeps the DPoP nonce a 401 of the MCP server asks for, and reports
+// whether the request should go again with it.
+func (h *codeHandler) Nonce(resp *http.Response) bool {
+	h.mu.Lock()
+	key := h.dpop
+	h.mu.Unlock()
+	return key != nil && key.noteNonce(resp, nil)
 }
 
 // Close closes the redirect listener for good.
@@ -186,6 +208,15 @@ func (h *codeHandler) authorize(ctx context.Context, asm *authServerMeta, prm *r
 		cfg.Endpoint.AuthStyle = oauth2.AuthStyleInParams
 	}
 	cfg.Scopes = h.scopes(asm, prm, challenges)
+	var key *dpopKey
+	if slices.Contains(asm.DPoPSigningAlgValuesSupported, "ES256") {
+		var err error
+		if key, err = newDPoPKey(); err != nil {
+			return fmt.Errorf("DPoP key: %w", err)
+		}
+		h.env.secret(key.pem())
+		c = dpopClient(c, key)
+	}
 	verifier, state := oauth2.GenerateVerifier(), rand.Text()
 	res, err := h.fetchCode(ctx, cfg.AuthCodeURL(state,
 		oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", prm.Resource)))
@@ -212,9 +243,10 @@ func (h *codeHandler) authorize(ctx context.Context, asm *authServerMeta, prm *r
 		granted = strings.Fields(s)
 	}
 	refresh := context.WithValue(context.Background(), oauth2.HTTPClient, c)
-	ts := h.env.storingSource(cfg, cfg.TokenSource(refresh, tok), tok)
+	ts := h.env.storingSource(cfg, cfg.TokenSource(refresh, tok), tok, key)
 	h.set(ts)
 	h.mu.Lock()
+	h.dpop = key
 	if h.granted == nil {
 		h.granted = map[string][]string{}
 	}
@@ -296,8 +328,18 @@ func authCodeHandler(o *Config, env *Env) (Handler, error) {
 	if env.Login == nil || !env.Login.Fresh {
 		if st, err := env.loadTokens(); err == nil && st != nil {
 			c := st.config()
-			ctx := context.WithValue(context.Background(), oauth2.HTTPClient, env.client())
-			h.ts = env.storingSource(c, c.TokenSource(ctx, st.Token), st.Token)
+			client := env.client()
+			if st.DPoPKey != "" {
+				key, err := parseDPoPKey(st.DPoPKey)
+				if err != nil {
+					return h, nil // tokens bound to a key that is lost: authorize again
+				}
+				env.secret(st.DPoPKey)
+				h.dpop = key
+				client = dpopClient(client, key)
+			}
+			ctx := context.WithValue(context.Background(), oauth2.HTTPClient, client)
+			h.ts = env.storingSource(c, c.TokenSource(ctx, st.Token), st.Token, h.dpop)
 			env.secret(st.Token.AccessToken, st.Token.RefreshToken)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -62,6 +63,13 @@ func (h *ccHandler) Authorize(ctx context.Context, req *http.Request, resp *http
 		scopes = prm.ScopesSupported
 	}
 	form := url.Values{"grant_type": {"client_credentials"}, "resource": {prm.Resource}}
+	if h.o.Grant == GrantJWTBearer {
+		jwt, err := h.assertion()
+		if err != nil {
+			return err
+		}
+		form = url.Values{"grant_type": {grantJWTBearer}, "assertion": {jwt}, "resource": {prm.Resource}}
+	}
 	if h.o.Grant == GrantIDJAG {
 		jag, err := h.idJAG(ctx, asm.Issuer, prm.Resource, scopes)
 		if err != nil {
@@ -228,13 +236,9 @@ func clientAssertion(o *Config, aud string) (string, error) {
 		if alg != "ES256" {
 			return "", fmt.Errorf("an EC key signs ES256, not %s", alg)
 		}
-		r, s, err := ecdsa.Sign(rand.Reader, k, sum[:])
-		if err != nil {
+		if sig, err = signES256(k, input); err != nil {
 			return "", err
 		}
-		sig = make([]byte, 64)
-		r.FillBytes(sig[:32])
-		s.FillBytes(sig[32:])
 	case *rsa.PrivateKey:
 		if alg != "RS256" {
 			return "", fmt.Errorf("an RSA key signs RS256, not %s", alg)
@@ -247,4 +251,22 @@ func clientAssertion(o *Config, aud string) (string, error) {
 		return "", errors.New("the private key is neither EC nor RSA")
 	}
 	return input + "." + enc.EncodeToString(sig), nil
+}
+
+// assertion is the workload's JWT of the jwt_bearer grant: the configured
+// value, or the file's content now (trimmed).
+func (h *ccHandler) assertion() (string, error) {
+	jwt := h.o.Assertion
+	if h.o.AssertionFile != "" {
+		b, err := os.ReadFile(h.o.AssertionFile)
+		if err != nil {
+			return "", fmt.Errorf("jwt_bearer assertion: %v", err)
+		}
+		jwt = strings.TrimSpace(string(b))
+	}
+	if jwt == "" {
+		return "", errors.New("jwt_bearer assertion: empty")
+	}
+	h.env.secret(jwt)
+	return jwt, nil
 }

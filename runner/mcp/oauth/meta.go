@@ -44,6 +44,7 @@ type authServerMeta struct {
 	CodeChallengeMethodsSupported              []string
 	ClientIDMetadataDocumentSupported          bool
 	AuthorizationResponseIssParameterSupported bool
+	DPoPSigningAlgValuesSupported              []string
 }
 
 // resourceMeta is what awl uses of protected resource metadata.
@@ -159,6 +160,7 @@ func parseAuthServerMeta(b []byte) (*authServerMeta, error) {
 		CodeChallengeMethodsSupported:              m.strs("code_challenge_methods_supported"),
 		ClientIDMetadataDocumentSupported:          m.flag("client_id_metadata_document_supported"),
 		AuthorizationResponseIssParameterSupported: m.flag("authorization_response_iss_parameter_supported"),
+		DPoPSigningAlgValuesSupported:              m.strs("dpop_signing_alg_values_supported"),
 	}
 	if m.err != nil {
 		return nil, m.err

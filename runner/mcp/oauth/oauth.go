@@ -47,6 +47,11 @@ type Config struct {
 	PrivateNetwork bool
 	// IdP is the enterprise identity provider of the id_jag grant.
 	IdP *IdP
+	// Assertion (a secret, from ${VAR}) or AssertionFile (read at each
+	// token request, for a token that is replaced as it expires, as a
+	// projected service-account token is) is the workload's JWT of the
+	// jwt_bearer grant (RFC 7523, SEP-1933): in CI, the job's OIDC token.
+	Assertion, AssertionFile string
 }
 
 // IdP is where the id_jag grant (SEP-990, enterprise-managed
@@ -70,6 +75,7 @@ const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
 	GrantIDJAG             = "id_jag"
+	GrantJWTBearer         = "jwt_bearer"
 )
 
 // Login lets the authorization-code flow run: awl prints the URL to Notify,
@@ -152,7 +158,7 @@ func New(o *Config, env *Env) (Handler, error) {
 	if o == nil {
 		o = &Config{}
 	}
-	if o.Grant == GrantClientCredentials || o.Grant == GrantIDJAG {
+	if o.Grant == GrantClientCredentials || o.Grant == GrantIDJAG || o.Grant == GrantJWTBearer {
 		return &ccHandler{env: env, o: o}, nil
 	}
 	return authCodeHandler(o, env)

@@ -47,6 +47,9 @@ type storedTokens struct {
 	AuthStyle    int           `json:"auth_style"`
 	Scopes       []string      `json:"scopes,omitempty"`
 	Token        *oauth2.Token `json:"token"`
+	// DPoPKey is the PKCS#8 PEM key the tokens are bound to (DPoP); ""
+	// for bearer tokens.
+	DPoPKey string `json:"dpop_key,omitempty"`
 }
 
 func (st *storedTokens) config() *oauth2.Config {
@@ -91,13 +94,16 @@ func (e *Env) loadTokens() (*storedTokens, error) {
 
 // saveTokens writes the file at 0600 (its directory 0700), replacing it
 // whole.
-func (e *Env) saveTokens(c *oauth2.Config, tok *oauth2.Token) error {
+func (e *Env) saveTokens(c *oauth2.Config, tok *oauth2.Token, key *dpopKey) error {
 	p := e.tokenFile()
 	if p == "" {
 		return nil
 	}
 	st := storedTokens{Server: e.Name, URL: e.URL, ClientID: c.ClientID, ClientSecret: c.ClientSecret,
 		AuthURL: c.Endpoint.AuthURL, TokenURL: c.Endpoint.TokenURL, AuthStyle: int(c.Endpoint.AuthStyle), Scopes: c.Scopes, Token: tok}
+	if key != nil {
+		st.DPoPKey = key.pem()
+	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
@@ -109,12 +115,12 @@ func (e *Env) saveTokens(c *oauth2.Config, tok *oauth2.Token) error {
 }
 
 // storingSource stores each new token of ts (a refresh gives one).
-func (e *Env) storingSource(c *oauth2.Config, ts oauth2.TokenSource, first *oauth2.Token) oauth2.TokenSource {
-	st := &storingSource{e: e, c: c, ts: ts}
+func (e *Env) storingSource(c *oauth2.Config, ts oauth2.TokenSource, first *oauth2.Token, key *dpopKey) oauth2.TokenSource {
+	st := &storingSource{e: e, c: c, ts: ts, key: key}
 	if first != nil {
 		e.secret(first.AccessToken, first.RefreshToken)
 		st.last = first.AccessToken
-		if err := e.saveTokens(c, first); err != nil {
+		if err := e.saveTokens(c, first, key); err != nil {
 			e.warnf("mcp server %s: tokens not stored: %v", e.Name, err)
 		}
 	}
@@ -125,6 +131,7 @@ type storingSource struct {
 	e    *Env
 	c    *oauth2.Config
 	ts   oauth2.TokenSource
+	key  *dpopKey
 	mu   sync.Mutex
 	last string
 }
@@ -139,7 +146,7 @@ func (t *storingSource) Token() (*oauth2.Token, error) {
 	if tok.AccessToken != t.last {
 		t.last = tok.AccessToken
 		t.e.secret(tok.AccessToken, tok.RefreshToken)
-		if err := t.e.saveTokens(t.c, tok); err != nil {
+		if err := t.e.saveTokens(t.c, tok, t.key); err != nil {
 			t.e.warnf("mcp server %s: refreshed tokens not stored: %v", t.e.Name, err)
 		}
 	}
