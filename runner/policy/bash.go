@@ -191,12 +191,34 @@ func (j *judge) command(c syntax.Command) {
 }
 
 // dangerousVars are the variables whose value changes which program a
-// command name starts, or runs code of its own: assigning one cannot be
-// judged from the text.
-var dangerousVars = []string{"PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "BASH_LOADABLES_PATH", "HOME", "CDPATH", "EXECIGNORE"}
+// command name starts, runs code of the shell's own, or names a program or
+// code an allowed program then runs (git's pager, diff driver, ssh, editor;
+// go's -toolexec through GOFLAGS; node's --require): assigning one cannot
+// be judged from the text. dangerousPrefixes are families of them.
+var (
+	dangerousVars = []string{
+		"PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "BASH_LOADABLES_PATH", "HOME", "CDPATH", "EXECIGNORE",
+		"PAGER", "MANPAGER", "EDITOR", "VISUAL", "BROWSER", "SHELL", "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS",
+		"GOFLAGS", "CC", "CXX", "NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB",
+	}
+	dangerousPrefixes = []string{"LD_", "DYLD_", "BASH_FUNC_", "GIT_", "npm_config_", "NPM_CONFIG_"}
+	// safeGitVars are GIT_ variables that name no program.
+	safeGitVars = []string{"GIT_TERMINAL_PROMPT", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE"}
+)
+
+// dangerousVar reports whether assigning name cannot be judged.
+func dangerousVar(name string) bool {
+	if slices.Contains(dangerousVars, name) {
+		return true
+	}
+	if slices.Contains(safeGitVars, name) {
+		return false
+	}
+	return slices.ContainsFunc(dangerousPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
+}
 
 func (j *judge) assignName(name string) {
-	if slices.Contains(dangerousVars, name) || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "BASH_FUNC_") {
+	if dangerousVar(name) {
 		j.cannot(fmt.Sprintf("assigning %s changes what a command runs", name))
 	}
 }

@@ -157,7 +157,7 @@ func unwrapEnv(args []arg) ([]arg, string) {
 			return nil, fmt.Sprintf("the env option %s", a.s)
 		case strings.Contains(a.s, "="):
 			name, _, _ := strings.Cut(a.s, "=")
-			if slices.Contains(dangerousVars, name) || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "BASH_FUNC_") {
+			if dangerousVar(name) {
 				return nil, fmt.Sprintf("env assigning %s changes what a command runs", name)
 			}
 		default:
