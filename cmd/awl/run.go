@@ -199,9 +199,34 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 	for _, ch := range cfg.Sandbox.GitChanges() {
 		gitChangeWarning(a, ch)
 	}
-	c.report(a, store, res, true)
+	textErr := c.report(a, store, res, true)
+	c.undelivered(a, em, tr, textErr)
 	writeStepSummary(a, res, a.code)
 	return nil
+}
+
+// undelivered makes a run whose answer (text) or events (json, ndjson)
+// could not be written to stdout fail with exit 1, saying so, when it
+// would have exited 0: a full disk must not pass for a delivered answer.
+// A stdout its reader closed (EPIPE: `| head -1`) is no failure, and one
+// given up on after a signal keeps the signal's code.
+func (c *runCmd) undelivered(a *app, em *event.Emitter, tr *tracing, textErr error) {
+	err := textErr
+	if err == nil {
+		err = em.Err()
+	}
+	if err == nil && tr != nil && tr.tee != nil {
+		err = tr.tee.err
+	}
+	if quietPipe(err) == nil || a.code != 0 {
+		return
+	}
+	what := "result"
+	if c.Output == "text" {
+		what = "answer"
+	}
+	fmt.Fprintf(a.stderr, "awl: stdout: %v: the %s was not delivered; the session holds it\n", err, what)
+	a.code = runner.ExitInternal
 }
 
 // failBeforeStart ends a run that failed before it started (its
@@ -233,7 +258,8 @@ func (c *runCmd) emitter(a *app, tr *tracing) *event.Emitter {
 		out = progressTee{out, a.progress}
 	}
 	if tr != nil {
-		return event.NewEmitter(&tee{trace: tr.b, out: out}, nil)
+		tr.tee = &tee{trace: tr.b, out: out}
+		return event.NewEmitter(tr.tee, nil)
 	}
 	return event.NewEmitter(out, nil)
 }
@@ -269,7 +295,7 @@ func (t progressTee) WriteParts(parts ...[]byte) error {
 
 // report prints the text-mode answer and the diagnostics on stderr; hint
 // adds how to continue the session.
-func (c *runCmd) report(a *app, store *session.Store, res runner.Result, hint bool) {
+func (c *runCmd) report(a *app, store *session.Store, res runner.Result, hint bool) (textErr error) {
 	if res.Err != nil {
 		fmt.Fprintln(a.stderr, "awl:", res.Err)
 	}
@@ -282,11 +308,12 @@ func (c *runCmd) report(a *app, store *session.Store, res runner.Result, hint bo
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
-		io.WriteString(a.stdout, text)
+		_, textErr = io.WriteString(a.stdout, text)
 	}
 	if hint && res.SessionID != "" {
 		fmt.Fprintf(a.stderr, "awl: session %s (continue with: awl run --resume %s \"…\")\n", res.SessionID, continueRef(store, res))
 	}
+	return textErr
 }
 
 // continueRef is what to give --resume to continue the session of res: its

@@ -19,6 +19,8 @@ import (
 type tracing struct {
 	cfg *trace.Config
 	b   *trace.Builder
+	// tee is where the run's events go; its err is stdout's.
+	tee *tee
 }
 
 // startTracing returns the run's tracing, nil when it is off. It sets
