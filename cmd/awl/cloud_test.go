@@ -230,3 +230,37 @@ func TestAzureRun(t *testing.T) {
 		t.Errorf("request %s %v %s", r.Path, r.Header, r.Body)
 	}
 }
+
+// TestBedrockHeldSecrets: credentials awl holds in no variable (a
+// profile's secret key in the shared credentials file) are redacted like
+// the variables: a tool that prints the file records them redacted, and
+// the request that carries its result does not hold them.
+func TestBedrockHeldSecrets(t *testing.T) {
+	fake := cloudtest.NewBedrock("us-east-1", awsTestCreds)
+	defer fake.Close()
+	tmp := bedrockEnv(t, fake)
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	creds := filepath.Join(tmp, "credentials")
+	os.WriteFile(creds, []byte("[default]\naws_access_key_id = "+awsTestCreds.AccessKeyID+"\naws_secret_access_key = "+awsTestCreds.SecretAccessKey+
+		"\naws_session_token = "+awsTestCreds.SessionToken+"\n"), 0o600)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", creds)
+	fake.Enqueue(frames(toolTurn("toolu_1", "cat "+creds)), frames(providertest.Turn{Text: "done"}))
+	code, out, errs := awl(t, "--provider", "bedrock", "--model", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "-o", "ndjson", "show the file")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 || reqs[1].SigErr != nil {
+		t.Fatalf("requests %+v", reqs)
+	}
+	for what, text := range map[string]string{"request": string(reqs[1].Body), "events": out, "stderr": errs} {
+		if strings.Contains(text, awsTestCreds.SecretAccessKey) || strings.Contains(text, awsTestCreds.SessionToken) {
+			t.Errorf("the %s holds a secret of the credentials file", what)
+		}
+	}
+	if !strings.Contains(string(reqs[1].Body), "[redacted:AWS_SECRET_ACCESS_KEY]") || !strings.Contains(string(reqs[1].Body), "[redacted:AWS_SESSION_TOKEN]") {
+		t.Errorf("tool result not redacted: %s", gjson.GetBytes(reqs[1].Body, "messages.#(role==\"user\")#.content").Raw)
+	}
+}

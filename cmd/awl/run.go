@@ -79,8 +79,10 @@ type runCmd struct {
 	mcp               *mcp.Manager
 	policy            *policy.Policy // built by buildTools
 	// secretVars are the variables kept from tools and MCP servers
-	// (secretNames), set by prepare.
-	secretVars []string
+	// (secretNames), set by prepare; heldSecrets the credentials a cloud
+	// provider holds in no variable (resolveModel), redacted alike.
+	secretVars  []string
+	heldSecrets []provider.Secret
 
 	MaxTurns        int           `name:"max-turns" placeholder:"N" config:"limit"`
 	Timeout         time.Duration `name:"timeout" placeholder:"DURATION" config:"limit"`
@@ -614,6 +616,7 @@ func (c *runCmd) resolveModel(a *app, store *session.Store, st *runSetup) error 
 	if st.prov, st.model, err = c.buildProvider(a, store, st.cwd, activeProvider, activeModel); err != nil {
 		return err
 	}
+	c.heldSecrets = provider.Secrets(st.prov)
 	if rp, _ := st.prov.(*replay.Provider); rp != nil {
 		// The schema of the recording's next step is known before the
 		// prompt is read (--output-schema - reads stdin); a run that has
@@ -827,7 +830,7 @@ func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *run
 		CheckRetries:     c.CheckRetries,
 		StdinState:       st.stdinState,
 		Start:            a.start,
-		Redact:           redactor(a, st.secrets, provider.Secrets(st.prov)...),
+		Redact:           redactor(a, st.secrets, c.heldSecrets...),
 		Events:           em,
 		Notes:            a.stderr,
 		Getenv:           a.getenv,
