@@ -37,20 +37,11 @@ func TestUndeliveredAnswerFails(t *testing.T) {
 		{[]string{"run", "--no-stdin", "-o", "json", "hi"}, syscall.EPIPE, false, 0},
 	} {
 		t.Run(fmt.Sprintf("%s %v trace=%v", strings.Join(c.args[2:], " "), c.err, c.trace), func(t *testing.T) {
-			srv := providertest.New()
-			defer srv.Close()
-			dir := t.TempDir()
-			t.Chdir(dir)
-			t.Setenv("ANTHROPIC_API_KEY", sentinelKey)
-			t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
-			t.Setenv("AWL_SESSION_DIR", filepath.Join(dir, "sessions"))
-			t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "cfg"))
-			t.Setenv("AWL_PROVIDER", "")
-			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
-			t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+			endpoint := ""
 			if c.trace {
-				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", newOTLPReceiver(t).URL)
+				endpoint = newOTLPReceiver(t).URL
 			}
+			srv, dir := traceEnv(t, endpoint)
 			srv.Enqueue(providertest.Stream("anthropic", providertest.Turn{Model: "claude-test-1", InputTokens: 10, OutputTokens: 2, Text: "the answer"}))
 			var errb bytes.Buffer
 			code := Main(context.Background(), c.args, nil, failingStdout{c.err}, &errb)
