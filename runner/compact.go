@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -212,7 +213,8 @@ func (r *run) summaryRequest(ctx context.Context, req provider.Request) (conv.Me
 // firstKept picks where the messages kept whole after a compaction start:
 // the earliest assistant message such that it and everything after it fit
 // in keepShare of the window, and that comes after the previous
-// compaction's rebuilt context. "" keeps nothing.
+// compaction's rebuilt context; when none fits, the prompt the model has
+// not answered yet, if any (unanswered). "" keeps nothing.
 func (r *run) firstKept(path []session.Entry) string {
 	floor := 0
 	for i := len(path) - 1; i >= 0; i-- {
@@ -237,7 +239,30 @@ func (r *run) firstKept(path []session.Entry) string {
 			kept = path[i].ID
 		}
 	}
+	if kept == "" {
+		kept = unanswered(path[floor:])
+	}
 	return kept
+}
+
+// unanswered is the id of the first prompt after the last assistant
+// message of path, "" for none: a prompt the model has not answered is
+// kept whole after a compaction whatever its size (and the turn before
+// it, which did not fit, is in the summary), so that the request still
+// ends with what the user asked, not with a summary of it.
+func unanswered(path []session.Entry) string {
+	id := ""
+	for i := len(path) - 1; i >= 0; i-- {
+		m := path[i].Message
+		switch {
+		case m == nil:
+		case m.Role == conv.RoleAssistant:
+			return id
+		case m.Role == conv.RoleUser && !modelctx.IsContextualMessage(*m) && !slices.ContainsFunc(m.Content, func(b conv.Block) bool { return b.Type == conv.BlockToolResult }):
+			id = path[i].ID
+		}
+	}
+	return id
 }
 
 func mustJSON(v any) []byte {

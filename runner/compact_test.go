@@ -818,6 +818,12 @@ func TestResumeOverThresholdCompactsFirst(t *testing.T) {
 	if !bytes.Contains(reqs[1].Body, []byte("<awl-compaction>")) {
 		t.Error("the resumed run's request does not carry the summary")
 	}
+	// The prompt that came before the compaction is still what the
+	// request ends with, though the turn before it was too large to keep.
+	msgs := gjson.GetBytes(reqs[1].Body, "messages").Array()
+	if last := msgs[len(msgs)-1].Get("content.0.text").Str; last != "and now stop" {
+		t.Errorf("the request after the compaction ends with %q, not the prompt", last)
+	}
 }
 
 // TestCompactionAndLimits: a summary request is no turn for --max-turns,
@@ -1080,5 +1086,38 @@ func TestLearnedLimitSurvivesResume(t *testing.T) {
 	}
 	if g.model.overflows != 0 || g.model.normal != 40 {
 		t.Errorf("resumed run: %d refused, %d steps; want none refused and 40 steps", g.model.overflows, g.model.normal)
+	}
+}
+
+// TestCompactionKeepsTheUnansweredPrompt: a run stopped right after a
+// large tool result (--max-turns) is resumed with a prompt in a window
+// too small to keep that result; the compaction keeps nothing of the
+// turn, yet the request after it still ends with the prompt itself, not
+// only the model's summary of it.
+func TestCompactionKeepsTheUnansweredPrompt(t *testing.T) {
+	for _, api := range []string{"anthropic", "openai", "openai-chat"} {
+		t.Run(api, func(t *testing.T) {
+			g := newLongRig(t, api, 8, 1<<30)
+			cfg := g.config("read big.txt", runner.Window{})
+			cfg.MaxTurns = 1
+			res := runner.Run(context.Background(), cfg)
+			first := len(g.srv.Requests())
+			cfg = g.config("and now stop", runner.Window{Tokens: 4000})
+			cfg.Resume = openResumed(t, res.SessionPath)
+			g.model.mu.Lock()
+			g.model.turns = 0 // answer at once
+			g.model.mu.Unlock()
+			if res = runner.Run(context.Background(), cfg); res.Err != nil {
+				t.Fatalf("resume: %v", res.Err)
+			}
+			reqs := g.srv.Requests()[first:]
+			if len(reqs) != 2 || !isSummaryRequest(reqs[0]) {
+				t.Fatalf("%d requests; want the summary request and the real one", len(reqs))
+			}
+			msgs := gjson.GetBytes(reqs[1].Body, wires[api].messages).Array()
+			if last := msgs[len(msgs)-1].Raw; !strings.Contains(last, `"and now stop"`) {
+				t.Errorf("the request after the compaction ends with %.200s", last)
+			}
+		})
 	}
 }
