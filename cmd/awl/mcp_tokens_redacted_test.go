@@ -67,7 +67,7 @@ func TestMCPTokensRedactedFromToolOutput(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("run (sandbox %s): exit %d\n%s", sandbox, code, errb.String())
 		}
-		if !strings.Contains(out.String(), "[redacted:MCP_OAUTH_TOKEN]") {
+		if !strings.Contains(out.String(), "[redacted:MCP_CREDENTIAL]") {
 			t.Errorf("sandbox %s: the token file's contents are not in the events, redacted:\n%s", sandbox, out.String())
 		}
 		places["events, sandbox "+sandbox] = out.String()
@@ -95,6 +95,47 @@ func TestMCPTokensRedactedFromToolOutput(t *testing.T) {
 			if strings.Contains(text, tok) {
 				t.Errorf("%s holds %s", where, tok)
 			}
+		}
+	}
+}
+
+// TestMCPConfigCredentialsRedacted: what the MCP configuration gives awl
+// to reach a server (a header's value, an OAuth client secret, each from a
+// variable the tools' environment may still hold) joins the redactor when
+// the server starts, whether or not it starts.
+func TestMCPConfigCredentialsRedacted(t *testing.T) {
+	f := newOAuthFake(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("HOME", filepath.Join(dir, "home"))
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("BROWSER", "")
+	t.Setenv("AWL_SESSION_DIR", filepath.Join(dir, "sessions"))
+	t.Setenv("MCP_CC_SECRET", "cc-secret-0123456789")
+	t.Setenv("MCP_HDR", "hdr-key-9876543210")
+	cfg := filepath.Join(dir, "mcp.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers":{"cc":{"type":"http","url":"`+f.srv.URL+`/mcp","headers":{"X-Api-Key":"${MCP_HDR}"},`+
+		`"oauth":{"grant":"client_credentials","client_id":"x","client_secret":"${MCP_CC_SECRET}"}}}}`), 0o644)
+	model := providertest.New()
+	t.Cleanup(model.Close)
+	t.Setenv("OPENAI_BASE_URL", model.URL)
+	model.Enqueue(providertest.ToolCall("openai-chat", "call_1", "bash", `{"command":"echo \"$MCP_CC_SECRET $MCP_HDR\""}`),
+		providertest.Text("openai-chat", "done"))
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"run", "--no-stdin", "-o", "ndjson", "--provider", "openai-chat", "--model", "m",
+		"--mcp-config", cfg, "go"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "[redacted:MCP_CREDENTIAL] [redacted:MCP_CREDENTIAL]") {
+		t.Errorf("the tool's output is not redacted in the events:\n%s", out.String())
+	}
+	all := out.String() + errb.String()
+	for _, r := range model.Requests() {
+		all += string(r.Body)
+	}
+	for _, v := range []string{"cc-secret-0123456789", "hdr-key-9876543210"} {
+		if strings.Contains(all, v) {
+			t.Errorf("%s reached the events, stderr or a request", v)
 		}
 	}
 }

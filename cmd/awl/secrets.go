@@ -182,7 +182,7 @@ func (s *secretSet) add(name string, values ...string) {
 
 // storedTokenSecrets are the tokens and client secrets of the OAuth token
 // files in dir (awl mcp login's): access and refresh tokens, an ID token,
-// the client secret, named MCP_OAUTH_TOKEN.
+// the client secret, named MCP_CREDENTIAL.
 func storedTokenSecrets(dir string) []redact.Secret {
 	if dir == "" {
 		return nil
@@ -209,5 +209,6 @@ func storedTokenSecrets(dir string) []redact.Secret {
 	return out
 }
 
-// mcpTokenName names the MCP OAuth secrets where they are redacted.
-const mcpTokenName = "MCP_OAUTH_TOKEN"
+// mcpTokenName names the MCP credentials (OAuth tokens and client
+// secrets, header values) where they are redacted.
+const mcpTokenName = "MCP_CREDENTIAL"

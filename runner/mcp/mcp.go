@@ -68,7 +68,9 @@ type Options struct {
 	Login *oauth.Login
 	// Secret, when set, is told each token and client secret a server's
 	// OAuth flow comes to hold (loaded from its file, obtained, refreshed),
-	// with the server's name: the run's redactor takes them up, so that a
+	// and at start the credentials its configuration gives (header values,
+	// the OAuth client secret, private key and ID token), with the
+	// server's name: the run's redactor takes them up, so that a
 	// tool that prints the token file, say, does not bring them into the
 	// session.
 	Secret func(server string, values ...string)
@@ -121,6 +123,11 @@ func Start(ctx context.Context, servers []Server, o Options) *Manager {
 	for _, cfg := range servers {
 		s := &server{cfg: cfg, m: m}
 		m.servers = append(m.servers, s)
+		if o.Secret != nil {
+			if vs := configSecrets(cfg); len(vs) > 0 {
+				o.Secret(cfg.Name, vs...)
+			}
+		}
 		wg.Go(func() { s.start(ctx) })
 	}
 	wg.Wait()
@@ -617,4 +624,21 @@ func (s *server) redact(text string) string {
 		}
 	}
 	return text
+}
+
+// configSecrets are the credentials cfg gives awl to reach the server:
+// its headers' values, and the OAuth client secret, private key, and the
+// identity provider's client secret and ID token.
+func configSecrets(cfg Server) []string {
+	var vs []string
+	for _, v := range cfg.Headers {
+		vs = append(vs, v)
+	}
+	if o := cfg.OAuth; o != nil {
+		vs = append(vs, o.ClientSecret, o.PrivateKey)
+		if o.IdP != nil {
+			vs = append(vs, o.IdP.ClientSecret, o.IdP.IDToken)
+		}
+	}
+	return slices.DeleteFunc(vs, func(v string) bool { return strings.TrimSpace(v) == "" })
 }

@@ -344,16 +344,16 @@ func TestRedactorAdd(t *testing.T) {
 			}
 		})
 	}
-	r.Add(Secret{"MCP_OAUTH_TOKEN", "tok-access-abcdef0123"})
+	r.Add(Secret{"MCP_CREDENTIAL", "tok-access-abcdef0123"})
 	wg.Wait()
-	if got := r.String("a tok-access-abcdef0123 b"); got != "a [redacted:MCP_OAUTH_TOKEN] b" {
+	if got := r.String("a tok-access-abcdef0123 b"); got != "a [redacted:MCP_CREDENTIAL] b" {
 		t.Errorf("String = %q", got)
 	}
 	var out strings.Builder
 	out.WriteString(d.Text("text_delta", 0, "tok-access-"))
 	out.WriteString(d.Text("text_delta", 0, "abcdef0123 done"))
 	d.Flush(func(_ string, _ int, s string) { out.WriteString(s) })
-	if got := out.String(); got != "[redacted:MCP_OAUTH_TOKEN] done" {
+	if got := out.String(); got != "[redacted:MCP_CREDENTIAL] done" {
 		t.Errorf("stream = %q", got)
 	}
 	var zero Redactor
