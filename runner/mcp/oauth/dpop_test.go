@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/sha256"
@@ -11,9 +12,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
 )
 
 // verifyProof checks a DPoP proof as a server does (RFC 9449 section 4.3):
@@ -113,5 +119,37 @@ func TestDPoPProofs(t *testing.T) {
 	}
 	if p, _ := (&codeHandler{env: &Env{}}).Proof("POST", u, "at-1"); p != "" {
 		t.Errorf("a bearer token got a proof")
+	}
+}
+
+// A DPoP key is kept with its tokens, in their 0600 file, and comes back
+// from it with them; the redactor is told the key as it is loaded.
+func TestDPoPKeyKeptWithTokens(t *testing.T) {
+	dir := t.TempDir()
+	var secrets []string
+	env := &Env{Name: "web", URL: "https://mcp.example/mcp", TokenDir: dir, Secret: func(vs ...string) { secrets = append(secrets, vs...) }}
+	key, err := newDPoPKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &oauth2.Config{ClientID: "c", Endpoint: oauth2.Endpoint{TokenURL: "https://as.example/token"}}
+	tok := &oauth2.Token{AccessToken: "at-1", RefreshToken: "rt-1", TokenType: "DPoP", Expiry: time.Now().Add(time.Hour)}
+	env.storingSource(cfg, oauth2.StaticTokenSource(tok), tok, key)
+	p := TokenFile(dir, "web", env.URL)
+	fi, err := os.Stat(p)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v", fi, err)
+	}
+	h, err := authCodeHandler(&Config{}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := h.(*codeHandler)
+	if ch.dpop == nil || ch.dpop.jwk["x"] != key.jwk["x"] || !slices.Contains(secrets, key.pem()) {
+		t.Fatalf("the key did not come back from the file, or the redactor was not told it")
+	}
+	ts, _ := ch.TokenSource(context.Background())
+	if got, err := ts.Token(); err != nil || got.TokenType != "DPoP" || got.AccessToken != "at-1" {
+		t.Fatalf("token: %+v %v", got, err)
 	}
 }
