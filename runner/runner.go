@@ -117,6 +117,8 @@ type Config struct {
 
 	System, AppendSystem string
 	NoEnv, NoAgentsMD    bool
+	// Skills are the skills whose catalogue the model is shown.
+	Skills []modelctx.Skill
 
 	// OutputSchema is --output-schema; nil keeps the schema a resumed
 	// session recorded, unless DropOutputSchema (--output-schema none).
@@ -678,6 +680,7 @@ func (r *run) setContextOptions(toolNames []string) {
 		OutputSchema: r.schemaText(),
 		Sandbox:      cfg.promptSandbox(),
 		MCP:          mcpContext(cfg.MCP, toolNames),
+		Skills:       cfg.Skills,
 		NoEnv:        cfg.NoEnv,
 		NoAgentsMD:   cfg.NoAgentsMD,
 	}

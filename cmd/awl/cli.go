@@ -54,6 +54,7 @@ type cli struct {
 	MCP      mcpCmd      `cmd:"" name:"mcp"`
 	Models   modelsCmd   `cmd:""`
 	Config   configCmd   `cmd:""`
+	Skills   skillsCmd   `cmd:""`
 	Version  versionCmd  `cmd:""`
 }
 

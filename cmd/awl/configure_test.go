@@ -12,13 +12,16 @@ import (
 	"testing"
 
 	"github.com/awlrun/awl/cmd/awl/config"
+	"github.com/awlrun/awl/cmd/awl/skills"
 	"github.com/awlrun/awl/provider/providertest"
 )
 
-// TestNoConfigReadsOnlyStats: a whole run with no configuration file
-// anywhere reads none: it stats the user's file, and .awl/config.toml and
-// .git in each directory from the run's up to the repository's root, and
-// opens nothing. With one project file it opens that file alone, once.
+// TestNoConfigReadsOnlyStats: a whole run with no configuration file and
+// no skill anywhere reads none: it stats the user's file, and
+// .awl/config.toml and .git in each directory from the run's up to the
+// repository's root; for skills, .git again on the way up, and a listing
+// of each skills directory, which fails. It opens nothing. With one
+// project file it opens that file alone, once.
 func TestNoConfigReadsOnlyStats(t *testing.T) {
 	srv := providertest.New()
 	defer srv.Close()
@@ -37,6 +40,13 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 		Open: func(p string) (*os.File, error) { opens = append(opens, p); return os.Open(p) },
 	}
 	defer func() { configFS = config.OS }()
+	var listed, skillOpens []string
+	skillsFS = skills.FS{
+		Stat:    func(p string) (fs.FileInfo, error) { stats = append(stats, p); return os.Stat(p) },
+		ReadDir: func(p string) ([]fs.DirEntry, error) { listed = append(listed, p); return os.ReadDir(p) },
+		Open:    func(p string) (*os.File, error) { skillOpens = append(skillOpens, p); return os.Open(p) },
+	}
+	defer func() { skillsFS = skills.OS }()
 	run := func() {
 		t.Helper()
 		srv.Enqueue(providertest.Text("anthropic", "done"))
@@ -50,8 +60,17 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 	for _, d := range []string{deep, filepath.Dir(deep), filepath.Join(tmp, "repo")} {
 		want = append(want, filepath.Join(d, ".awl", "config.toml"), filepath.Join(d, ".git"))
 	}
-	if !slices.Equal(stats, want) || len(opens) != 0 {
-		t.Errorf("with no configuration file the run statted\n %q\nwant\n %q\nand opened %q", stats, want, opens)
+	// The skills' walk: .git from the run's directory up, then a listing
+	// of each skills directory, which is not there.
+	for _, d := range []string{deep, filepath.Dir(deep), filepath.Join(tmp, "repo")} {
+		want = append(want, filepath.Join(d, ".git"))
+	}
+	wantListed := []string{filepath.Join(tmp, "config", "awl", "skills")}
+	for _, d := range []string{filepath.Join(tmp, "repo"), filepath.Dir(deep), deep} {
+		wantListed = append(wantListed, filepath.Join(d, ".agents", "skills"), filepath.Join(d, ".claude", "skills"))
+	}
+	if !slices.Equal(stats, want) || len(opens) != 0 || !slices.Equal(listed, wantListed) || len(skillOpens) != 0 {
+		t.Errorf("with no configuration file and no skills the run statted\n %q\nwant\n %q\nlisted\n %q\nwant\n %q\nand opened %q %q", stats, want, listed, wantListed, opens, skillOpens)
 	}
 	proj := filepath.Join(tmp, "repo", ".awl", "config.toml")
 	if err := os.Mkdir(filepath.Dir(proj), 0o755); err != nil {

@@ -87,6 +87,9 @@ var helpTexts = map[string]string{
 	"run --image":                   "Attach an image (PNG, JPEG, GIF, WebP; repeatable).",
 	"run --share-cloud-credentials": "Pass the clouds' credential variables (AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, …) to the tools and checks, for a task that runs an aws command; they stay redacted (docs/security.md).",
 	"run --redact-env":              "Treat this variable's value as a secret: replaced by [redacted:NAME] wherever it would be stored, shown or sent, and kept from tools (repeatable; env AWL_REDACT_ENV, comma-separated).",
+	"run --skills":                  "Also offer the skills in DIR: a skill's folder, or a folder of them (repeatable; after the user's and the project's, shadowing them).",
+	"run --no-skills":               "Offer no skills: find none.",
+	"run --skills-strict":           "A skill that breaks the SKILL.md format is exit 2 instead of a warning.",
 	"run --no-agents-md":            "Don't show the model AGENTS.md files.",
 	"run --no-env-context":          "Don't show the model the environment context.",
 	"run --replay":                  "With --provider replay: the recorded session to serve as the model (env AWL_REPLAY).",
@@ -153,6 +156,17 @@ var helpTexts = map[string]string{
 	"sessions report":        "Write a session as one self-contained HTML page (--html FILE) to read offline or keep as a CI artifact.",
 	"sessions report <ref>":  "Session id, unique prefix, or path.",
 	"sessions report --html": "Write the page to FILE (- for stdout).",
+
+	// awl skills
+	"skills":                 "List the skills a run here would offer the model (name, source, path, description), and those it would skip or that are shadowed, with why.",
+	"skills --json":          "Print them as a JSON array, with problems, shadowing and allowed-tools.",
+	"skills --cd":            "For a run in DIR.",
+	"skills --skills":        "Also take skills from DIR (a skill's folder, or a folder of them; repeatable).",
+	"skills --no-skills":     "Find no skills.",
+	"skills --config":        "Read this configuration file instead of the user's and the project's (env AWL_CONFIG).",
+	"skills --no-config":     "Read no configuration file.",
+	"skills --profile":       "With the profile NAME (env AWL_PROFILE).",
+	"skills --trust-project": "Trust the project's configuration file (env AWL_TRUST_PROJECT=1).",
 
 	// awl config
 	"config":                      "Show the configuration a run here would use, and the files it comes from.",

@@ -31,14 +31,19 @@ const initAllocBudget = 100
 // tool policy's bash judge, runner/policy), compiles two small regular
 // expressions at init: 15 216 bytes in 104 allocations, 0.1 ms of clock
 // (measured 2026-12-07); Go cannot initialise an imported package lazily.
-var initAllowed = map[string]int{"mvdan.cc/sh/v3/fileutil": 110}
+//
+// go.yaml.in/yaml/v3, the reader of SKILL.md front matter (Agent Skills,
+// issue 45), builds its scalar resolver's tables at init: 25,720 bytes in
+// 276 allocations, 0.09 to 0.21 ms of clock (measured 2026-12-07,
+// GODEBUG=inittrace=1 awl --version, four runs).
+var initAllowed = map[string]int{"mvdan.cc/sh/v3/fileutil": 110, "go.yaml.in/yaml/v3": 290}
 
 // initAllowedBytes are the packages allowed more bytes, with what they
 // measured. golang.org/x/oauth2/google/externalaccount (Vertex AI's
 // workload identity federation, the credentials google-github-actions/auth
 // writes) compiles two regular expressions at init: 22,328 bytes in 85
 // allocations (measured 2026-12-07, GODEBUG=inittrace=1 awl --version).
-var initAllowedBytes = map[string]int{"golang.org/x/oauth2/google/externalaccount": 23 << 10}
+var initAllowedBytes = map[string]int{"golang.org/x/oauth2/google/externalaccount": 23 << 10, "go.yaml.in/yaml/v3": 26 << 10}
 
 // release is awl linked once as the release links it (CGO_ENABLED=0,
 // -trimpath), for the tests that read the binary, with what the linker

@@ -26,6 +26,7 @@ import (
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/event"
 	"github.com/awlrun/awl/runner/mcp"
+	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/policy"
 	"github.com/awlrun/awl/runner/sandbox"
@@ -129,8 +130,12 @@ type runCmd struct {
 	// the tools and checks (an aws command); they stay redacted.
 	ShareCloudCredentials bool `name:"share-cloud-credentials" config:"trusted"`
 
-	NoAgentsMD   bool `name:"no-agents-md" config:"free"`
-	NoEnvContext bool `name:"no-env-context" config:"free"`
+	// Skills are --skills directories (skills.go).
+	Skills       []string `name:"skills" sep:"none" placeholder:"DIR" config:"free,path"`
+	NoSkills     bool     `name:"no-skills" config:"free"`
+	SkillsStrict bool     `name:"skills-strict" config:"narrow"`
+	NoAgentsMD   bool     `name:"no-agents-md" config:"free"`
+	NoEnvContext bool     `name:"no-env-context" config:"free"`
 
 	Replay        string `name:"replay" placeholder:"REF" config:"-"`
 	ReplayLenient bool   `name:"replay-lenient" config:"-"`
@@ -368,6 +373,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 	for _, step := range []func() error{
 		func() error { return c.checkFlags(a, st) },
 		func() error { return c.keepSecrets(a, st) },
+		func() error { return c.loadSkills(a, st) },
 		func() error {
 			if len(c.MCPConfig) > 0 || len(c.Image) > 0 {
 				awaitSignals(a.ctx) // a file named may be a pipe
@@ -413,6 +419,8 @@ type runSetup struct {
 	toolSecrets []string
 	mcpServers  []mcp.Server
 	images      []conv.Attachment
+	// skills are the skills offered, their catalogue within its budget.
+	skills []modelctx.Skill
 	// resumed is the session continued (--resume, -c), forked the one
 	// --fork copies; fresh says -c found none to continue.
 	resumed, forked *session.Session
@@ -458,6 +466,7 @@ func (c *runCmd) enterDir() error {
 	}
 	files = append(files, pathPtrs(c.SandboxWritable)...)
 	files = append(files, pathPtrs(c.MCPConfig)...)
+	files = append(files, pathPtrs(c.Skills)...)
 	for _, ref := range []*string{&c.Resume, &c.Replay, &c.Fork} {
 		if looksLikePath(*ref) {
 			files = append(files, ref)
@@ -823,6 +832,7 @@ func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *run
 		AppendSystem:     c.AppendSystem,
 		NoEnv:            c.NoEnvContext,
 		NoAgentsMD:       c.NoAgentsMD,
+		Skills:           st.skills,
 		OutputSchema:     st.schema,
 		DropOutputSchema: c.OutputSchema.Ref == "none",
 		SchemaRetries:    c.SchemaRetries,

@@ -36,6 +36,9 @@ type Baseline struct {
 	// MCP are the MCP servers shown, in name order, with the digest of
 	// the block shown for each.
 	MCP []ServerDigest `json:"mcp,omitempty"`
+	// Skills are the skills shown, in name order, with the digest of the
+	// catalogue entry shown for each.
+	Skills []SkillDigest `json:"skills,omitempty"`
 	// AgentsMD are the instruction files shown, in prompt order; empty when
 	// AGENTS.md is off.
 	AgentsMD []SourceDigest `json:"agentsMd,omitempty"`
@@ -60,6 +63,7 @@ func (s State) Baseline() Baseline {
 		ToolPolicy:   digestPolicy(normTools(s.Tools), s.AllowRules, s.DenyRules),
 		Sandbox:      digestText(s.Sandbox.text()),
 		MCP:          mcpDigests(s),
+		Skills:       skillDigests(s),
 	}
 	if s.OutputSchema != "" {
 		b.OutputSchema = json.RawMessage(s.OutputSchema)

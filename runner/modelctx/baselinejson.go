@@ -60,6 +60,12 @@ func appendBaseline(dst []byte, b *Baseline) []byte {
 			return appendPair(dst, "name", b.MCP[i].Name, b.MCP[i].Digest)
 		})
 	}
+	if len(b.Skills) > 0 {
+		key("skills")
+		dst = appendList(dst, len(b.Skills), func(dst []byte, i int) []byte {
+			return appendPair(dst, "name", b.Skills[i].Name, b.Skills[i].Digest)
+		})
+	}
 	if len(b.AgentsMD) > 0 {
 		key("agentsMd")
 		dst = appendList(dst, len(b.AgentsMD), func(dst []byte, i int) []byte {

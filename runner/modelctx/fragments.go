@@ -45,6 +45,7 @@ func registry() []fragment {
 		outputSchema{},
 		sandboxPolicy{},
 		mcpServer{},
+		skillCatalog{},
 		environmentContext{},
 		agentsMDRemoved{},
 		agentsMD{},

@@ -35,6 +35,7 @@ type Options struct {
 	OutputSchema          string
 	Sandbox               Sandbox
 	MCP                   []MCPServer
+	Skills                []Skill
 	NoEnv                 bool
 	NoAgentsMD            bool
 }
@@ -76,6 +77,7 @@ func Gather(o Options) (State, error) {
 		OutputSchema: o.OutputSchema,
 		Sandbox:      o.Sandbox,
 		MCP:          o.MCP,
+		Skills:       o.Skills,
 		NoEnv:        o.NoEnv,
 		NoAgentsMD:   o.NoAgentsMD,
 	}

@@ -38,6 +38,8 @@ type State struct {
 	Sandbox Sandbox
 	// MCP are the configured MCP servers, sorted by name.
 	MCP []MCPServer
+	// Skills are the skills offered, sorted by name.
+	Skills []Skill
 	// AgentsMD are the instruction files in order: the user-level file
 	// first, then the repository root down to the working directory.
 	AgentsMD []Source

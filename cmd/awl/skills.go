@@ -1,0 +1,156 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/awlrun/awl/cmd/awl/config"
+	"github.com/awlrun/awl/cmd/awl/skills"
+	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/modelctx"
+)
+
+// skillsFS is how skills are found and read; a test counts what a run
+// does through it.
+var skillsFS = skills.OS
+
+// skillDirs are the directories a run in cwd takes skills from, in order,
+// a later skill shadowing an earlier one of its name: the user's
+// ($XDG_CONFIG_HOME/awl/skills), the project's (ProjectDirs), then
+// --skills or the skills key.
+func (c *runCmd) skillDirs(a *app, cwd string) []skills.Dir {
+	if c.NoSkills {
+		return nil
+	}
+	var dirs []skills.Dir
+	if u := config.UserFile(a.getenv); u != "" {
+		dirs = append(dirs, skills.Dir{Path: filepath.Join(filepath.Dir(u), "skills"), Source: "user"})
+	}
+	dirs = append(dirs, skills.ProjectDirs(skillsFS, cwd)...)
+	from := strings.TrimPrefix(c.origin("skills"), "--")
+	for _, d := range c.Skills {
+		// As the other path flags: from where awl was started (enterDir
+		// made it absolute before -C).
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
+		dirs = append(dirs, skills.Dir{Path: d, Source: from, Explicit: true})
+	}
+	return dirs
+}
+
+// loadSkills finds the skills a run offers, says on stderr what it skips
+// and what shadows what, and cuts their catalogue to its budget. With
+// --skills-strict a skill with a problem is exit 2.
+func (c *runCmd) loadSkills(a *app, st *runSetup) error {
+	all := skills.Discover(skillsFS, c.skillDirs(a, st.cwd))
+	if c.SkillsStrict {
+		var problems []string
+		for _, s := range all {
+			problems = append(problems, s.Problems...)
+		}
+		if len(problems) > 0 {
+			return runner.Usagef("--skills-strict: " + strings.Join(problems, "\n"))
+		}
+	}
+	for _, w := range skills.Warnings(all) {
+		fmt.Fprintln(a.stderr, "awl: warning:", w)
+	}
+	offered := skills.Offered(all)
+	if cut := skills.Cut(offered, skills.Budget); len(cut) > 0 {
+		fmt.Fprintf(a.stderr, "awl: warning: the skills' catalogue is over its budget (about 8,000 tokens): the descriptions of %s are cut\n", strings.Join(cut, ", "))
+	}
+	for _, s := range offered {
+		st.skills = append(st.skills, modelctx.Skill{Name: s.Name, Description: s.Description, Path: s.Path})
+	}
+	return nil
+}
+
+// skillsCmd is `awl skills`: what a run here would offer.
+type skillsCmd struct {
+	Dir          string   `name:"cd" short:"C" placeholder:"DIR"`
+	Skills       []string `name:"skills" sep:"none" placeholder:"DIR"`
+	NoSkills     bool     `name:"no-skills"`
+	Config       string   `name:"config" placeholder:"FILE"`
+	NoConfig     bool     `name:"no-config"`
+	Profile      string   `name:"profile" placeholder:"NAME"`
+	TrustProject bool     `name:"trust-project"`
+	JSON         bool     `name:"json"`
+}
+
+// Run lists every skill found: those offered, and those skipped or
+// shadowed with why.
+func (s *skillsCmd) Run(a *app) error {
+	c := &runCmd{Dir: s.Dir, Config: s.Config, NoConfig: s.NoConfig, Profile: s.Profile, TrustProject: s.TrustProject, Skills: s.Skills, NoSkills: s.NoSkills}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"cd", s.Dir != ""}, {"skills", len(s.Skills) > 0}, {"no-skills", s.NoSkills}} {
+		if f.set {
+			c.given.add(f.name)
+		}
+	}
+	if err := c.configure(a); err != nil {
+		return err
+	}
+	cwd, err := filepath.Abs(c.Dir)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return runner.Usagef(fmt.Sprintf("--cd: %s is not a directory", cwd))
+	}
+	all := skills.Discover(skillsFS, c.skillDirs(a, cwd))
+	offered := skills.Offered(all)
+	cut := skills.Cut(offered, skills.Budget)
+	if s.JSON {
+		return writeSkillsJSON(a, all, offered, cut)
+	}
+	var b strings.Builder
+	for _, k := range offered {
+		fmt.Fprintf(&b, "%s\t%s\t%s\n  %s\n", k.Name, k.Source, displayPath(k.Path), k.Description)
+		if len(k.AllowedTools) > 0 {
+			fmt.Fprintf(&b, "  allowed-tools (shown, never granted): %s\n", strings.Join(k.AllowedTools, " "))
+		}
+	}
+	for _, w := range skills.Warnings(all) {
+		fmt.Fprintln(a.stderr, "awl: warning:", w)
+	}
+	_, err = a.stdout.Write([]byte(b.String()))
+	return err
+}
+
+// writeSkillsJSON prints `awl skills --json`: every skill found, with
+// offered telling which a run would offer.
+func writeSkillsJSON(a *app, all, offered []skills.Skill, cut []string) error {
+	type row struct {
+		skills.Skill
+		Offered bool `json:"offered"`
+		Cut     bool `json:"description_cut,omitempty"`
+	}
+	out := make([]row, 0, len(all))
+	for _, s := range all {
+		r := row{Skill: s}
+		for _, o := range offered {
+			if o.Path == s.Path {
+				r.Skill.Description, r.Offered = o.Description, true
+			}
+		}
+		for _, n := range cut {
+			r.Cut = r.Cut || r.Offered && n == s.Name
+		}
+		if r.Problems == nil {
+			r.Problems = []string{}
+		}
+		out = append(out, r)
+	}
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = a.stdout.Write(append(data, '\n'))
+	return err
+}

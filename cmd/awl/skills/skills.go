@@ -1,0 +1,424 @@
+// Package skills finds and reads Agent Skills: folders holding a SKILL.md
+// whose YAML front matter names the skill and says what it is for (the
+// open format of agentskills.io, as `npx skills add` and `gh skill install`
+// install them). A run offers the model their catalogue (name, description
+// and path); the model reads a body, and what is beside it, with its own
+// tools (docs/context.md).
+package skills
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Skill is one SKILL.md.
+type Skill struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Path is the SKILL.md, absolute.
+	Path string `json:"path"`
+	// Source is where it was found: "user", "project", "--skills" or a
+	// configuration file's skills key ("config").
+	Source        string            `json:"source"`
+	License       string            `json:"license,omitempty"`
+	Compatibility string            `json:"compatibility,omitempty"`
+	Metadata      map[string]string `json:"metadata,omitempty"`
+	// AllowedTools is the front matter's allowed-tools, shown, never
+	// granted: a skill cannot widen the run's tool policy.
+	AllowedTools []string `json:"allowed_tools,omitempty"`
+	// Problems are what is wrong with it, "path:line: reason": a skill
+	// with problems is not offered.
+	Problems []string `json:"problems,omitempty"`
+	// Shadows is the path of a skill of the same name found earlier,
+	// which this one hides; ShadowedBy, on that one, the path of this.
+	Shadows    string `json:"shadows,omitempty"`
+	ShadowedBy string `json:"shadowed_by,omitempty"`
+}
+
+// Dir is a directory of skill folders and where it comes from; a Dir
+// that holds a SKILL.md itself is that one skill's folder.
+type Dir struct {
+	Path   string
+	Source string
+	// Explicit is a directory named by --skills or the skills key: it may
+	// be one skill's folder.
+	Explicit bool
+}
+
+// ProjectDirs are the project's skill directories for a run in cwd:
+// .agents/skills (where `npx skills add` installs for any agent) and
+// .claude/skills, in each directory from the repository's root (the
+// nearest holding .git) down to cwd, outermost first, so a nearer skill
+// shadows a farther one; outside a repository, cwd's own.
+func ProjectDirs(fsys FS, cwd string) []Dir {
+	chain := []string{cwd}
+	for d := cwd; ; {
+		if _, err := fsys.Stat(filepath.Join(d, ".git")); err == nil {
+			break
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			chain = chain[:1]
+			break
+		}
+		d = parent
+		chain = append(chain, d)
+	}
+	var out []Dir
+	for i := len(chain) - 1; i >= 0; i-- {
+		out = append(out, Dir{Path: filepath.Join(chain[i], ".agents", "skills"), Source: "project"}, Dir{Path: filepath.Join(chain[i], ".claude", "skills"), Source: "project"})
+	}
+	return out
+}
+
+// FS is how Discover reaches the file system; tests count what it does.
+type FS struct {
+	Stat    func(string) (fs.FileInfo, error)
+	ReadDir func(string) ([]fs.DirEntry, error)
+	Open    func(string) (*os.File, error)
+}
+
+// OS is the file system itself.
+var OS = FS{Stat: os.Stat, ReadDir: os.ReadDir, Open: os.Open}
+
+// MaxSize is the largest SKILL.md read.
+const MaxSize = 1 << 20
+
+// Discover reads the SKILL.md of every folder of dirs, in order: a later
+// skill of the same name shadows an earlier one. It returns every skill
+// found, the ones with problems and the shadowed ones included, in the
+// order found; Offered picks those a run offers.
+func Discover(fsys FS, dirs []Dir) []Skill {
+	var out []Skill
+	for _, d := range dirs {
+		if d.Explicit {
+			if s, err := read(fsys, filepath.Join(d.Path, "SKILL.md"), filepath.Base(d.Path)); !errors.Is(err, fs.ErrNotExist) {
+				out = add(out, s, err, filepath.Join(d.Path, "SKILL.md"), d.Source)
+				continue
+			}
+		}
+		entries, err := fsys.ReadDir(d.Path)
+		if err != nil {
+			if d.Explicit || !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.ENOTDIR) {
+				out = append(out, Skill{Path: d.Path, Source: d.Source, Problems: []string{fmt.Sprintf("%s: %v", d.Path, unwrapPath(err))}})
+			}
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
+				continue
+			}
+			p := filepath.Join(d.Path, e.Name(), "SKILL.md")
+			s, err := read(fsys, p, e.Name())
+			if !errors.Is(err, fs.ErrNotExist) {
+				out = add(out, s, err, p, d.Source)
+			}
+		}
+	}
+	return out
+}
+
+// add appends the skill read at p (err: what is wrong with it) to out; it
+// shadows an earlier one of the same name.
+func add(out []Skill, s Skill, err error, p, source string) []Skill {
+	s.Path, s.Source = p, source
+	if err != nil {
+		s.Problems = append(s.Problems, err.Error())
+	}
+	for i := range out {
+		if len(s.Problems) == 0 && len(out[i].Problems) == 0 && out[i].ShadowedBy == "" && out[i].Name == s.Name {
+			s.Shadows, out[i].ShadowedBy = out[i].Path, p
+		}
+	}
+	return append(out, s)
+}
+
+// Offered is the skills a run offers: those without problems and not
+// shadowed, in name order.
+func Offered(all []Skill) []Skill {
+	var out []Skill
+	for _, s := range all {
+		if len(s.Problems) == 0 && s.ShadowedBy == "" {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b Skill) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Budget is the catalogue's size budget in bytes: about 8,000 tokens, at
+// four bytes a token.
+const Budget = 32000
+
+// entrySize is what a skill's entry in the catalogue takes, markup and
+// all.
+func entrySize(s Skill) int { return len(s.Name) + len(s.Description) + len(s.Path) + 32 }
+
+// Cut shortens the longest descriptions of offered, in place, to one
+// length, the largest that makes their catalogue fit budget bytes (none
+// below 64 bytes); it returns the names of the skills cut.
+func Cut(offered []Skill, budget int) []string {
+	size := func(limit int) int {
+		n := 0
+		for _, s := range offered {
+			n += entrySize(s)
+			if len(s.Description) > limit {
+				n -= len(s.Description) - limit - len("…")
+			}
+		}
+		return n
+	}
+	longest := 0
+	for _, s := range offered {
+		longest = max(longest, len(s.Description))
+	}
+	if size(longest) <= budget {
+		return nil
+	}
+	// The largest limit that fits: size falls as the limit does.
+	lo, hi := 64, longest
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if size(mid) <= budget {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	var cut []string
+	for i, s := range offered {
+		if d := s.Description; len(d) > lo {
+			to := lo
+			for to > 0 && !utf8.RuneStart(d[to]) {
+				to--
+			}
+			offered[i].Description = d[:to] + "…"
+			cut = append(cut, s.Name)
+		}
+	}
+	return cut
+}
+
+// Warnings are the lines a run prints on stderr about all: each skill
+// skipped, with its problem, and each shadowing, naming both paths.
+func Warnings(all []Skill) []string {
+	var out []string
+	for _, s := range all {
+		for _, p := range s.Problems {
+			out = append(out, p+" (skill skipped)")
+		}
+		if s.Shadows != "" {
+			out = append(out, fmt.Sprintf("skill %s at %s shadows the one at %s", s.Name, s.Path, s.Shadows))
+		}
+	}
+	return out
+}
+
+// read reads the SKILL.md at p, in the folder named folder.
+func read(fsys FS, p, folder string) (Skill, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Skill{}, err
+		}
+		return Skill{}, fmt.Errorf("%s: %v", p, unwrapPath(err))
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return Skill{}, fmt.Errorf("%s: not a regular file", p)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return Skill{}, fmt.Errorf("%s: %v", p, unwrapPath(err))
+	}
+	if len(data) > MaxSize {
+		return Skill{}, fmt.Errorf("%s: larger than %d bytes", p, MaxSize)
+	}
+	return Parse(p, data, folder)
+}
+
+// unwrapPath is a *fs.PathError's cause: the path is said already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// frontMatter is the YAML between a SKILL.md's opening and closing "---"
+// lines, and the line it starts on.
+func frontMatter(data []byte) ([]byte, int, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	first, rest, _ := bytes.Cut(data, []byte("\n"))
+	if string(bytes.TrimRight(first, " \t\r")) != "---" {
+		return nil, 1, errors.New(`no front matter: the file must start with a "---" line`)
+	}
+	var fm []byte
+	for off := 0; off < len(rest); {
+		line, _, _ := bytes.Cut(rest[off:], []byte("\n"))
+		if string(bytes.TrimRight(line, " \t\r")) == "---" {
+			return fm, 2, nil
+		}
+		fm = rest[:off+len(line)]
+		off += len(line) + 1
+	}
+	return nil, 1, errors.New(`the front matter has no closing "---" line`)
+}
+
+// Parse reads a SKILL.md's front matter as the format says: name (1 to 64
+// lowercase letters, digits and single hyphens, the folder's name) and
+// description (1 to 1024 characters), optional license, compatibility (at
+// most 500 characters), metadata (a map of strings) and allowed-tools (a
+// space-separated string or a list). Its error says "path:line: reason".
+func Parse(path string, data []byte, folder string) (Skill, error) {
+	fm, start, err := frontMatter(data)
+	if err != nil {
+		return Skill{}, fmt.Errorf("%s:%d: %v", path, start, err)
+	}
+	at := func(line int, format string, args ...any) error {
+		return fmt.Errorf("%s:%d: %s", path, line+start-1, fmt.Sprintf(format, args...))
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(fm, &doc); err != nil {
+		return Skill{}, fmt.Errorf("%s:%d: front matter: %s", path, start+yamlLine(err)-1, yamlReason(err))
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return Skill{}, at(1, "the front matter must be a mapping of name, description, …")
+	}
+	var s Skill
+	seen := map[string]int{}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if _, dup := seen[k.Value]; dup {
+			return Skill{}, at(k.Line, "%s is given twice", k.Value)
+		}
+		seen[k.Value] = k.Line
+		if err := s.field(k.Value, v, at); err != nil {
+			return Skill{}, err
+		}
+	}
+	return s, s.check(folder, seen, at)
+}
+
+// field sets the front matter's field key from v.
+func (s *Skill) field(key string, v *yaml.Node, at func(int, string, ...any) error) error {
+	str := func(dst *string) error {
+		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+			return at(v.Line, "%s must be a string", key)
+		}
+		*dst = v.Value
+		return nil
+	}
+	switch key {
+	case "name":
+		return str(&s.Name)
+	case "description":
+		return str(&s.Description)
+	case "license":
+		return str(&s.License)
+	case "compatibility":
+		return str(&s.Compatibility)
+	case "metadata":
+		if v.Kind != yaml.MappingNode {
+			return at(v.Line, "metadata must be a mapping of strings")
+		}
+		s.Metadata = map[string]string{}
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			if v.Content[j+1].Kind != yaml.ScalarNode {
+				return at(v.Content[j+1].Line, "metadata.%s must be a string", v.Content[j].Value)
+			}
+			s.Metadata[v.Content[j].Value] = v.Content[j+1].Value
+		}
+	case "allowed-tools":
+		switch v.Kind {
+		case yaml.ScalarNode:
+			s.AllowedTools = strings.Fields(v.Value)
+		case yaml.SequenceNode:
+			for _, t := range v.Content {
+				if t.Kind != yaml.ScalarNode {
+					return at(t.Line, "allowed-tools must be strings")
+				}
+				s.AllowedTools = append(s.AllowedTools, t.Value)
+			}
+		default:
+			return at(v.Line, "allowed-tools must be a string or a list")
+		}
+	}
+	// Other fields (a harness's own) are left to it.
+	return nil
+}
+
+// check holds the fields read to the format.
+func (s *Skill) check(folder string, seen map[string]int, at func(int, string, ...any) error) error {
+	nameLine, ok := seen["name"]
+	switch {
+	case !ok:
+		return at(1, "no name")
+	case s.Name == "" || len(s.Name) > 64:
+		return at(nameLine, "name must be 1 to 64 characters, not %d", len(s.Name))
+	case !validName(s.Name):
+		return at(nameLine, "name %q must be lowercase letters, digits and single hyphens, neither first nor last", s.Name)
+	case s.Name != folder:
+		return at(nameLine, "name %q is not its folder's name %q", s.Name, folder)
+	}
+	descLine, ok := seen["description"]
+	n := len([]rune(s.Description))
+	switch {
+	case !ok:
+		return at(1, "no description")
+	case strings.TrimSpace(s.Description) == "" || n > 1024:
+		return at(descLine, "description must be 1 to 1024 characters, not %d", n)
+	case len([]rune(s.Compatibility)) > 500:
+		return at(seen["compatibility"], "compatibility must be at most 500 characters")
+	}
+	return nil
+}
+
+// validName tells whether name is lowercase letters, digits and single
+// hyphens, neither first nor last.
+func validName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-' && i > 0 && i < len(name)-1 && name[i-1] != '-':
+		default:
+			return false
+		}
+	}
+	return name != ""
+}
+
+// yamlLine is the line a yaml error names, 1 when it names none.
+func yamlLine(err error) int {
+	var n int
+	msg := err.Error()
+	if i := strings.Index(msg, "line "); i >= 0 {
+		fmt.Sscanf(msg[i+5:], "%d", &n)
+	}
+	return max(n, 1)
+}
+
+// yamlReason is a yaml error's text without its "yaml: line N:" prefix.
+func yamlReason(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if strings.HasPrefix(msg, "line ") {
+		if _, after, ok := strings.Cut(msg, ": "); ok {
+			return after
+		}
+	}
+	return msg
+}

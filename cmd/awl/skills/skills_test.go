@@ -1,0 +1,190 @@
+package skills
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestParseRefusesWhatTheFormatRefuses: each way a SKILL.md breaks the
+// format is one error naming path:line and the reason.
+func TestParseRefusesWhatTheFormatRefuses(t *testing.T) {
+	long := strings.Repeat("x", 1025)
+	for _, tc := range []struct{ src, want string }{
+		{"# no front matter\n", "s/SKILL.md:1: no front matter"},
+		{"---\nname: pdf\ndescription: d\n", "s/SKILL.md:1: the front matter has no closing"},
+		{"---\nname: pdf\ndescription: [unclosed\n---\n", "s/SKILL.md:2: front matter: did not find expected"},
+		{"---\n- a\n- b\n---\n", "s/SKILL.md:2: the front matter must be a mapping"},
+		{"---\ndescription: d\n---\n", "s/SKILL.md:2: no name"},
+		{"---\nname: pdf\n---\n", "s/SKILL.md:2: no description"},
+		{"---\nname: PDF\ndescription: d\n---\n", `s/SKILL.md:2: name "PDF" must be lowercase letters`},
+		{"---\nname: pdf--x\ndescription: d\n---\n", `s/SKILL.md:2: name "pdf--x" must be`},
+		{"---\nname: -pdf\ndescription: d\n---\n", `s/SKILL.md:2: name "-pdf" must be`},
+		{"---\nname: pdf-\ndescription: d\n---\n", `s/SKILL.md:2: name "pdf-" must be`},
+		{"---\nname: " + strings.Repeat("a", 65) + "\ndescription: d\n---\n", "s/SKILL.md:2: name must be 1 to 64 characters, not 65"},
+		{"---\nname: other\ndescription: d\n---\n", `s/SKILL.md:2: name "other" is not its folder's name "pdf"`},
+		{"---\nname: pdf\ndescription: \"\"\n---\n", "s/SKILL.md:3: description must be 1 to 1024 characters, not 0"},
+		{"---\nname: pdf\ndescription: " + long + "\n---\n", "s/SKILL.md:3: description must be 1 to 1024 characters, not 1025"},
+		{"---\nname: pdf\ndescription:\n  - a\n---\n", "s/SKILL.md:4: description must be a string"},
+		{"---\nname: pdf\ndescription: d\nname: pdf\n---\n", "s/SKILL.md:4: name is given twice"},
+		{"---\nname: pdf\ndescription: d\nmetadata: x\n---\n", "s/SKILL.md:4: metadata must be a mapping"},
+		{"---\nname: pdf\ndescription: d\nmetadata:\n  a: [1]\n---\n", "s/SKILL.md:5: metadata.a must be a string"},
+		{"---\nname: pdf\ndescription: d\nallowed-tools: {a: b}\n---\n", "s/SKILL.md:4: allowed-tools must be a string or a list"},
+		{"---\nname: pdf\ndescription: d\ncompatibility: " + strings.Repeat("c", 501) + "\n---\n", "s/SKILL.md:4: compatibility must be at most 500"},
+		{"---\nname: ~\ndescription: d\n---\n", "s/SKILL.md:2: name must be a string"},
+	} {
+		_, err := Parse("s/SKILL.md", []byte(tc.src), "pdf")
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%.60q:\n got %v\nwant %s…", tc.src, err, tc.want)
+		}
+	}
+}
+
+// TestParseReadsTheFormat: every field, allowed-tools as a string or a
+// list, a BOM and CRLF line ends, other fields left alone.
+func TestParseReadsTheFormat(t *testing.T) {
+	src := "\ufeff---\r\nname: pdf-tools\r\ndescription: >-\r\n  Fill and merge PDFs.\r\nlicense: MIT\r\ncompatibility: needs python3\r\nmetadata:\r\n  author: team\r\nallowed-tools: Bash(pdftk:*) Read\r\ndisable-model-invocation: true\r\n---\r\n# Body\r\n"
+	s, err := Parse("SKILL.md", []byte(src), "pdf-tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "pdf-tools" || s.Description != "Fill and merge PDFs." || s.License != "MIT" || s.Compatibility != "needs python3" || s.Metadata["author"] != "team" || !slices.Equal(s.AllowedTools, []string{"Bash(pdftk:*)", "Read"}) {
+		t.Errorf("%+v", s)
+	}
+	s, err = Parse("SKILL.md", []byte("---\nname: a\ndescription: d\nallowed-tools:\n  - read\n  - grep\n---\n"), "a")
+	if err != nil || !slices.Equal(s.AllowedTools, []string{"read", "grep"}) {
+		t.Errorf("list: %+v %v", s, err)
+	}
+}
+
+func writeSkill(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name, "SKILL.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestDiscoverShadowsAndSkips: a later directory's skill of the same name
+// shadows an earlier one, with a warning naming both; a broken skill is
+// skipped with its warning and stops nothing; a folder without SKILL.md
+// is not a skill.
+func TestDiscoverShadowsAndSkips(t *testing.T) {
+	user, proj := t.TempDir(), t.TempDir()
+	u := writeSkill(t, user, "release", "---\nname: release\ndescription: the user's\n---\n")
+	writeSkill(t, user, "lint", "---\nname: lint\ndescription: lint it\n---\n")
+	p := writeSkill(t, proj, "release", "---\nname: release\ndescription: the project's\n---\n")
+	bad := writeSkill(t, proj, "broken", "---\nname: Broken\ndescription: d\n---\n")
+	os.MkdirAll(filepath.Join(proj, "empty"), 0o755)
+	os.WriteFile(filepath.Join(proj, "README.md"), []byte("not a skill"), 0o644)
+	all := Discover(OS, []Dir{{Path: user, Source: "user"}, {Path: filepath.Join(user, "missing"), Source: "user"}, {Path: proj, Source: "project"}})
+	off := Offered(all)
+	var names []string
+	for _, s := range off {
+		names = append(names, s.Name+":"+s.Description+":"+s.Source)
+	}
+	if want := []string{"lint:lint it:user", "release:the project's:project"}; !slices.Equal(names, want) {
+		t.Errorf("offered %q, want %q", names, want)
+	}
+	w := Warnings(all)
+	if len(w) != 2 || !strings.HasPrefix(w[0], bad+":2: name \"Broken\"") || w[1] != "skill release at "+p+" shadows the one at "+u {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// FuzzParse: for any SKILL.md, Parse never panics, and an error names the
+// file and a line.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"---\nname: a\ndescription: d\n---\n", "---\nname: &a x\ndescription: *a\n---\n", "---\n{a: [}\n---\n",
+		"---\nmetadata: {a: {b: c}}\n---\n", "---\r\n---\r\n", "---\nname: a\n---", "\ufeff---\nallowed-tools: [[x]]\n---\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse("x/SKILL.md", data, "a")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "x/SKILL.md:") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if s.Name != "a" || s.Description == "" {
+			t.Fatalf("accepted %+v", s)
+		}
+	})
+}
+
+// TestCut: past the budget the longest descriptions are cut to one
+// length, between characters, until the catalogue fits; under it nothing
+// is; the floor of 64 bytes holds even when the budget cannot be met.
+func TestCut(t *testing.T) {
+	mk := func(name string, n int) Skill {
+		return Skill{Name: name, Description: strings.Repeat("é", n/2), Path: "/s/" + name + "/SKILL.md"}
+	}
+	skills := []Skill{mk("a", 1000), mk("b", 300), mk("c", 100)}
+	size := func() int {
+		n := 0
+		for _, s := range skills {
+			n += entrySize(s)
+		}
+		return n
+	}
+	if cut := Cut(skills, size()); cut != nil {
+		t.Fatalf("cut %q under the budget", cut)
+	}
+	budget := size() - 600
+	if cut := Cut(skills, budget); size() > budget || size() < budget-8 || !slices.Equal(cut, []string{"a"}) {
+		t.Errorf("cut %q, size %d for a budget of %d", cut, size(), budget)
+	}
+	budget = size() - 300
+	if cut := Cut(skills, budget); size() > budget || !slices.Equal(cut, []string{"a", "b"}) || len(skills[2].Description) != 100 {
+		t.Errorf("cut %q, size %d for a budget of %d, c %d", cut, size(), budget, len(skills[2].Description))
+	}
+	for _, s := range skills {
+		if !utf8.ValidString(s.Description) {
+			t.Errorf("%s cut inside a character", s.Name)
+		}
+	}
+	Cut(skills, 10)
+	for _, s := range skills {
+		if len(s.Description) < 64 {
+			t.Errorf("%s cut to %d bytes", s.Name, len(s.Description))
+		}
+	}
+}
+
+// TestDiscoverExplicitAndProject: a --skills directory may be one skill's
+// folder, or hold several; a missing one is a problem; the project's
+// directories run from the repository root down, .agents before .claude.
+func TestDiscoverExplicitAndProject(t *testing.T) {
+	root := t.TempDir()
+	one := filepath.Join(root, "one")
+	writeSkill(t, root, "one", "---\nname: one\ndescription: d\n---\n")
+	all := Discover(OS, []Dir{{Path: one, Source: "--skills", Explicit: true}, {Path: filepath.Join(root, "nope"), Source: "--skills", Explicit: true}})
+	if len(all) != 2 || all[0].Name != "one" || len(all[1].Problems) != 1 {
+		t.Errorf("%+v", all)
+	}
+	repo := filepath.Join(root, "repo")
+	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
+	sub := filepath.Join(repo, "a")
+	os.MkdirAll(sub, 0o755)
+	var got []string
+	for _, d := range ProjectDirs(OS, sub) {
+		got = append(got, strings.TrimPrefix(d.Path, root))
+	}
+	want := []string{"/repo/.agents/skills", "/repo/.claude/skills", "/repo/a/.agents/skills", "/repo/a/.claude/skills"}
+	if !slices.Equal(got, want) {
+		t.Errorf("project dirs %q, want %q", got, want)
+	}
+	if d := ProjectDirs(OS, "/"); len(d) != 2 {
+		t.Errorf("outside a repository: %+v", d)
+	}
+}
