@@ -29,23 +29,25 @@ type listSummary struct {
 	LastRun        *runSum   `json:"lastRun,omitempty"`
 	Status         string    `json:"status,omitempty"`
 	TotalCostUSD   *float64  `json:"totalCostUsd,omitempty"`
+	CacheReadShare *float64  `json:"cacheReadShare,omitempty"`
 }
 
 // runSum is a RunInfo in a listSummary.
 type runSum struct {
-	ExitCode int       `json:"exitCode"`
-	Reason   string    `json:"reason"`
-	CostUSD  *float64  `json:"costUsd,omitempty"`
-	Ended    time.Time `json:"ended"`
+	ExitCode       int       `json:"exitCode"`
+	Reason         string    `json:"reason"`
+	CostUSD        *float64  `json:"costUsd,omitempty"`
+	CacheReadShare *float64  `json:"cacheReadShare,omitempty"`
+	Ended          time.Time `json:"ended"`
 }
 
 // summaryOf is what in, the listing of a sound session file, shows.
 func summaryOf(in *Info) *listSummary {
 	s := &listSummary{ID: in.ID, Cwd: in.Cwd, Created: in.Created, Messages: in.Messages, Provider: in.Provider, Model: in.Model,
 		ForkedFrom: in.ForkedFrom, ForkedAt: in.ForkedAt, FirstPrompt: in.FirstPrompt, LastStopReason: in.LastStopReason,
-		LastText: in.LastText, Status: in.Status, TotalCostUSD: in.TotalCostUSD}
+		LastText: in.LastText, Status: in.Status, TotalCostUSD: in.TotalCostUSD, CacheReadShare: in.CacheReadShare}
 	if r := in.LastRun; r != nil {
-		s.LastRun = &runSum{ExitCode: r.ExitCode, Reason: r.Reason, CostUSD: r.CostUSD, Ended: r.Ended}
+		s.LastRun = &runSum{ExitCode: r.ExitCode, Reason: r.Reason, CostUSD: r.CostUSD, CacheReadShare: r.CacheReadShare, Ended: r.Ended}
 	}
 	return s
 }
@@ -56,9 +58,9 @@ func (s *listSummary) info(path string, mod time.Time) Info {
 	in := Info{ID: s.ID, Path: path, Cwd: s.Cwd, Created: s.Created, Modified: mod, Messages: s.Messages,
 		Provider: s.Provider, Model: s.Model, ForkedFrom: s.ForkedFrom, ForkedAt: s.ForkedAt,
 		FirstPrompt: s.FirstPrompt, LastStopReason: s.LastStopReason, LastText: s.LastText,
-		Status: s.Status, TotalCostUSD: s.TotalCostUSD, IsSession: true}
+		Status: s.Status, TotalCostUSD: s.TotalCostUSD, CacheReadShare: s.CacheReadShare, IsSession: true}
 	if r := s.LastRun; r != nil {
-		in.LastRun = &RunInfo{ExitCode: r.ExitCode, Reason: r.Reason, CostUSD: r.CostUSD, Ended: r.Ended}
+		in.LastRun = &RunInfo{ExitCode: r.ExitCode, Reason: r.Reason, CostUSD: r.CostUSD, CacheReadShare: r.CacheReadShare, Ended: r.Ended}
 	}
 	return in
 }

@@ -22,16 +22,22 @@ func countScans(t *testing.T) *atomic.Int32 {
 
 // comparable is in as text, its pointers followed.
 func comparable(in Info) string {
-	run, cost := in.LastRun, in.TotalCostUSD
-	in.LastRun, in.TotalCostUSD = nil, nil
+	run, cost, share := in.LastRun, in.TotalCostUSD, in.CacheReadShare
+	in.LastRun, in.TotalCostUSD, in.CacheReadShare = nil, nil, nil
 	out := fmt.Sprintf("%+v", in)
 	if cost != nil {
 		out += fmt.Sprintf(" cost %v", *cost)
 	}
+	if share != nil {
+		out += fmt.Sprintf(" share %v", *share)
+	}
 	if run != nil {
 		r := *run
-		r.CostUSD = nil
+		r.CostUSD, r.CacheReadShare = nil, nil
 		out += fmt.Sprintf(" run %+v", r)
+		if run.CacheReadShare != nil {
+			out += fmt.Sprintf(" run share %v", *run.CacheReadShare)
+		}
 		if run.CostUSD != nil {
 			out += fmt.Sprintf(" run cost %v", *run.CostUSD)
 		}
@@ -51,7 +57,7 @@ func TestListWarmReadsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, s, Entry{Type: "run", Fields: []byte(`{"exitCode":0,"reason":"completed","costUsd":0.25}`)})
+	mustAppend(t, s, Entry{Type: "run", Fields: []byte(`{"exitCode":0,"reason":"completed","costUsd":0.25,"usage":{"input":100,"cacheRead":300,"cacheWrite":0}}`)})
 	s.Close()
 	scans := countScans(t)
 	settled()
@@ -61,6 +67,9 @@ func TestListWarmReadsNothing(t *testing.T) {
 	}
 	if cold.LastRun.CostUSD == nil || *cold.LastRun.CostUSD != 0.25 {
 		t.Fatalf("the run's cost: %v", cold.LastRun.CostUSD)
+	}
+	if cold.CacheReadShare == nil || cold.LastRun.CacheReadShare == nil {
+		t.Fatalf("the cold listing has no cache read share: %v, %v", cold.CacheReadShare, cold.LastRun.CacheReadShare)
 	}
 	warm := listOne(t, st)
 	if scans.Load() != 1 || judged.Load() != 1 {

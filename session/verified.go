@@ -27,7 +27,7 @@ const VerifiedName = ".verified"
 // verifiedVersion is the first line of a verified file. Its number goes up
 // whenever what Verify accepts changes, so that verdicts of an older awl
 // are not trusted.
-const verifiedVersion = "awl verified 2"
+const verifiedVersion = "awl verified 3"
 
 // settle is how old a file's modification and change times must be before
 // a verdict on it is kept: file systems keep those times at a coarse
