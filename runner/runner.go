@@ -134,8 +134,13 @@ type Config struct {
 	// order (gate.go).
 	Gates []Gate
 
+	// Input, when set, is the channel of further user turns (awl run
+	// --input ndjson): once the prompt's turn has run, each next prompt
+	// is taken from it and run in the same session, until it ends.
+	Input Input
+
 	// StdinState is reported on the session event ("read", "empty",
-	// "timeout", "terminal", "off").
+	// "timeout", "terminal", "off", "ndjson").
 	StdinState string
 
 	// Start is when the run began, for the result's duration_ms: the
@@ -164,6 +169,21 @@ type Config struct {
 	// own: awl's without its secret variables. Nil means the process's
 	// own.
 	Environ []string
+}
+
+// Input is a source of user turns read while the run goes on (awl run
+// --input ndjson).
+type Input interface {
+	// Start is called once the session event is out, with the session's
+	// id: what the input reports (its control and error events) names it
+	// and follows that event.
+	Start(sessionID string)
+	// Next blocks until the next prompt, and returns ok false when the
+	// input has ended (EOF, or an end message). An error ends the run.
+	Next(ctx context.Context) (blocks []conv.Block, ok bool, err error)
+	// Stop is called before the result event: the input emits nothing
+	// after it, whatever it reads, so the result stays last.
+	Stop()
 }
 
 // Result is what a run produced, whether it succeeded or not.
@@ -233,6 +253,9 @@ func execute(ctx context.Context, cfg Config, body func(*run, context.Context) e
 		}
 	}
 	r.res.Err = cfg.Redact.Error(err)
+	if cfg.Input != nil {
+		cfg.Input.Stop()
+	}
 	if r.checks != nil {
 		r.res.Checks = r.checks.results
 	}
@@ -399,6 +422,9 @@ func (r *run) do(ctx context.Context) error {
 		cfg.Events.Hold()
 	}
 	r.emitSession(names, resumed)
+	if cfg.Input != nil {
+		cfg.Input.Start(r.sess.Header.ID)
+	}
 
 	for _, w := range unoffered {
 		r.notice(w)
@@ -433,7 +459,29 @@ func (r *run) do(ctx context.Context) error {
 			return err
 		}
 	}
+	if cfg.Input != nil {
+		return r.moreTurns(ctx, names)
+	}
 	return nil
+}
+
+// moreTurns runs each prompt the input gives, one after the other, as a
+// resumed run would: the context diff, the prompt and its baseline are
+// appended (durable before the request), then the turn runs. The limits
+// count over the whole run.
+func (r *run) moreTurns(ctx context.Context, names []string) error {
+	for {
+		blocks, ok, err := r.cfg.Input.Next(ctx)
+		if err != nil || !ok {
+			return err
+		}
+		if err := r.appendPrompt(names, blocks); err != nil {
+			return err
+		}
+		if err := r.loop(ctx); err != nil {
+			return err
+		}
+	}
 }
 
 // checkStart says why the run cannot start: no prompt, or no price for a

@@ -33,6 +33,8 @@ var helpTexts = map[string]string{
 	"run --stdin":                   "Wait for standard input however long it takes.",
 	"run --no-stdin":                "Never read standard input.",
 	"run --stdin-timeout":           "With a prompt from arguments or flags, how long to wait for stdin's first byte.",
+	"run --input":                   "text: stdin is part of the prompt; ndjson: stdin is a channel of input messages, a turn a user message, until EOF (docs/events.md).",
+	"run --input-strict":            "With --input ndjson, end the run (exit 2) at the first line refused instead of skipping it.",
 	"run --system":                  "Replace the default system prompt.",
 	"run --append-system":           "Add to the system prompt.",
 	"run --provider":                "@provider_names@ (env AWL_PROVIDER; default: a resumed session's, else the first of @auto_key_vars@ that is set).",

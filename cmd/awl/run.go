@@ -44,6 +44,12 @@ type runCmd struct {
 	Stdin        bool          `name:"stdin" config:"free"`
 	NoStdin      bool          `name:"no-stdin" config:"free"`
 	StdinTimeout time.Duration `name:"stdin-timeout" default:"3s" config:"min"`
+	// Input "ndjson" reads stdin as the input channel's messages, one
+	// turn a user message, until EOF (input.go); InputStrict ends the run
+	// with exit 2 at the first line refused.
+	Input       string `name:"input" enum:"text,ndjson" default:"text" config:"-"`
+	InputStrict bool   `name:"input-strict" config:"-"`
+	input       *ndjsonInput
 
 	System       string `name:"system" placeholder:"TEXT" config:"free"`
 	AppendSystem string `name:"append-system" placeholder:"TEXT" config:"free"`
@@ -391,6 +397,9 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		func() error { return c.priceModel(a, st) },
 		func() error {
 			awaitSignals(a.ctx)
+			if c.Input == "ndjson" {
+				return c.readFirstInput(ctx, a, st, em)
+			}
 			return c.readPromptInput(ctx, a, st)
 		},
 		func() error { return c.startMCPTools(ctx, a, st) },
@@ -489,6 +498,9 @@ func (c *runCmd) checkFlags(a *app, st *runSetup) error {
 		return runner.Usagef("--stdin and --no-stdin exclude each other")
 	}
 	st.replay = recorded(cmp.Or(c.Provider, a.getenv("AWL_PROVIDER")))
+	if err := c.checkInputFlags(st.replay); err != nil {
+		return err
+	}
 	if err := c.checkForkFlags(); err != nil {
 		return err
 	}
@@ -839,6 +851,7 @@ func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *run
 		Checks:           c.Check,
 		CheckRetries:     c.CheckRetries,
 		StdinState:       st.stdinState,
+		Input:            c.runInput(),
 		Start:            a.start,
 		Redact:           redactor(a, st.secrets, c.heldSecrets...),
 		Events:           em,

@@ -229,6 +229,25 @@ type Compaction struct {
 	DurationMS       int64  `json:"duration_ms"`
 }
 
+// Control answers a control message that carried an id (awl run --input
+// ndjson): Status is "accepted" or "refused", Reason says why a message
+// was refused.
+type Control struct {
+	Base
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// InputError reports an input line that was refused (awl run --input
+// ndjson): malformed, of an unknown type, or over the size limit. Line
+// counts from 1.
+type InputError struct {
+	Base
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
 // Emitter writes events as NDJSON, one complete line per write. It is safe
 // for concurrent use.
 type Emitter struct {

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/event"
+)
+
+// inputLineMax is the longest input line awl run --input ndjson takes; a
+// longer one is refused and skipped, read in pieces and never held whole.
+const inputLineMax = 16 << 20
+
+// inputQueue is how many user messages wait while a turn runs before the
+// reader stops reading stdin until one is taken.
+const inputQueue = 16
+
+// ndjsonInput reads stdin as NDJSON input messages (docs/events.md, "The
+// input channel") on its own goroutine, queues the user messages for the
+// runner (runner.Input) and answers control messages as it reads them.
+type ndjsonInput struct {
+	em     *event.Emitter
+	strict bool
+	q      chan inputItem
+
+	mu      sync.Mutex
+	started bool
+	stopped bool // Stop: nothing more is emitted
+	sid     string
+	pending []any // events held until Start: the session event comes first
+}
+
+// inputItem is a queued prompt, or the error that ends the run
+// (--input-strict).
+type inputItem struct {
+	text string
+	err  error
+}
+
+// inputMessage is one input line.
+type inputMessage struct {
+	Type   string          `json:"type"`
+	ID     *string         `json:"id"`
+	Text   *string         `json:"text"`
+	Images json.RawMessage `json:"images"`
+}
+
+// startInput starts reading r.
+func startInput(r io.Reader, em *event.Emitter, strict bool) *ndjsonInput {
+	in := &ndjsonInput{em: em, strict: strict, q: make(chan inputItem, inputQueue)}
+	go in.read(r)
+	return in
+}
+
+// Start implements runner.Input.
+func (in *ndjsonInput) Start(sessionID string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.started, in.sid = true, sessionID
+	for _, ev := range in.pending {
+		in.emitLocked(ev)
+	}
+	in.pending = nil
+}
+
+// Stop implements runner.Input.
+func (in *ndjsonInput) Stop() {
+	in.mu.Lock()
+	in.stopped, in.pending = true, nil
+	in.mu.Unlock()
+}
+
+// Next implements runner.Input.
+func (in *ndjsonInput) Next(ctx context.Context) ([]conv.Block, bool, error) {
+	select {
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	case it, ok := <-in.q:
+		if !ok {
+			return nil, false, nil
+		}
+		if it.err != nil {
+			return nil, false, it.err
+		}
+		return []conv.Block{conv.TextBlock(it.text)}, true, nil
+	}
+}
+
+func (in *ndjsonInput) emit(ev any) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	switch {
+	case in.stopped:
+		return
+	case !in.started:
+		in.pending = append(in.pending, ev)
+		return
+	}
+	in.emitLocked(ev)
+}
+
+// emitLocked stamps ev with the session id and emits it.
+func (in *ndjsonInput) emitLocked(ev any) {
+	switch e := ev.(type) {
+	case event.Control:
+		e.Base = in.em.Stamp("control", in.sid)
+		in.em.Emit(e)
+	case event.InputError:
+		e.Base = in.em.Stamp("error", in.sid)
+		in.em.Emit(e)
+	}
+}
+
+// read reads r to its end (or to an end message, or to the first bad
+// line with --input-strict), then closes the queue.
+func (in *ndjsonInput) read(r io.Reader) {
+	defer close(in.q)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, long, err := readInputLine(br)
+		switch {
+		case long:
+			if !in.refuse(n, nil, fmt.Sprintf("the line is over the %d-byte limit", inputLineMax)) {
+				return
+			}
+		case len(bytes.TrimSpace(line)) > 0:
+			if !in.handle(n, line) {
+				return
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				in.refuse(n, nil, fmt.Sprintf("reading stdin: %v", err))
+			}
+			return
+		}
+	}
+}
+
+// readInputLine reads one line without its newline; a line over
+// inputLineMax is read to its end and dropped (long).
+func readInputLine(br *bufio.Reader) (line []byte, long bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			if len(line)+len(chunk) > inputLineMax+1 {
+				long, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), long, err
+	}
+}
+
+// handle takes one non-empty line; it returns false when reading ends.
+func (in *ndjsonInput) handle(n int, line []byte) bool {
+	var m inputMessage
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return in.refuse(n, idOf(line), "not an input message: "+strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if dec.More() {
+		return in.refuse(n, m.ID, "more than one JSON value on the line")
+	}
+	switch m.Type {
+	case "user":
+		switch {
+		case m.Images != nil:
+			return in.refuse(n, m.ID, "images are not taken on the input channel yet")
+		case m.Text == nil || strings.Trim(*m.Text, " \t\r\n\x00") == "":
+			return in.refuse(n, m.ID, "a user message needs a non-empty text")
+		}
+		in.accept(m.ID)
+		in.q <- inputItem{text: *m.Text}
+		return true
+	case "end":
+		in.accept(m.ID)
+		return false
+	case "":
+		return in.refuse(n, m.ID, "the message has no type")
+	default:
+		return in.refuse(n, m.ID, fmt.Sprintf("unknown message type %q (user, end)", m.Type))
+	}
+}
+
+// idOf is the id a line that is no input message may still carry.
+func idOf(line []byte) *string {
+	var v struct {
+		ID *string `json:"id"`
+	}
+	if json.Unmarshal(line, &v) != nil {
+		return nil
+	}
+	return v.ID
+}
+
+func (in *ndjsonInput) accept(id *string) {
+	if id != nil {
+		in.emit(event.Control{ID: *id, Status: "accepted"})
+	}
+}
+
+// refuse reports line n refused (an error event, and a control event when
+// it carried an id); it returns false when that ends reading
+// (--input-strict: the run ends with exit 2 after the turn in progress).
+func (in *ndjsonInput) refuse(n int, id *string, reason string) bool {
+	in.emit(event.InputError{Line: n, Message: reason})
+	if id != nil {
+		in.emit(event.Control{ID: *id, Status: "refused", Reason: reason})
+	}
+	if !in.strict {
+		return true
+	}
+	in.q <- inputItem{err: runner.Usagef(fmt.Sprintf("stdin:%d: %s (--input-strict)", n, reason))}
+	return false
+}
+
+// checkInputFlags refuses what --input ndjson cannot go with.
+func (c *runCmd) checkInputFlags(replay bool) error {
+	if c.Input != "ndjson" {
+		if c.InputStrict {
+			return runner.Usagef("--input-strict applies to --input ndjson")
+		}
+		return nil
+	}
+	switch {
+	case len(c.Args) > 0 || c.Prompt != "" || c.PromptFile != "":
+		return runner.Usagef("--input ndjson takes its prompts from stdin: give none as arguments, with -p or with -f")
+	case c.NoStdin:
+		return runner.Usagef("--input ndjson reads stdin, which --no-stdin forbids")
+	case len(c.Image) > 0:
+		return runner.Usagef("--input ndjson takes its prompts from stdin: --image has no prompt to go with")
+	case replay || c.Replay != "":
+		return runner.Usagef("--input ndjson has no place in a replay: the recording holds the prompts")
+	}
+	return nil
+}
+
+// readFirstInput starts reading stdin as input messages and waits for the
+// first user message, the run's prompt; the rest are the runner's
+// (runInput).
+func (c *runCmd) readFirstInput(ctx context.Context, a *app, st *runSetup, em *event.Emitter) error {
+	var err error
+	if st.schema, err = c.loadSchema(ctx, a); err != nil {
+		return err
+	}
+	st.stdinState = "ndjson"
+	c.input = startInput(orEmpty(a.stdin), em, c.InputStrict)
+	blocks, ok, err := c.input.Next(ctx)
+	if err == nil && !ok {
+		err = runner.Usagef("no prompt: stdin ended before a user message (--input ndjson)")
+	}
+	if err != nil {
+		// No session: what the input reported goes out now, naming none,
+		// and nothing after the result.
+		c.input.Start("")
+		c.input.Stop()
+		return err
+	}
+	st.text = blocks[0].Text
+	return nil
+}
+
+// orEmpty is stdin, or an empty reader when there is none.
+func orEmpty(r io.Reader) io.Reader {
+	if r == nil {
+		return strings.NewReader("")
+	}
+	return r
+}
+
+// runInput is the runner's input: nil unless --input ndjson.
+func (c *runCmd) runInput() runner.Input {
+	if c.input == nil {
+		return nil
+	}
+	return c.input
+}
