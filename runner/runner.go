@@ -422,9 +422,6 @@ func (r *run) do(ctx context.Context) error {
 		cfg.Events.Hold()
 	}
 	r.emitSession(names, resumed)
-	if cfg.Input != nil {
-		cfg.Input.Start(r.sess.Header.ID)
-	}
 
 	for _, w := range unoffered {
 		r.notice(w)
@@ -459,18 +456,15 @@ func (r *run) do(ctx context.Context) error {
 			return err
 		}
 	}
-	if cfg.Input != nil {
-		return r.moreTurns(ctx, names)
-	}
-	return nil
+	return r.moreTurns(ctx, names)
 }
 
-// moreTurns runs each prompt the input gives, one after the other, as a
-// resumed run would: the context diff, the prompt and its baseline are
-// appended (durable before the request), then the turn runs. The limits
-// count over the whole run.
+// moreTurns runs each prompt the input gives (none without an input),
+// one after the other, as a resumed run would: the context diff, the
+// prompt and its baseline are appended (durable before the request), then
+// the turn runs. The limits count over the whole run.
 func (r *run) moreTurns(ctx context.Context, names []string) error {
-	for {
+	for r.cfg.Input != nil {
 		blocks, ok, err := r.cfg.Input.Next(ctx)
 		if err != nil || !ok {
 			return err
@@ -482,6 +476,7 @@ func (r *run) moreTurns(ctx context.Context, names []string) error {
 			return err
 		}
 	}
+	return nil
 }
 
 // checkStart says why the run cannot start: no prompt, or no price for a
@@ -523,6 +518,10 @@ func (r *run) emitSession(names []string, resumed bool) {
 		Sandbox:   cfg.sandboxStatus(),
 		MCP:       mcpEvents(cfg.MCP),
 	})
+	// What the input reports follows the session event and names it.
+	if cfg.Input != nil {
+		cfg.Input.Start(r.sess.Header.ID)
+	}
 }
 
 // turns is what the run prompts the model with: the script, or the
