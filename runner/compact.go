@@ -214,7 +214,8 @@ func (r *run) summaryRequest(ctx context.Context, req provider.Request) (conv.Me
 // the earliest assistant message such that it and everything after it fit
 // in keepShare of the window, and that comes after the previous
 // compaction's rebuilt context; when none fits, the prompt the model has
-// not answered yet, if any (unanswered). "" keeps nothing.
+// not answered yet, if it follows a turn and fits in keepShare itself
+// (unanswered). "" keeps nothing.
 func (r *run) firstKept(path []session.Entry) string {
 	floor := 0
 	for i := len(path) - 1; i >= 0; i-- {
@@ -240,29 +241,38 @@ func (r *run) firstKept(path []session.Entry) string {
 		}
 	}
 	if kept == "" {
-		kept = unanswered(path[floor:])
+		kept = unanswered(path[floor:], budget)
 	}
 	return kept
 }
 
 // unanswered is the id of the first prompt after the last assistant
 // message of path, "" for none: a prompt the model has not answered is
-// kept whole after a compaction whatever its size (and the turn before
-// it, which did not fit, is in the summary), so that the request still
-// ends with what the user asked, not with a summary of it.
-func unanswered(path []session.Entry) string {
+// kept whole after a compaction (and the turn before it, which did not
+// fit, is in the summary), so that the request still ends with what the
+// user asked, not with a summary of it. It is "" too when no assistant
+// message comes before the prompts, or when they do not fit in budget
+// tokens: then the prompts are what is too long, and only a summary of
+// them can shorten the request (the first request of a run refused as
+// too long).
+func unanswered(path []session.Entry, budget int64) string {
 	id := ""
+	var size int64
 	for i := len(path) - 1; i >= 0; i-- {
 		m := path[i].Message
 		switch {
 		case m == nil:
 		case m.Role == conv.RoleAssistant:
+			if size > budget {
+				return ""
+			}
 			return id
 		case m.Role == conv.RoleUser && !modelctx.IsContextualMessage(*m) && !slices.ContainsFunc(m.Content, func(b conv.Block) bool { return b.Type == conv.BlockToolResult }):
 			id = path[i].ID
+			size += projection.Estimate([]conv.Message{*m})
 		}
 	}
-	return id
+	return ""
 }
 
 func mustJSON(v any) []byte {

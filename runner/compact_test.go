@@ -1121,3 +1121,31 @@ func TestCompactionKeepsTheUnansweredPrompt(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactionSummarisesAPromptTooLargeToKeep: the resumed prompt after
+// a turn too large to keep is itself larger than a fifth of the window:
+// it is not kept whole (the request would stay as long), the summary
+// replaces it with the turn before it.
+func TestCompactionSummarisesAPromptTooLargeToKeep(t *testing.T) {
+	g := newLongRig(t, "anthropic", 8, 1<<30)
+	cfg := g.config("read big.txt", runner.Window{})
+	cfg.MaxTurns = 1
+	res := runner.Run(context.Background(), cfg)
+	first := len(g.srv.Requests())
+	big := "and now stop " + strings.Repeat("with many more words ", 400)
+	cfg = g.config(big, runner.Window{Tokens: 4000})
+	cfg.Resume = openResumed(t, res.SessionPath)
+	g.model.mu.Lock()
+	g.model.turns = 0
+	g.model.mu.Unlock()
+	if res = runner.Run(context.Background(), cfg); res.Err != nil {
+		t.Fatalf("resume: %v", res.Err)
+	}
+	reqs := g.srv.Requests()[first:]
+	if len(reqs) != 2 || !isSummaryRequest(reqs[0]) {
+		t.Fatalf("%d requests; want the summary request and the real one", len(reqs))
+	}
+	if bytes.Contains(reqs[1].Body, []byte("with many more words with many more words")) {
+		t.Error("the request after the compaction still carries the prompt too large to keep")
+	}
+}
