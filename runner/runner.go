@@ -7,6 +7,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -181,6 +182,9 @@ type Input interface {
 	// Next blocks until the next prompt, and returns ok false when the
 	// input has ended (EOF, or an end message). An error ends the run.
 	Next(ctx context.Context) (blocks []conv.Block, ok bool, err error)
+	// Turn is called with a function that interrupts the turn starting
+	// (an interrupt message calls it), and with nil once the turn ended.
+	Turn(interrupt func())
 	// Stop is called before the result event: the input emits nothing
 	// after it, whatever it reads, so the result stays last.
 	Stop()
@@ -452,7 +456,7 @@ func (r *run) do(ctx context.Context) error {
 				return err
 			}
 		}
-		if err := r.loop(ctx); err != nil {
+		if err := r.turn(ctx); err != nil {
 			return err
 		}
 	}
@@ -472,11 +476,38 @@ func (r *run) moreTurns(ctx context.Context, names []string) error {
 		if err := r.appendPrompt(names, blocks); err != nil {
 			return err
 		}
-		if err := r.loop(ctx); err != nil {
+		if err := r.turn(ctx); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// errTurnInterrupted is the cause of a turn's context cancelled by an
+// interrupt message.
+var errTurnInterrupted = errors.New("the turn was interrupted (an interrupt message)")
+
+// turn runs the loop for one prompt. With an input, an interrupt message
+// ends the turn as a signal ends a run: the request in flight is dropped,
+// the tools running are stopped and their results appended, the calls left
+// without one are closed as interrupted; then the run goes on. A limit the
+// turn reached ends the run all the same.
+func (r *run) turn(ctx context.Context) error {
+	in := r.cfg.Input
+	if in == nil {
+		return r.loop(ctx)
+	}
+	tctx, cancel := context.WithCancelCause(ctx)
+	in.Turn(func() { cancel(errTurnInterrupted) })
+	err := r.loop(tctx)
+	in.Turn(nil)
+	cancel(nil)
+	var limit *LimitError
+	if ctx.Err() != nil || context.Cause(tctx) != errTurnInterrupted || errors.As(err, &limit) {
+		return err
+	}
+	r.notice("the turn was interrupted by an interrupt message; the run goes on")
+	return r.closeDanglingToolCalls()
 }
 
 // checkStart says why the run cannot start: no prompt, or no price for a

@@ -35,8 +35,10 @@ type ndjsonInput struct {
 	mu      sync.Mutex
 	started bool
 	stopped bool // Stop: nothing more is emitted
-	sid     string
-	pending []any // events held until Start: the session event comes first
+	// interrupt ends the turn in progress; nil between turns (Turn).
+	interrupt func()
+	sid       string
+	pending   []any // events held until Start: the session event comes first
 }
 
 // inputItem is a queued prompt, or the error that ends the run
@@ -70,6 +72,25 @@ func (in *ndjsonInput) Start(sessionID string) {
 		in.emitLocked(ev)
 	}
 	in.pending = nil
+}
+
+// Turn implements runner.Input.
+func (in *ndjsonInput) Turn(interrupt func()) {
+	in.mu.Lock()
+	in.interrupt = interrupt
+	in.mu.Unlock()
+}
+
+// interruptTurn ends the turn in progress; false when none is.
+func (in *ndjsonInput) interruptTurn() bool {
+	in.mu.Lock()
+	f := in.interrupt
+	in.interrupt = nil
+	in.mu.Unlock()
+	if f != nil {
+		f()
+	}
+	return f != nil
 }
 
 // Stop implements runner.Input.
@@ -190,10 +211,20 @@ func (in *ndjsonInput) handle(n int, line []byte) bool {
 	case "end":
 		in.accept(m.ID)
 		return false
+	case "interrupt":
+		switch {
+		case in.interruptTurn():
+			in.accept(m.ID)
+		case m.ID != nil:
+			// Well formed, only late (or early): no error, even with
+			// --input-strict.
+			in.emit(event.Control{ID: *m.ID, Status: "refused", Reason: "no turn in progress"})
+		}
+		return true
 	case "":
 		return in.refuse(n, m.ID, "the message has no type")
 	default:
-		return in.refuse(n, m.ID, fmt.Sprintf("unknown message type %q (user, end)", m.Type))
+		return in.refuse(n, m.ID, fmt.Sprintf("unknown message type %q (user, interrupt, end)", m.Type))
 	}
 }
 
