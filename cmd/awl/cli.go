@@ -109,11 +109,15 @@ func (versionCmd) Run(a *app) error {
 }
 
 type schemaCmd struct {
-	Which string `arg:"" enum:"events"`
+	Which string `arg:"" enum:"events,input"`
 }
 
-func (schemaCmd) Run(a *app) error {
-	_, err := a.stdout.Write(event.Schema)
+func (c schemaCmd) Run(a *app) error {
+	s := event.Schema
+	if c.Which == "input" {
+		s = inputSchema
+	}
+	_, err := a.stdout.Write(s)
 	return err
 }
 

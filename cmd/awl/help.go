@@ -185,8 +185,8 @@ var helpTexts = map[string]string{
 	"config path --no-config":     "Read no configuration file.",
 
 	// awl schema
-	"schema":         "Print JSON Schemas (awl schema events).",
-	"schema <which>": "Which schema: events.",
+	"schema":         "Print JSON Schemas (awl schema events, awl schema input).",
+	"schema <which>": "Which schema: events (the NDJSON events on stdout), input (the messages --input ndjson reads).",
 
 	// awl mcp
 	"mcp": "Log in to and out of MCP servers that want OAuth.",

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,12 @@ import (
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/event"
 )
+
+// inputSchema is the JSON Schema of the input messages (awl schema
+// input); TestInputSchemaAgrees holds it to what handle takes.
+//
+//go:embed input.schema.json
+var inputSchema []byte
 
 // inputLineMax is the longest input line awl run --input ndjson takes; a
 // longer one is refused and skipped, read in pieces and never held whole.
@@ -196,6 +203,9 @@ func (in *ndjsonInput) handle(n int, line []byte) bool {
 	}
 	if dec.More() {
 		return in.refuse(n, m.ID, "more than one JSON value on the line")
+	}
+	if m.Type != "user" && (m.Text != nil || m.Images != nil) {
+		return in.refuse(n, m.ID, fmt.Sprintf("a message of type %q takes no text or images", m.Type))
 	}
 	switch m.Type {
 	case "user":

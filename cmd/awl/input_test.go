@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/awlrun/awl/runner/event"
+)
+
+// TestInputSchemaAgrees holds `awl schema input` to what the reader
+// takes: every line the schema accepts is taken, every line it refuses is
+// an error event.
+func TestInputSchemaAgrees(t *testing.T) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(inputSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("input.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("input.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		`{"type":"user","text":"hello"}`,
+		`{"type":"user","text":"hello","id":"q1"}`,
+		`{"type":"user","text":" \t\n"}`,
+		`{"type":"user","text":""}`,
+		`{"type":"user"}`,
+		`{"type":"user","text":7}`,
+		`{"type":"user","text":"hi","id":7}`,
+		`{"type":"user","text":"hi","colour":"red"}`,
+		`{"type":"user","text":"hi","images":[]}`,
+		`{"type":"end"}`,
+		`{"type":"end","id":"e"}`,
+		`{"type":"end","text":"bye"}`,
+		`{"type":"interrupt","id":"i"}`,
+		`{"type":"interrupt","text":"stop"}`,
+		`{"type":"Interrupt"}`,
+		`{"type":""}`,
+		`{}`,
+		`[]`,
+		`"user"`,
+		`{"type":"user","text":"a"} {"type":"end"}`,
+		`{"type":"user","text":"a"`,
+		`null`,
+	} {
+		var v any
+		schemaOK := json.Unmarshal([]byte(line), &v) == nil && sch.Validate(v) == nil
+		var out bytes.Buffer
+		in := startInput(strings.NewReader(line+"\n"), event.NewEmitter(&out, nil), false)
+		in.Start("s")
+		for {
+			_, ok, err := in.Next(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+		}
+		in.Stop()
+		taken := !strings.Contains(out.String(), `"type":"error"`)
+		if taken != schemaOK {
+			t.Errorf("%s: the schema says valid=%v, the reader took it=%v (%s)", line, schemaOK, taken, out.String())
+		}
+	}
+}
