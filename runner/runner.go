@@ -487,7 +487,8 @@ func (r *run) moreTurns(ctx context.Context, names []string) error {
 // interrupt message.
 var errTurnInterrupted = errors.New("the turn was interrupted (an interrupt message)")
 
-// turn runs the loop for one prompt. With an input, an interrupt message
+// turn runs the loop for one prompt. With an input, a turn_end event
+// says when a turn that does not end the run is over, and an interrupt message
 // ends the turn as a signal ends a run: the request in flight is dropped,
 // the tools running are stopped and their results appended, the calls left
 // without one are closed as interrupted; then the run goes on. A limit the
@@ -503,11 +504,20 @@ func (r *run) turn(ctx context.Context) error {
 	in.Turn(nil)
 	cancel(nil)
 	var limit *LimitError
-	if ctx.Err() != nil || context.Cause(tctx) != errTurnInterrupted || errors.As(err, &limit) {
-		return err
+	interrupted := ctx.Err() == nil && context.Cause(tctx) == errTurnInterrupted && !errors.As(err, &limit)
+	if interrupted {
+		r.notice("the turn was interrupted by an interrupt message; the run goes on")
+		err = r.closeDanglingToolCalls()
 	}
-	r.notice("the turn was interrupted by an interrupt message; the run goes on")
-	return r.closeDanglingToolCalls()
+	if err == nil {
+		te := event.TurnEnd{Text: r.res.Text, Interrupted: interrupted}
+		if interrupted {
+			te.Text = ""
+		}
+		te.Base = r.cfg.Events.Stamp("turn_end", r.res.SessionID)
+		r.cfg.Events.Emit(te)
+	}
+	return err
 }
 
 // checkStart says why the run cannot start: no prompt, or no price for a

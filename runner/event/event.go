@@ -239,6 +239,15 @@ type Control struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// TurnEnd says a turn of a run over the input channel is over, the run
+// waiting for the next message (awl run --input ndjson): Text is its
+// answer, empty when an interrupt message ended it (Interrupted).
+type TurnEnd struct {
+	Base
+	Text        string `json:"text"`
+	Interrupted bool   `json:"interrupted"`
+}
+
 // InputError reports an input line that was refused (awl run --input
 // ndjson): malformed, of an unknown type, or over the size limit. Line
 // counts from 1.
