@@ -161,11 +161,7 @@ func (g *costRig) config(prompt string, calls int) runner.Config {
 
 func (g *costRig) run(cfg runner.Config) runner.Result {
 	g.tb.Helper()
-	res := runner.Run(context.Background(), cfg)
-	if res.Err != nil {
-		g.tb.Fatalf("run %q: %v", cfg.Prompt, res.Err)
-	}
-	return res
+	return mustRun(g.tb, cfg)
 }
 
 func (g *costRig) resume(path, prompt string, calls int) runner.Result {

@@ -1097,24 +1097,8 @@ func TestLearnedLimitSurvivesResume(t *testing.T) {
 func TestCompactionKeepsTheUnansweredPrompt(t *testing.T) {
 	for _, api := range []string{"anthropic", "openai", "openai-chat"} {
 		t.Run(api, func(t *testing.T) {
-			g := newLongRig(t, api, 8, 1<<30)
-			cfg := g.config("read big.txt", runner.Window{})
-			cfg.MaxTurns = 1
-			res := runner.Run(context.Background(), cfg)
-			first := len(g.srv.Requests())
-			cfg = g.config("and now stop", runner.Window{Tokens: 4000})
-			cfg.Resume = openResumed(t, res.SessionPath)
-			g.model.mu.Lock()
-			g.model.turns = 0 // answer at once
-			g.model.mu.Unlock()
-			if res = runner.Run(context.Background(), cfg); res.Err != nil {
-				t.Fatalf("resume: %v", res.Err)
-			}
-			reqs := g.srv.Requests()[first:]
-			if len(reqs) != 2 || !isSummaryRequest(reqs[0]) {
-				t.Fatalf("%d requests; want the summary request and the real one", len(reqs))
-			}
-			msgs := gjson.GetBytes(reqs[1].Body, wires[api].messages).Array()
+			after := resumeAfterLargeTurn(t, api, "and now stop")
+			msgs := gjson.GetBytes(after.Body, wires[api].messages).Array()
 			if last := msgs[len(msgs)-1].Raw; !strings.Contains(last, `"and now stop"`) {
 				t.Errorf("the request after the compaction ends with %.200s", last)
 			}
@@ -1127,16 +1111,28 @@ func TestCompactionKeepsTheUnansweredPrompt(t *testing.T) {
 // it is not kept whole (the request would stay as long), the summary
 // replaces it with the turn before it.
 func TestCompactionSummarisesAPromptTooLargeToKeep(t *testing.T) {
-	g := newLongRig(t, "anthropic", 8, 1<<30)
+	big := "and now stop " + strings.Repeat("with many more words ", 400)
+	after := resumeAfterLargeTurn(t, "anthropic", big)
+	if bytes.Contains(after.Body, []byte("with many more words with many more words")) {
+		t.Error("the request after the compaction still carries the prompt too large to keep")
+	}
+}
+
+// resumeAfterLargeTurn runs a turn that reads a large file and stops
+// there (--max-turns 1), resumes it with prompt in a 4,000-token window
+// the turn does not fit a fifth of, and returns the request sent after
+// the summary request the resume must start with.
+func resumeAfterLargeTurn(t *testing.T, api, prompt string) providertest.Request {
+	t.Helper()
+	g := newLongRig(t, api, 8, 1<<30)
 	cfg := g.config("read big.txt", runner.Window{})
 	cfg.MaxTurns = 1
 	res := runner.Run(context.Background(), cfg)
 	first := len(g.srv.Requests())
-	big := "and now stop " + strings.Repeat("with many more words ", 400)
-	cfg = g.config(big, runner.Window{Tokens: 4000})
+	cfg = g.config(prompt, runner.Window{Tokens: 4000})
 	cfg.Resume = openResumed(t, res.SessionPath)
 	g.model.mu.Lock()
-	g.model.turns = 0
+	g.model.turns = 0 // answer at once
 	g.model.mu.Unlock()
 	if res = runner.Run(context.Background(), cfg); res.Err != nil {
 		t.Fatalf("resume: %v", res.Err)
@@ -1145,7 +1141,5 @@ func TestCompactionSummarisesAPromptTooLargeToKeep(t *testing.T) {
 	if len(reqs) != 2 || !isSummaryRequest(reqs[0]) {
 		t.Fatalf("%d requests; want the summary request and the real one", len(reqs))
 	}
-	if bytes.Contains(reqs[1].Body, []byte("with many more words with many more words")) {
-		t.Error("the request after the compaction still carries the prompt too large to keep")
-	}
+	return reqs[1]
 }

@@ -68,9 +68,15 @@ func (e *forkEnv) config(prompt string) runner.Config {
 
 func (e *forkEnv) run(cfg runner.Config) runner.Result {
 	e.t.Helper()
+	return mustRun(e.t, cfg)
+}
+
+// mustRun runs cfg and fails tb if the run fails.
+func mustRun(tb testing.TB, cfg runner.Config) runner.Result {
+	tb.Helper()
 	res := runner.Run(context.Background(), cfg)
 	if res.Err != nil {
-		e.t.Fatalf("run %q: %v", cfg.Prompt, res.Err)
+		tb.Fatalf("run %q: %v", cfg.Prompt, res.Err)
 	}
 	return res
 }

@@ -318,10 +318,7 @@ func (c *Config) Export(ctx context.Context, body []byte) error {
 	if c.Gzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}
-	req.Header.Set("User-Agent", "awl")
-	for k, v := range c.Headers {
-		req.Header.Set(k, v)
-	}
+	c.setHeaders(req)
 	resp, err := c.client(&http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: c.TLS}).Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -374,10 +371,7 @@ func (c *Config) exportGRPC(ctx context.Context, body []byte) error {
 	if c.Gzip {
 		req.Header.Set("Grpc-Encoding", "gzip")
 	}
-	req.Header.Set("User-Agent", "awl")
-	for k, v := range c.Headers {
-		req.Header.Set(k, v)
-	}
+	c.setHeaders(req)
 	var protos http.Protocols
 	if u.Scheme == "https" {
 		protos.SetHTTP2(true)
@@ -436,4 +430,14 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// setHeaders sets what every export request carries, over HTTP and gRPC
+// alike: awl's User-Agent, then the configured headers
+// (OTEL_EXPORTER_OTLP_HEADERS), which may replace it.
+func (c *Config) setHeaders(req *http.Request) {
+	req.Header.Set("User-Agent", "awl")
+	for k, v := range c.Headers {
+		req.Header.Set(k, v)
+	}
 }

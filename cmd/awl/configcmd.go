@@ -20,11 +20,17 @@ type configCmd struct {
 	Path configPathCmd `cmd:""`
 }
 
+// configWhere is the flags of `awl config show` and `path` that choose
+// which files are read, as `awl run` takes them.
+type configWhere struct {
+	Dir      string `name:"cd" short:"C" placeholder:"DIR"`
+	Config   string `name:"config" placeholder:"FILE"`
+	NoConfig bool   `name:"no-config"`
+}
+
 // configShowCmd is `awl config show`.
 type configShowCmd struct {
-	Dir          string `name:"cd" short:"C" placeholder:"DIR"`
-	Config       string `name:"config" placeholder:"FILE"`
-	NoConfig     bool   `name:"no-config"`
+	configWhere  `embed:""`
 	Profile      string `name:"profile" placeholder:"NAME"`
 	TrustProject bool   `name:"trust-project"`
 	JSON         bool   `name:"json"`
@@ -32,9 +38,7 @@ type configShowCmd struct {
 
 // configPathCmd is `awl config path`.
 type configPathCmd struct {
-	Dir      string `name:"cd" short:"C" placeholder:"DIR"`
-	Config   string `name:"config" placeholder:"FILE"`
-	NoConfig bool   `name:"no-config"`
+	configWhere `embed:""`
 }
 
 // Run prints every setting a run here would start with, and its source.

@@ -157,14 +157,7 @@ func (f *oauthFake) tokens() []string {
 // not even when the server echoes it in a tool result.
 func TestMCPLoginRefreshLogout(t *testing.T) {
 	f := newOAuthFake(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "mcp.json")
-	os.WriteFile(cfg, []byte(`{"mcpServers":{"web":{"type":"http","url":"`+f.srv.URL+`/mcp"}}}`), 0o644)
-	home := filepath.Join(dir, "home")
-	sessions := filepath.Join(dir, "sessions")
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_STATE_HOME", "")
-	t.Setenv("AWL_SESSION_DIR", sessions)
+	dir, cfg, home, sessions := f.runEnv(t)
 	t.Chdir(dir)
 	// $BROWSER is a script that leaves the URL for the test to open, as
 	// a person's browser would.
@@ -305,4 +298,23 @@ func TestMCPLoginRefreshLogout(t *testing.T) {
 	if code != 4 || !strings.Contains(runErr.String(), "awl mcp login web --mcp-config "+cfg) {
 		t.Errorf("headless run after logout: exit %d\n%s", code, runErr.String())
 	}
+}
+
+// runEnv is a run's surroundings for tests of the OAuth fake: a
+// temporary directory holding mcp.json (one HTTP server "web" at the
+// fake), a HOME under it whose state directory holds the tokens, and a
+// session directory, set in the environment.
+func (f *oauthFake) runEnv(t *testing.T) (dir, cfg, home, sessions string) {
+	t.Helper()
+	dir = t.TempDir()
+	cfg = filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"web":{"type":"http","url":"`+f.srv.URL+`/mcp"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home = filepath.Join(dir, "home")
+	sessions = filepath.Join(dir, "sessions")
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("AWL_SESSION_DIR", sessions)
+	return dir, cfg, home, sessions
 }

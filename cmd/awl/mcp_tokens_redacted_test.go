@@ -24,15 +24,8 @@ import (
 // this run does not use is redacted too.
 func TestMCPTokensRedactedFromToolOutput(t *testing.T) {
 	f := newOAuthFake(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "mcp.json")
-	os.WriteFile(cfg, []byte(`{"mcpServers":{"web":{"type":"http","url":"`+f.srv.URL+`/mcp"}}}`), 0o644)
-	home := filepath.Join(dir, "home")
-	sessions := filepath.Join(dir, "sessions")
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_STATE_HOME", "")
+	dir, cfg, home, sessions := f.runEnv(t)
 	t.Setenv("BROWSER", "")
-	t.Setenv("AWL_SESSION_DIR", sessions)
 	work := filepath.Join(dir, "work")
 	os.Mkdir(work, 0o755)
 	t.Chdir(work)
