@@ -41,7 +41,12 @@ type judge struct {
 	denial *Denial
 	writes []string // files redirections write, as written; "" when not in the text
 	cd     bool     // the command changes directory (cd, pushd, popd)
-	record func(args []arg)
+	// args holds the words of the simple commands being judged, the
+	// innermost last (a $(…) in a word is judged while its command's
+	// words are being read); cmds the commands unwrap returns. Both are
+	// reused from one simple command to the next.
+	args []arg
+	cmds [][]arg
 }
 
 // Bash judges a bash command: nil when the policy allows it. A run whose
@@ -50,11 +55,11 @@ func (p *Policy) Bash(command string) *Denial {
 	if p == nil || (!p.bashRules && !p.hasWriteRules()) {
 		return nil
 	}
-	return p.judgeBash(command, nil)
+	return p.judgeBash(command)
 }
 
-func (p *Policy) judgeBash(command string, record func([]arg)) *Denial {
-	j := &judge{p: p, src: command, record: record}
+func (p *Policy) judgeBash(command string) *Denial {
+	j := &judge{p: p, src: command}
 	if len(command) > maxCommand {
 		j.cannot(fmt.Sprintf("the command is longer than %d bytes", maxCommand))
 		return j.denial
@@ -517,11 +522,13 @@ func (j *judge) call(c *syntax.CallExpr) {
 	if len(c.Args) == 0 {
 		return
 	}
-	args := make([]arg, len(c.Args))
-	for i, w := range c.Args {
-		args[i] = j.word(w, false)
+	base := len(j.args)
+	for _, w := range c.Args {
+		a := j.word(w, false) // may judge a nested command, which appends past base and truncates back
+		j.args = append(j.args, a)
 	}
 	if j.denial == nil {
-		j.simple(args, c)
+		j.simple(j.args[base:], c)
 	}
+	j.args = j.args[:base]
 }

@@ -87,6 +87,18 @@ var bashCases = []struct {
 	{"echo ${x/a/$(rm x)}", false},
 	{"echo ${x#$(rm x)}", false},
 	{"echo \"${x:=`rm x`}\"", false},
+	// The words of a command are read around the commands nested in them
+	// (the judge reuses one buffer for both): neither may take the
+	// other's place.
+	{"rm \"$(git status)\"", false},
+	{"rm $(git status) $(git status --short)", false},
+	{"git status \"$(echo a b c d e f g h)\"", false},
+	{"git diff \"$(echo a b c d e f g h)\" \"$(rm x)\"", false},
+	{"git diff \"$(echo $(echo a b c d e f g h) i j)\" HEAD", true},
+	{"echo a b c d e f g h i j k l m n o p q r s t u v w x y z \"$(git push origin)\" z", false},
+	{"git push \"$(echo a b c d e f g h i j k l m n o p q r s t u v w x y z)\"", false},
+	{"$(git status) rm", false},
+	{"cat $(ls $(git status) a) b > src/a; rm -f /", false},
 	// Here-documents.
 	{"cat <<EOF\n$(rm -rf /)\nEOF", false},
 	{"cat <<'EOF'\n$(rm -rf /)\nEOF", true},

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/awlrun/awl/internal/cputime"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // twentyRules are twenty bash rules of a CI job, allow and deny.
@@ -42,6 +43,20 @@ func BenchmarkJudge4K(b *testing.B) {
 	withWrite := twentyRules
 	withWrite.Allow = append(slices.Clone(withWrite.Allow), "write(src/**)")
 	b.Run("and-write-rule", func(b *testing.B) { benchJudge(b, withWrite) })
+	// The floor: mvdan.cc/sh's parse of the same command, nothing judged.
+	b.Run("parse-only", func(b *testing.B) {
+		cmd := command4K()
+		parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+		b.SetBytes(int64(len(cmd)))
+		b.ReportAllocs()
+		cpu0 := cputime.Process()
+		for b.Loop() {
+			if _, err := parser.Parse(strings.NewReader(cmd), ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	})
 }
 
 func benchJudge(b *testing.B, o Options) {

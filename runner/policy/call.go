@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -42,25 +41,4 @@ func (p *Policy) Check(tool string, input []byte) *Denial {
 		return p.CheckPath(tool, p.abs(name))
 	}
 	return nil
-}
-
-// stringArg reads the string argument key of a call's input as the tools
-// decode it: the object's member of exactly that name (encoding/json's
-// struct decoding would also take "Command" for "command"), the last one
-// when it is repeated. ok is false when it is absent, null or not a
-// string, or the input is not an object: the tool refuses those itself.
-func stringArg(input []byte, key string) (string, bool) {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(input, &obj) != nil {
-		return "", false
-	}
-	raw, ok := obj[key]
-	if !ok {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
 }

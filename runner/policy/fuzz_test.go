@@ -112,7 +112,7 @@ func concrete(p *Policy, words []string) string {
 	for i, w := range words {
 		args[i] = arg{s: w, static: true}
 	}
-	cmds, why := unwrap(args)
+	cmds, why := unwrap(nil, args)
 	if why != "" {
 		return why
 	}

@@ -36,12 +36,24 @@ var shells = []string{"sh", "bash", "rbash", "dash", "ash", "zsh", "ksh", "mksh"
 // evaluates an array subscript as arithmetic (and so runs $(…) in it).
 var nameTakers = []string{"read", "printf", "unset", "test", "[", "wait", "getopts", "export", "declare", "local", "readonly", "typeset"}
 
+// isShell and isNameTaker are shells and nameTakers as sets: unwrap asks
+// them of every simple command.
+var isShell, isNameTaker = set(shells), set(nameTakers)
+
+func set(names []string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
 // unwrap returns the commands a simple command starts, as the judge must
 // see them: the command itself, and the command a wrapper (env, command,
 // builtin, nohup, nice, timeout, stdbuf, setsid, time, xargs, find -exec)
-// runs in its place or besides. A reason is returned when what runs
-// cannot be judged from the text.
-func unwrap(args []arg) (cmds [][]arg, reason string) {
+// runs in its place or besides, appended to cmds. A reason is returned
+// when what runs cannot be judged from the text.
+func unwrap(cmds [][]arg, args []arg) ([][]arg, string) {
 	for range 16 {
 		if len(args) == 0 {
 			return cmds, ""
@@ -54,10 +66,10 @@ func unwrap(args []arg) (cmds [][]arg, reason string) {
 		if why, ok := runsCode[base]; ok {
 			return cmds, fmt.Sprintf("%s %s", base, why)
 		}
-		if slices.Contains(shells, base) {
+		if isShell[base] {
 			return cmds, fmt.Sprintf("%s runs a script", base)
 		}
-		if slices.Contains(nameTakers, base) {
+		if isNameTaker[base] {
 			for _, a := range args[1:] {
 				if a.static && strings.Contains(a.s, "[") && strings.ContainsAny(a.s, "$`") {
 					return cmds, fmt.Sprintf("%s with %q evaluates a subscript as code", base, a.s)
@@ -85,8 +97,8 @@ func unwrap(args []arg) (cmds [][]arg, reason string) {
 				return cmds, why
 			}
 			for _, s := range sub {
-				c, why := unwrap(s)
-				cmds = append(cmds, c...)
+				var why string
+				cmds, why = unwrap(cmds, s)
 				if why != "" {
 					return cmds, why
 				}
@@ -287,11 +299,9 @@ func unwrapFind(args []arg) ([][]arg, string) {
 
 // simple judges one simple command, the node n of the source.
 func (j *judge) simple(args []arg, n syntax.Node) {
-	cmds, why := unwrap(args)
+	cmds, why := unwrap(j.cmds[:0], args)
+	j.cmds = cmds[:0]
 	for _, c := range cmds {
-		if j.record != nil {
-			j.record(c)
-		}
 		if j.denial != nil {
 			continue
 		}
