@@ -79,6 +79,10 @@ type Block struct {
 	// that a resume, a fork and a replay see the same history, and a
 	// replay applies it without running a hook again.
 	Hook *HookRecord
+	// Interrupted marks the result of a call that an interrupt message
+	// (awl run --input ndjson) ended or kept from running: a replay
+	// re-enacts the interrupt there instead of running the call.
+	Interrupted bool
 
 	MimeType string
 	Data     string

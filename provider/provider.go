@@ -7,6 +7,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,6 +33,11 @@ type Provider interface {
 	// from the calling goroutine. emit may be nil.
 	Stream(ctx context.Context, req Request, emit func(Event)) (conv.Message, error)
 }
+
+// ErrInterrupted is what a recorded model (replay) answers a request that
+// an interrupt message ended in the recording: the runner ends the turn as
+// the recording's was, with nothing appended.
+var ErrInterrupted = errors.New("the recorded request was interrupted (an interrupt message)")
 
 // Tool is a tool the model may call.
 type Tool struct {

@@ -340,7 +340,7 @@ func (r *run) compactSession(ctx context.Context) error {
 		return nil
 	}
 	r.sess = sess
-	if err := r.closeDanglingToolCalls(); err != nil {
+	if err := r.closeDanglingToolCalls(false); err != nil {
 		return err
 	}
 	if err := r.setupGates(); err != nil {

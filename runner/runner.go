@@ -76,6 +76,11 @@ type Config struct {
 	// decisions of the recording, by call id, applied without running a
 	// hook; a call with none is allowed.
 	RecordedHooks map[string]*conv.HookRecord
+	// RecordedInterrupts, in a replay, are the results the recording's
+	// interrupt messages gave tool calls (conv.Block.Interrupted), by call
+	// id: such a call is not run; its recorded result is appended and
+	// the turn ends as an interrupted one.
+	RecordedInterrupts map[string]conv.Block
 	// MCP is how the MCP servers' start went (reported on the session
 	// event and shown to the model); their tools are in Tools.
 	MCP []mcp.Status
@@ -433,7 +438,7 @@ func (r *run) do(ctx context.Context) error {
 	if resumed || cfg.Fork != nil {
 		// In a fork, the calls its source left dangling are closed in the
 		// fork: the source is never written.
-		if err := r.closeDanglingToolCalls(); err != nil {
+		if err := r.closeDanglingToolCalls(false); err != nil {
 			return err
 		}
 	}
@@ -493,23 +498,29 @@ var errTurnInterrupted = errors.New("the turn was interrupted (an interrupt mess
 // the tools running are stopped and their results appended, the calls left
 // without one are closed as interrupted; then the run goes on. A limit the
 // turn reached ends the run all the same.
+//
+// A replay re-enacts the recording's interrupts: the loop ends the turn
+// where the recording's did (errTurnInterrupted), or the replayed model
+// says the recorded request was interrupted (provider.ErrInterrupted).
 func (r *run) turn(ctx context.Context) error {
 	in := r.cfg.Input
-	if in == nil {
-		return r.loop(ctx)
-	}
 	tctx, cancel := context.WithCancelCause(ctx)
-	in.Turn(func() { cancel(errTurnInterrupted) })
+	if in != nil {
+		in.Turn(func() { cancel(errTurnInterrupted) })
+	}
 	err := r.loop(tctx)
-	in.Turn(nil)
+	if in != nil {
+		in.Turn(nil)
+	}
 	cancel(nil)
 	var limit *LimitError
-	interrupted := ctx.Err() == nil && context.Cause(tctx) == errTurnInterrupted && !errors.As(err, &limit)
+	interrupted := ctx.Err() == nil && !errors.As(err, &limit) &&
+		(context.Cause(tctx) == errTurnInterrupted || errors.Is(err, errTurnInterrupted) || errors.Is(err, provider.ErrInterrupted))
 	if interrupted {
 		r.notice("the turn was interrupted by an interrupt message; the run goes on")
-		err = r.closeDanglingToolCalls()
+		err = r.closeDanglingToolCalls(true)
 	}
-	if err == nil {
+	if in != nil && err == nil {
 		te := event.TurnEnd{Text: r.res.Text, Interrupted: interrupted}
 		if interrupted {
 			te.Text = ""
@@ -671,8 +682,9 @@ func (r *run) echo(stored []session.Entry) {
 }
 
 // closeDanglingToolCalls appends interrupted results for tool calls that a
-// killed run left without results. They are never run again.
-func (r *run) closeDanglingToolCalls() error {
+// killed run left without results. They are never run again. byMessage
+// says an interrupt message left them: their results are marked so.
+func (r *run) closeDanglingToolCalls(byMessage bool) error {
 	path := r.sess.ActivePath()
 	last := -1
 	for i := len(path) - 1; i >= 0; i-- {
@@ -703,6 +715,10 @@ func (r *run) closeDanglingToolCalls() error {
 				ToolUseID: u.ID,
 				Content:   "interrupted: the run stopped before this tool call finished; it was not run again",
 				IsError:   true,
+				// Interrupted: only when an interrupt message
+				// left it (a replay re-enacts that); a killed
+				// run's call is not re-enacted.
+				Interrupted: byMessage,
 			})
 		}
 	}
@@ -868,6 +884,10 @@ func (r *run) loop(ctx context.Context) error {
 		results := r.runTools(ctx, uses, byName)
 		if err := r.appendUser(results); err != nil {
 			return err
+		}
+		if slices.ContainsFunc(results, func(b conv.Block) bool { return b.Interrupted }) && r.cfg.RecordedInterrupts != nil {
+			// A replay ends the turn where the recording's interrupt did.
+			return errTurnInterrupted
 		}
 		r.measureTurn(msg, r.cfg.now().Sub(turnStart))
 		if err := ctx.Err(); err != nil {

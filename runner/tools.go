@@ -52,10 +52,18 @@ func (r *run) runTools(ctx context.Context, uses []conv.Block, byName map[string
 			em.Emit(event.ToolEnd{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: true, Denied: true, OutputBytes: len(out[i].Content)})
 			continue
 		}
+		if b, ok := r.cfg.RecordedInterrupts[u.ID]; ok {
+			out[i] = b
+			em.Emit(event.ToolEnd{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, IsError: b.IsError, OutputBytes: len(b.Content)})
+			continue
+		}
 		call := func() {
 			start := time.Now()
 			res := t.Run(r.callContext(ctx, u.ID), json.RawMessage(run.Input))
-			out[i] = conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: res.Content, IsError: res.IsError, Attachments: res.Attachments, Hook: rec}
+			// A call that ends after an interrupt message is marked: it
+			// was stopped, or kept from starting, by the interrupt.
+			out[i] = conv.Block{Type: conv.BlockToolResult, ToolUseID: u.ID, Content: res.Content, IsError: res.IsError, Attachments: res.Attachments, Hook: rec,
+				Interrupted: context.Cause(ctx) == errTurnInterrupted}
 			em.Emit(event.ToolEnd{Base: em.Stamp("tool_end", id), Name: u.Name, CallID: u.ID, DurationMS: time.Since(start).Milliseconds(), IsError: res.IsError, ExitCode: res.ExitCode, OutputBytes: len(res.Content)})
 		}
 		if !t.ReadOnly() {

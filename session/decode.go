@@ -956,6 +956,9 @@ func (d *decoder) block(b *conv.Block) (known bool, err error) {
 			case "isError":
 				b.IsError, err = d.boolField()
 				return under(key, err)
+			case "interrupted":
+				b.Interrupted, err = d.boolField()
+				return under(key, err)
 			case "attachments":
 				b.Attachments, err = d.attachments()
 				return under(key, err)

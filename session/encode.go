@@ -206,6 +206,9 @@ func appendBlock(dst []byte, b *conv.Block, memo *jsonstr.Memo) ([]byte, error) 
 		if b.IsError {
 			dst = append(dst, `,"isError":true`...)
 		}
+		if b.Interrupted {
+			dst = append(dst, `,"interrupted":true`...)
+		}
 		if h := b.Hook; h != nil {
 			dst = append(dst, `,"hook":{"decision":`...)
 			dst = jsonstr.Append(dst, h.Decision)

@@ -346,6 +346,9 @@ func (r *Provider) match(msgs []conv.Message) (int, error) {
 				return k, nil
 			}
 		}
+		if c.trailing == 0 && r.interruptedAt(d) {
+			return 0, provider.ErrInterrupted
+		}
 	}
 	if k, ok := r.byProjection(got, c.trailing); ok {
 		return k, nil
@@ -368,6 +371,37 @@ func (r *Provider) match(msgs []conv.Message) (int, error) {
 	r.warnf(diff)
 	r.diverged, r.wantSeen, r.gotSeen = true, r.answers[turn].at, len(got)
 	return turn, nil
+}
+
+// interruptedAt reports whether the recording's request after its first d
+// items was interrupted by an interrupt message: no answer follows them,
+// and the next item is a prompt of the same step as the prompt before it
+// (within a step, only an interrupt moves on to the next prompt with no
+// answer).
+func (r *Provider) interruptedAt(d int) bool {
+	k := slices.IndexFunc(r.prompts, func(p recordedPrompt) bool { return p.at == d })
+	return k > 0 && r.prompts[k-1].step == r.prompts[k].step && r.prompts[k-1].at < d
+}
+
+// Interrupts returns the results the recording's interrupt messages gave
+// tool calls (conv.Block.Interrupted), by call id, for the runner to
+// re-enact; nil when there are none.
+func (r *Provider) Interrupts() map[string]conv.Block {
+	var out map[string]conv.Block
+	for _, e := range r.path {
+		if e.Type != session.TypeMessage || e.Message == nil || e.Message.Role != conv.RoleUser {
+			continue
+		}
+		for _, b := range e.Message.Content {
+			if b.Type == conv.BlockToolResult && b.Interrupted {
+				if out == nil {
+					out = map[string]conv.Block{}
+				}
+				out[b.ToolUseID] = b
+			}
+		}
+	}
+	return out
 }
 
 // byProjection finds the answer whose recorded request compared as got,

@@ -301,3 +301,47 @@ func TestPipelineSteps(t *testing.T) {
 		t.Fatalf("after the last step: %v", err)
 	}
 }
+
+// TestInterruptedRequest: within a step, a prompt followed by the next
+// prompt with no answer between is a request an interrupt message ended,
+// replayed as provider.ErrInterrupted; across steps (a run that failed
+// after its prompt, then a resumed step) the same shape is no interrupt
+// but a divergence, and the recorded results marked interrupted are
+// offered for the runner to re-enact.
+func TestInterruptedRequest(t *testing.T) {
+	run := session.Entry{Type: runEntry}
+	stopped := conv.Message{Role: conv.RoleUser, Content: []conv.Block{{Type: conv.BlockToolResult, ToolUseID: "t1", Content: "cancelled", IsError: true, Interrupted: true}}}
+	path := []session.Entry{
+		msgEntry(user("one")), msgEntry(toolCall("t1", `{"path":"a"}`)), msgEntry(stopped),
+		msgEntry(user("two")), msgEntry(user("three")), msgEntry(answerText("Three.")), run,
+		msgEntry(user("four")), run, msgEntry(user("five")), msgEntry(answerText("Five.")), run,
+	}
+	r := fromPath(path, false, nil)
+	got := r.Interrupts()
+	if len(got) != 1 || !got["t1"].Interrupted || got["t1"].Content != "cancelled" {
+		t.Fatalf("interrupts %+v", got)
+	}
+	// After the interrupted call's result, the recording moved on to
+	// "two", whose request was interrupted in turn.
+	if _, err := r.Stream(context.Background(), provider.Request{Messages: []conv.Message{user("one"), toolCall("t1", `{"path":"a"}`), stopped}}, nil); !errors.Is(err, provider.ErrInterrupted) {
+		t.Fatalf("after the interrupted call: %v", err)
+	}
+	two := []conv.Message{user("one"), toolCall("t1", `{"path":"a"}`), stopped, user("two")}
+	if _, err := r.Stream(context.Background(), provider.Request{Messages: two}, nil); !errors.Is(err, provider.ErrInterrupted) {
+		t.Fatalf("two: %v", err)
+	}
+	if m := stream(t, r, append(two, user("three"))); m.Text() != "Three." {
+		t.Fatalf("three: %q", m.Text())
+	}
+	// "four" ended its step unanswered (a failed run), so its request is
+	// no interrupt.
+	four := append(two, user("three"), answerText("Three."), user("four"))
+	_, err := r.Stream(context.Background(), provider.Request{Messages: four}, nil)
+	var div *DivergedError
+	if !errors.As(err, &div) {
+		t.Fatalf("four: %v", err)
+	}
+	if New([]conv.Message{user("a"), answerText("b")}, "", false, nil).Interrupts() != nil {
+		t.Fatal("a recording with no interrupt has interrupts")
+	}
+}
