@@ -184,7 +184,15 @@ func (g *costRig) fork(path, prompt string, calls int) runner.Result {
 type costFigures struct {
 	requests, lowReads, prunes, compactions    int
 	share, idealShare, median, cost, idealCost float64
+	idealMedian                                float64
 	first, own                                 int
+	// written is every input token not read from the cache (written to
+	// it, or plain input): W in docs/compaction.md's arithmetic.
+	written int
+	// at85 is what the input would cost if the same tokens were written
+	// at the same prices and the reads made them 15 % of it: what an
+	// 85 % read share costs at this W.
+	at85 float64
 }
 
 func (g *costRig) figures() costFigures {
@@ -192,7 +200,7 @@ func (g *costRig) figures() costFigures {
 	defer g.mu.Unlock()
 	var f costFigures
 	var total, read, ideal float64
-	var shares []float64
+	var shares, idealShares []float64
 	write := priceWrite
 	if g.api != "anthropic" {
 		write = priceInput // OpenAI bills a prefix it stores as plain input
@@ -201,6 +209,7 @@ func (g *costRig) figures() costFigures {
 		total += float64(u.Total)
 		read += float64(u.Read)
 		ideal += float64(u.Ideal)
+		f.written += u.Total - u.Read
 		f.cost += (float64(u.Input)*priceInput + float64(u.Write-u.Write1h)*priceWrite + float64(u.Write1h)*priceWrite1h + float64(u.Read)*priceRead) / 1e6
 		f.idealCost += (float64(u.Total-u.Ideal)*write + float64(u.Ideal)*priceRead) / 1e6
 		if i == 0 {
@@ -209,16 +218,15 @@ func (g *costRig) figures() costFigures {
 		}
 		s := float64(u.Read) / float64(u.Total)
 		shares = append(shares, s)
+		idealShares = append(idealShares, float64(u.Ideal)/float64(u.Total))
 		if s < 0.5 {
 			f.lowReads++
 		}
 	}
 	f.requests, f.own = len(g.usages), g.own
 	f.share, f.idealShare = read/total, ideal/total
-	slices.Sort(shares)
-	if n := len(shares); n > 0 {
-		f.median = (shares[(n-1)/2] + shares[n/2]) / 2
-	}
+	f.median, f.idealMedian = median(shares), median(idealShares)
+	f.at85 = f.cost + (float64(f.written)*0.85/0.15-read)*priceRead/1e6
 	for line := range strings.Lines(g.events.String()) {
 		switch gjson.Get(line, "type").Str {
 		case "prune":
@@ -230,11 +238,25 @@ func (g *costRig) figures() costFigures {
 	return f
 }
 
+// median is the middle of xs (the mean of the two middle ones), 0 for
+// none; it sorts xs.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n == 0 {
+		return 0
+	}
+	return (xs[(n-1)/2] + xs[n/2]) / 2
+}
+
 func (f costFigures) report(b *testing.B) {
 	b.ReportMetric(100*f.share, "read-%")
 	b.ReportMetric(100*f.median, "median-read-%-after-first")
 	b.ReportMetric(f.cost, "input-USD")
 	b.ReportMetric(100*f.idealShare, "ideal-read-%")
+	b.ReportMetric(100*f.idealMedian, "ideal-median-read-%-after-first")
+	b.ReportMetric(float64(f.written), "written-tokens")
+	b.ReportMetric(f.at85, "input-USD-at-85%-read")
 	b.ReportMetric(f.idealCost, "ideal-input-USD")
 	b.ReportMetric(float64(f.requests), "requests")
 	b.ReportMetric(float64(f.lowReads), "requests-read-under-half")
@@ -307,6 +329,27 @@ func BenchmarkCacheCost(b *testing.B) {
 						g.extra = func(c *runner.Config) { c.CacheTTL = ttl }
 					}
 					sc.play(g)
+					f = g.figures()
+				}
+				f.report(b)
+			})
+		}
+	}
+}
+
+// BenchmarkCacheCostThresholds bills the long60 run at pairs of
+// --prune-at and --compact-at: how the read share, the written tokens and
+// the input cost move with the thresholds (docs/compaction.md, "What
+// pruning and compaction cost").
+func BenchmarkCacheCostThresholds(b *testing.B) {
+	for _, api := range []string{"anthropic", "openai"} {
+		for _, th := range [][2]int{{40, 80}, {60, 80}, {70, 90}, {80, 90}, {90, 95}, {95, 95}} {
+			b.Run(fmt.Sprintf("%s/prune%d-compact%d", api, th[0], th[1]), func(b *testing.B) {
+				var f costFigures
+				for range b.N {
+					g := newCostRig(b, api, 20000, 6800)
+					g.extra = func(c *runner.Config) { c.Window.PruneAt, c.Window.CompactAt = th[0], th[1] }
+					g.run(g.config("make the parse tests pass", 60))
 					f = g.figures()
 				}
 				f.report(b)

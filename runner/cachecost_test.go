@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -87,6 +88,41 @@ func TestLongRunKeepsTheCache(t *testing.T) {
 			}
 			if _, none := keys[""]; api == "openai" && (len(keys) != 1 || none) || api != "openai" && (len(keys) != 1 || !none) {
 				t.Errorf("prompt_cache_key values and their requests: %v", keys)
+			}
+		})
+	}
+}
+
+// TestShortRunsReadTheWholePredecessor: in a ten-call loop and in a run
+// with two --resume steps, every request after the first reads from the
+// cache the whole request before it, on Anthropic, and on OpenAI all of it
+// up to its last 128-token step (a prefix is stored in 128-token steps
+// from 1,024), which is all a prefix cache can read: nothing before the
+// new messages changes from one request to the next (no clock, no id, no
+// reordering), across processes too. The median read share after the
+// first request is then what the per-turn growth and, on OpenAI, the
+// steps allow (docs/performance.md, "the short runs' bound").
+func TestShortRunsReadTheWholePredecessor(t *testing.T) {
+	for _, api := range []string{"anthropic", "openai", "openai-chat"} {
+		t.Run(api, func(t *testing.T) {
+			g := newCostRig(t, api, 200000, 160)
+			res := g.run(g.config("fix the failing parse tests", 10))
+			g.wait(time.Minute)
+			g.resume(res.SessionPath, "now check it", 3)
+			g.wait(time.Minute)
+			g.resume(res.SessionPath, "and commit it", 2)
+			if len(g.usages) != 11+4+3 {
+				t.Fatalf("%d requests, want 18", len(g.usages))
+			}
+			for i := 1; i < len(g.usages); i++ {
+				prev, u := g.usages[i-1].Total, g.usages[i]
+				want := prev
+				if api != "anthropic" {
+					want = prev / 128 * 128
+				}
+				if u.Read != want {
+					t.Errorf("request %d read %d tokens, want %d (the %d of the request before it)", i+1, u.Read, want, prev)
+				}
 			}
 		})
 	}
