@@ -192,15 +192,25 @@ var helpTexts = map[string]string{
 	"mcp": "Log in to and out of MCP servers that want OAuth.",
 
 	// awl mcp login
-	"mcp login":              "Authorize awl with an HTTP MCP server (OAuth authorization code): prints the URL, opens $BROWSER when set, stores the tokens.",
-	"mcp login <server>":     "The server's name in the mcp-config.",
-	"mcp login --mcp-config": "The mcp-config file(s) that define the server.",
-	"mcp login --timeout":    "How long to wait for the authorization.",
+	"mcp login":                 "Authorize awl with an HTTP MCP server (OAuth authorization code): prints the URL, opens $BROWSER when set, stores the tokens.",
+	"mcp login <server>":        "The server's name: in an mcp-config, or an [mcp-servers.NAME] table of a configuration file.",
+	"mcp login --mcp-config":    "The mcp-config file(s) that define the server, as awl run --mcp-config.",
+	"mcp login --cd":            "As a run in DIR would find its configuration.",
+	"mcp login --config":        "Read this configuration file instead of the user's and the project's (env AWL_CONFIG).",
+	"mcp login --no-config":     "Read no configuration file.",
+	"mcp login --profile":       "With the profile NAME (env AWL_PROFILE).",
+	"mcp login --trust-project": "Trust the project's configuration file, whose MCP servers an untrusted one may not set (env AWL_TRUST_PROJECT=1).",
+	"mcp login --timeout":       "How long to wait for the authorization.",
 
 	// awl mcp logout
-	"mcp logout":              "Remove the stored OAuth tokens of an MCP server.",
-	"mcp logout <server>":     "The server's name in the mcp-config.",
-	"mcp logout --mcp-config": "The mcp-config file(s) that define the server.",
+	"mcp logout":                 "Remove the stored OAuth tokens of an MCP server.",
+	"mcp logout <server>":        "The server's name: in an mcp-config, or an [mcp-servers.NAME] table of a configuration file.",
+	"mcp logout --mcp-config":    "The mcp-config file(s) that define the server, as awl run --mcp-config.",
+	"mcp logout --cd":            "As a run in DIR would find its configuration.",
+	"mcp logout --config":        "Read this configuration file instead of the user's and the project's (env AWL_CONFIG).",
+	"mcp logout --no-config":     "Read no configuration file.",
+	"mcp logout --profile":       "With the profile NAME (env AWL_PROFILE).",
+	"mcp logout --trust-project": "Trust the project's configuration file, whose MCP servers an untrusted one may not set (env AWL_TRUST_PROJECT=1).",
 
 	// awl version
 	"version": "Print awl's version.",

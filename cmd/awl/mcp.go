@@ -73,6 +73,9 @@ func configServer(cs config.Server, getenv func(string) string) (mcp.Server, err
 	if err != nil || len(got) != 1 {
 		return mcp.Server{}, runner.Usagef(fmt.Sprintf("%s:%d: mcp-servers.%s: %v", cs.File, cs.Line, cs.Name, err))
 	}
+	// --config FILE reads that file alone, trusted: the one login command
+	// that finds the server whichever file it is in.
+	got[0].Login = "awl mcp login " + cs.Name + " --config " + cs.File
 	return got[0], nil
 }
 
@@ -151,18 +154,35 @@ type mcpCmd struct {
 	Logout mcpLogoutCmd `cmd:""`
 }
 
+// mcpServerArgs name the server to log in to or out of: one of the
+// servers a run here would have, from --mcp-config and from the
+// [mcp-servers.NAME] tables of the configuration files, chosen with the
+// flags `awl run` takes for them.
 type mcpServerArgs struct {
-	Server    string   `arg:""`
-	MCPConfig []string `name:"mcp-config" sep:"none" required:"" placeholder:"FILE"`
+	Server       string   `arg:""`
+	MCPConfig    []string `name:"mcp-config" sep:"none" placeholder:"FILE"`
+	Dir          string   `name:"cd" short:"C" placeholder:"DIR"`
+	Config       string   `name:"config" placeholder:"FILE"`
+	NoConfig     bool     `name:"no-config"`
+	Profile      string   `name:"profile" placeholder:"NAME"`
+	TrustProject bool     `name:"trust-project"`
 }
 
-// find loads the config and returns the named HTTP server.
+// find returns the named HTTP server of the set `awl run` would start
+// here with the same flags: --mcp-config (or a file's mcp-config key) and
+// the configuration files' [mcp-servers.NAME] tables.
 func (c *mcpServerArgs) find(a *app) (mcp.Server, error) {
-	servers, err := mcp.LoadConfig(c.MCPConfig, a.getenv)
-	var ce *mcp.ConfigError
-	if errors.As(err, &ce) {
-		return mcp.Server{}, runner.Usagef("--mcp-config " + ce.Msg)
+	rc := &runCmd{Dir: c.Dir, Config: c.Config, NoConfig: c.NoConfig, Profile: c.Profile, TrustProject: c.TrustProject, MCPConfig: c.MCPConfig}
+	if len(c.MCPConfig) > 0 {
+		rc.given.add("mcp-config")
 	}
+	if c.Dir != "" {
+		rc.given.add("cd")
+	}
+	if err := rc.configure(a); err != nil {
+		return mcp.Server{}, err
+	}
+	servers, err := rc.loadMCP(a)
 	if err != nil {
 		return mcp.Server{}, err
 	}
@@ -174,7 +194,14 @@ func (c *mcpServerArgs) find(a *app) (mcp.Server, error) {
 			return s, nil
 		}
 	}
-	return mcp.Server{}, runner.Usagef(fmt.Sprintf("no mcp server %q in %s", c.Server, strings.Join(c.MCPConfig, ", ")))
+	where := slices.Clone(rc.MCPConfig)
+	for _, f := range rc.configured.files {
+		where = append(where, f.Path)
+	}
+	if len(where) == 0 {
+		return mcp.Server{}, runner.Usagef(fmt.Sprintf("no mcp server %q: no --mcp-config given and no configuration file read (awl config path says where they are looked for)", c.Server))
+	}
+	return mcp.Server{}, runner.Usagef(fmt.Sprintf("no mcp server %q in %s", c.Server, strings.Join(where, ", ")))
 }
 
 type mcpLoginCmd struct {

@@ -159,52 +159,10 @@ func TestMCPLoginRefreshLogout(t *testing.T) {
 	f := newOAuthFake(t)
 	dir, cfg, home, sessions := f.runEnv(t)
 	t.Chdir(dir)
-	// $BROWSER is a script that leaves the URL for the test to open, as
-	// a person's browser would.
-	browser := filepath.Join(dir, "browser")
-	urlFile := filepath.Join(dir, "browser.url")
-	os.WriteFile(browser, []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+urlFile+".tmp && mv "+urlFile+".tmp "+urlFile+"\n"), 0o755)
-	t.Setenv("BROWSER", browser)
-
-	var stdout bytes.Buffer
-	var stderr testenv.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(context.Background(), []string{"mcp", "login", "web", "--mcp-config", cfg, "--timeout", "2m"}, strings.NewReader(""), &stdout, &stderr)
-	}()
-	var authURL string
-	for deadline := time.Now().Add(2 * time.Minute); authURL == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if b, err := os.ReadFile(urlFile); err == nil {
-			authURL = string(b)
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("login ended (exit %d) before $BROWSER got a URL; stderr:\n%s", code, stderr.String())
-		default:
-		}
-	}
-	if authURL == "" {
-		t.Fatalf("$BROWSER never got the URL; stderr:\n%s", stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "open this URL in a browser:\n"+authURL+"\n") {
-		t.Errorf("the URL is not printed for a person without a browser:\n%s", stderr.String())
-	}
-	resp, err := http.Get(authURL) // follows the redirect to awl's listener
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := new(bytes.Buffer)
-	page.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(page.String(), "awl is authorized") {
-		t.Fatalf("the redirect listener answered %d: %s", resp.StatusCode, page)
-	}
-	if code := <-done; code != 0 {
-		t.Fatalf("login: exit %d\n%s", code, stderr.String())
-	}
+	stdout, stderr := f.login(t, dir, "web", "--mcp-config", cfg, "--timeout", "2m")
 	tokenFile := oauth.TokenFile(filepath.Join(home, ".local", "state", "awl", "mcp-tokens"), "web", f.srv.URL+"/mcp")
-	if !strings.Contains(stderr.String(), "logged in to mcp server web; tokens stored in "+tokenFile) {
-		t.Errorf("login stderr:\n%s", stderr.String())
+	if !strings.Contains(stderr, "logged in to mcp server web; tokens stored in "+tokenFile) {
+		t.Errorf("login stderr:\n%s", stderr)
 	}
 	stored := func() (string, fs.FileMode) {
 		t.Helper()
@@ -268,7 +226,7 @@ func TestMCPLoginRefreshLogout(t *testing.T) {
 	if sessionText.Len() == 0 {
 		t.Fatal("no session written")
 	}
-	places := map[string]string{"login stdout": stdout.String(), "login stderr": stderr.String(), "events": runOut.String(), "run stderr": runErr.String(), "session": sessionText.String()}
+	places := map[string]string{"login stdout": stdout, "login stderr": stderr, "events": runOut.String(), "run stderr": runErr.String(), "session": sessionText.String()}
 	for i, r := range reqs {
 		places[fmt.Sprintf("model request %d", i+1)] = string(r.Body)
 	}
@@ -317,4 +275,133 @@ func (f *oauthFake) runEnv(t *testing.T) (dir, cfg, home, sessions string) {
 	t.Setenv("XDG_STATE_HOME", "")
 	t.Setenv("AWL_SESSION_DIR", sessions)
 	return dir, cfg, home, sessions
+}
+
+// login runs `awl mcp login SERVER ARGS…` in dir through the whole
+// authorization-code flow: $BROWSER is a script that leaves the URL for
+// the test to open, as a person's browser would, and the test follows it
+// to awl's redirect listener. It fails the test unless login exits 0, and
+// returns what login printed.
+func (f *oauthFake) login(t *testing.T, dir string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	browser := filepath.Join(dir, "browser")
+	urlFile := filepath.Join(dir, "browser.url")
+	os.Remove(urlFile)
+	os.WriteFile(browser, []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+urlFile+".tmp && mv "+urlFile+".tmp "+urlFile+"\n"), 0o755)
+	t.Setenv("BROWSER", browser)
+	var out bytes.Buffer
+	var errOut testenv.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(context.Background(), append([]string{"mcp", "login"}, args...), strings.NewReader(""), &out, &errOut)
+	}()
+	var authURL string
+	for deadline := time.Now().Add(2 * time.Minute); authURL == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(urlFile); err == nil {
+			authURL = string(b)
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("login ended (exit %d) before $BROWSER got a URL; stderr:\n%s", code, errOut.String())
+		default:
+		}
+	}
+	if authURL == "" {
+		t.Fatalf("$BROWSER never got the URL; stderr:\n%s", errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "open this URL in a browser:\n"+authURL+"\n") {
+		t.Errorf("the URL is not printed for a person without a browser:\n%s", errOut.String())
+	}
+	resp, err := http.Get(authURL) // follows the redirect to awl's listener
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := new(bytes.Buffer)
+	page.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(page.String(), "awl is authorized") {
+		t.Fatalf("the redirect listener answered %d: %s", resp.StatusCode, page)
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("login: exit %d\n%s", code, errOut.String())
+	}
+	return out.String(), errOut.String()
+}
+
+// TestMCPLoginFromConfigFiles: `awl mcp login` and `logout` find a server
+// where `awl run` does, in the [mcp-servers.NAME] tables of the
+// configuration files as well as in --mcp-config, with the same trust
+// rule; a headless run that needs a login names the command that finds
+// the server in its file.
+func TestMCPLoginFromConfigFiles(t *testing.T) {
+	f := newOAuthFake(t)
+	dir, cfg, home, _ := f.runEnv(t)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("AWL_CONFIG", "")
+	t.Setenv("AWL_TRUST_PROJECT", "")
+	t.Chdir(dir)
+	server := "url = \"" + f.srv.URL + "/mcp\"\n"
+	userFile := filepath.Join(home, ".config", "awl", "config.toml")
+	os.MkdirAll(filepath.Dir(userFile), 0o755)
+	if err := os.WriteFile(userFile, []byte("[mcp-servers.web]\n"+server), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(dir, "repo")
+	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
+	os.MkdirAll(filepath.Join(repo, ".awl"), 0o755)
+	projFile := filepath.Join(repo, ".awl", "config.toml")
+	if err := os.WriteFile(projFile, []byte("model = \"m\"\n\n[mcp-servers.proj]\n"+server), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tokens := filepath.Join(home, ".local", "state", "awl", "mcp-tokens")
+	exists := func(name string) bool {
+		_, err := os.Stat(oauth.TokenFile(tokens, name, f.srv.URL+"/mcp"))
+		return err == nil
+	}
+	mcpCmd := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		code := Main(context.Background(), append([]string{"mcp"}, args...), strings.NewReader(""), &out, &out)
+		return code, out.String()
+	}
+
+	// The user's file alone: no flag names it.
+	if _, stderr := f.login(t, dir, "web"); !exists("web") || !strings.Contains(stderr, "logged in to mcp server web") {
+		t.Fatalf("login from the user's file stored nothing:\n%s", stderr)
+	}
+	// The project's file is not trusted: its servers are refused, as a
+	// run refuses them, naming path:line and how to trust it.
+	code, out := mcpCmd("login", "proj", "-C", repo, "--timeout", "10s")
+	if code != 4 || !strings.Contains(out, projFile+":3:") || !strings.Contains(out, "mcp-servers.proj") || !strings.Contains(out, "--trust-project") {
+		t.Errorf("login to an untrusted project file's server: exit %d\n%s", code, out)
+	}
+	if exists("proj") {
+		t.Error("tokens stored for an untrusted project file's server")
+	}
+	if _, stderr := f.login(t, dir, "proj", "-C", repo, "--trust-project"); !exists("proj") {
+		t.Errorf("login with --trust-project stored nothing:\n%s", stderr)
+	}
+	// --no-config reads no file: nothing to find.
+	if code, out := mcpCmd("logout", "web", "--no-config"); code != 2 || !strings.Contains(out, `no mcp server "web": no --mcp-config given and no configuration file read`) {
+		t.Errorf("logout --no-config: exit %d\n%s", code, out)
+	}
+	// A name in both --mcp-config and a file is refused, as a run does.
+	if code, out := mcpCmd("logout", "web", "--mcp-config", cfg); code != 2 || !strings.Contains(out, userFile+":1: mcp-servers.web: server \"web\" is also defined in "+cfg) {
+		t.Errorf("a server in both: exit %d\n%s", code, out)
+	}
+	// A name no source has says where it looked.
+	if code, out := mcpCmd("logout", "nope", "-C", repo, "--trust-project"); code != 2 || !strings.Contains(out, `no mcp server "nope" in `+userFile+", "+projFile) {
+		t.Errorf("an unknown server: exit %d\n%s", code, out)
+	}
+	if code, out := mcpCmd("logout", "web"); code != 0 || exists("web") {
+		t.Fatalf("logout from the user's file: exit %d\n%s", code, out)
+	}
+	// Headless, with no tokens, the run names the login that finds the
+	// server: by its file, never as an --mcp-config.
+	t.Setenv("BROWSER", "")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1")
+	var runOut, runErr bytes.Buffer
+	code = Main(context.Background(), []string{"run", "--no-stdin", "-o", "json", "--provider", "openai-chat", "--model", "m", "--mcp-strict", "go"}, strings.NewReader(""), &runOut, &runErr)
+	if want := "awl mcp login web --config " + userFile; code != 4 || !strings.Contains(runErr.String(), want) {
+		t.Errorf("headless run after logout: exit %d, want the hint %q:\n%s", code, want, runErr.String())
+	}
 }

@@ -24,6 +24,9 @@ type Server struct {
 	Name string
 	// File is the --mcp-config file the server came from.
 	File string
+	// Login is the command that stores its OAuth tokens, for the hint of
+	// an error; "" is `awl mcp login NAME --mcp-config FILE`.
+	Login string
 
 	// Command, Args, Env and Cwd start a stdio server. Env is added to the
 	// tool environment; Cwd "" means the run's working directory.
@@ -534,4 +537,12 @@ func jsonKind(k string) string {
 		return "a string"
 	}
 	return k
+}
+
+// LoginCommand is the command that stores the server's OAuth tokens.
+func (s *Server) LoginCommand() string {
+	if s.Login != "" {
+		return s.Login
+	}
+	return "awl mcp login " + s.Name + " --mcp-config " + s.File
 }

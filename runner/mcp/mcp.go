@@ -327,7 +327,7 @@ func (s *server) authorizer() (jsonrpc.Authorizer, error) {
 			}
 		}
 		h, err := oauth.New(s.cfg.OAuth, &oauth.Env{
-			Name: s.cfg.Name, File: s.cfg.File, URL: s.cfg.URL,
+			Name: s.cfg.Name, File: s.cfg.File, URL: s.cfg.URL, LoginCommand: s.cfg.LoginCommand(),
 			HTTPClient: s.m.opts.HTTPClient, TokenDir: s.m.opts.TokenDir, Login: s.m.opts.Login,
 			Secret: s.addSecret, Redact: s.redact, Warnf: s.m.warnf,
 		})
@@ -406,10 +406,10 @@ func (s *server) authHint(err error) string {
 	}
 	for k := range s.cfg.Headers {
 		if strings.EqualFold(k, "Authorization") {
-			return "the server refused the configured Authorization header; if it wants OAuth, drop the header and configure client credentials or run `awl mcp login " + s.cfg.Name + " --mcp-config " + s.cfg.File + "` (docs/mcp.md, OAuth)"
+			return "the server refused the configured Authorization header; if it wants OAuth, drop the header and configure client credentials or run `" + s.cfg.LoginCommand() + "` (docs/mcp.md, OAuth)"
 		}
 	}
-	return "the server wants authorization: configure OAuth client credentials, or run `awl mcp login " + s.cfg.Name + " --mcp-config " + s.cfg.File + "` (docs/mcp.md, OAuth)"
+	return "the server wants authorization: configure OAuth client credentials, or run `" + s.cfg.LoginCommand() + "` (docs/mcp.md, OAuth)"
 }
 
 // capabilities are what awl declares: form elicitation (answered headlessly,

@@ -359,7 +359,11 @@ func (h *codeHandler) fetchCode(ctx context.Context, authURL string) (*codeResul
 	ln := h.redirect.ln
 	h.redirect.mu.Unlock()
 	if login == nil || ln == nil {
-		return nil, fmt.Errorf("%w: run `awl mcp login %s --mcp-config %s` once (it stores tokens that later runs use and refresh), or configure client credentials", ErrLoginNeeded, h.env.Name, h.env.File)
+		cmd := h.env.LoginCommand
+		if cmd == "" {
+			cmd = fmt.Sprintf("awl mcp login %s --mcp-config %s", h.env.Name, h.env.File)
+		}
+		return nil, fmt.Errorf("%w: run `%s` once (it stores tokens that later runs use and refresh), or configure client credentials", ErrLoginNeeded, cmd)
 	}
 	if login.Notify != nil {
 		fmt.Fprintf(login.Notify, "awl: to authorize mcp server %s, open this URL in a browser:\n%s\n", h.env.Name, authURL)

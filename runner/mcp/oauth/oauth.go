@@ -98,6 +98,10 @@ type Env struct {
 	// Name is the server's name in the config, File the config file that
 	// names it, URL its endpoint: for messages and the token file.
 	Name, File, URL string
+	// LoginCommand is the command that stores the server's tokens, for
+	// the error that asks for it; "" is `awl mcp login NAME --mcp-config
+	// FILE`.
+	LoginCommand string
 	// HTTPClient reaches the authorization servers (without the server's
 	// configured headers); nil means a client with a 30 s timeout.
 	HTTPClient *http.Client
