@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/awlrun/awl/internal/growstack"
 )
 
 // Warmer is a Provider that can open its connection before its first
@@ -67,6 +69,7 @@ func (wd *warmDialer) warm(addr string) {
 	}
 	wd.addr, wd.ready = addr, make(chan struct{})
 	go func() {
+		growstack.Grow() // the dial goes deep: one copy of a shallow stack
 		c, err := wd.d.DialContext(context.Background(), "tcp", addr)
 		wd.mu.Lock()
 		wd.err = err

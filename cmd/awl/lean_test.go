@@ -135,6 +135,7 @@ func TestInitCost(t *testing.T) {
 		t.Fatalf("awl --version: %v\n%s", err, out)
 	}
 	total, n := 0, 0
+	grown := false // internal/growstack's initialiser has run
 	for _, line := range strings.Split(string(out), "\n") {
 		// init PKG @T ms, C ms clock, B bytes, A allocs
 		f := strings.Fields(line)
@@ -148,12 +149,20 @@ func TestInitCost(t *testing.T) {
 		}
 		n++
 		total += b
+		if f[1] == "github.com/awlrun/awl/internal/growstack" {
+			grown = true
+		} else if !grown && allocs > 0 {
+			t.Errorf("package %s's initialiser runs before internal/growstack's and allocates: the stack it grows is copied deep", f[1])
+		}
 		if b > max(initBudget, initAllowedBytes[f[1]]) || allocs > max(initAllocBudget, initAllowed[f[1]]) {
 			t.Errorf("package %s allocates %d bytes in %d allocations in its initialiser on every start (budget %d bytes, %d allocations): initialise it lazily", f[1], b, allocs, initBudget, initAllocBudget)
 		}
 	}
 	if n < 10 {
 		t.Fatalf("read only %d init lines from:\n%s", n, out)
+	}
+	if !grown {
+		t.Error("internal/growstack's initialiser did not run: the main goroutine's stack is copied as it deepens (internal/growstack)")
 	}
 	t.Logf("%d initialisers, %d bytes in all", n, total)
 }

@@ -5,6 +5,10 @@ import (
 	"context"
 	"os"
 	"time"
+
+	// Grows the main goroutine's stack before any other initialiser
+	// runs (its package says why).
+	_ "github.com/awlrun/awl/internal/growstack"
 )
 
 // processStart is when the process started (package variables are set
