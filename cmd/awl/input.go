@@ -9,12 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/awlrun/awl/conv"
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/event"
+	"github.com/awlrun/awl/runner/tool"
 )
 
 // inputSchema is the JSON Schema of the input messages (awl schema
@@ -37,6 +39,7 @@ const inputQueue = 16
 type ndjsonInput struct {
 	em     *event.Emitter
 	strict bool
+	dir    string // image paths are relative to it
 	q      chan inputItem
 
 	mu      sync.Mutex
@@ -51,21 +54,34 @@ type ndjsonInput struct {
 // inputItem is a queued prompt, or the error that ends the run
 // (--input-strict).
 type inputItem struct {
-	text string
-	err  error
+	blocks []conv.Block
+	err    error
 }
 
 // inputMessage is one input line.
 type inputMessage struct {
-	Type   string          `json:"type"`
-	ID     *string         `json:"id"`
-	Text   *string         `json:"text"`
-	Images json.RawMessage `json:"images"`
+	Type   string       `json:"type"`
+	ID     *string      `json:"id"`
+	Text   *string      `json:"text"`
+	Images []inputImage `json:"images"`
 }
 
+// inputImage is an image of a user message: a file (relative to the run's
+// directory) or standard base64 data, with an optional MIME type that must
+// be the one the bytes show.
+type inputImage struct {
+	Path     *string `json:"path"`
+	Data     *string `json:"data"`
+	MimeType *string `json:"mimeType"`
+}
+
+// inputImagesMax is the most images one user message may carry.
+const inputImagesMax = 20
+
 // startInput starts reading r.
-func startInput(r io.Reader, em *event.Emitter, strict bool) *ndjsonInput {
-	in := &ndjsonInput{em: em, strict: strict, q: make(chan inputItem, inputQueue)}
+// Image paths are relative to dir.
+func startInput(r io.Reader, em *event.Emitter, strict bool, dir string) *ndjsonInput {
+	in := &ndjsonInput{em: em, strict: strict, dir: dir, q: make(chan inputItem, inputQueue)}
 	go in.read(r)
 	return in
 }
@@ -119,7 +135,7 @@ func (in *ndjsonInput) Next(ctx context.Context) ([]conv.Block, bool, error) {
 		if it.err != nil {
 			return nil, false, it.err
 		}
-		return []conv.Block{conv.TextBlock(it.text)}, true, nil
+		return it.blocks, true, nil
 	}
 }
 
@@ -209,14 +225,12 @@ func (in *ndjsonInput) handle(n int, line []byte) bool {
 	}
 	switch m.Type {
 	case "user":
-		switch {
-		case m.Images != nil:
-			return in.refuse(n, m.ID, "images are not taken on the input channel yet")
-		case m.Text == nil || strings.Trim(*m.Text, " \t\r\n\x00") == "":
-			return in.refuse(n, m.ID, "a user message needs a non-empty text")
+		blocks, reason := in.userBlocks(m)
+		if reason != "" {
+			return in.refuse(n, m.ID, reason)
 		}
 		in.accept(m.ID)
-		in.q <- inputItem{text: *m.Text}
+		in.q <- inputItem{blocks: blocks}
 		return true
 	case "end":
 		in.accept(m.ID)
@@ -236,6 +250,66 @@ func (in *ndjsonInput) handle(n int, line []byte) bool {
 	default:
 		return in.refuse(n, m.ID, fmt.Sprintf("unknown message type %q (user, interrupt, end)", m.Type))
 	}
+}
+
+// userBlocks is a user message's prompt: its text, then its images, each
+// read and checked as --image checks a file; or why it is refused.
+func (in *ndjsonInput) userBlocks(m inputMessage) ([]conv.Block, string) {
+	hasText := m.Text != nil && strings.Trim(*m.Text, " \t\r\n\x00") != ""
+	switch {
+	case m.Text != nil && !hasText:
+		return nil, "a user message's text may not be blank"
+	case !hasText && len(m.Images) == 0:
+		return nil, "a user message needs a non-empty text or an image"
+	case len(m.Images) > inputImagesMax:
+		return nil, fmt.Sprintf("%d images: a user message takes at most %d", len(m.Images), inputImagesMax)
+	}
+	var blocks []conv.Block
+	if hasText {
+		blocks = append(blocks, conv.TextBlock(*m.Text))
+	}
+	// A message's images, read, are bounded as its line is: what waits
+	// in the queue stays bounded whether images come as data or paths.
+	size := 0
+	for i, im := range m.Images {
+		att, err := in.image(i, im)
+		if err != nil {
+			return nil, err.Error()
+		}
+		if size += len(att.Data); size > inputLineMax {
+			return nil, fmt.Sprintf("images[%d]: the message's images are over %d MiB of base64 together", i, inputLineMax>>20)
+		}
+		blocks = append(blocks, conv.Block{Type: conv.BlockImage, MimeType: att.MimeType, Data: att.Data})
+	}
+	return blocks, ""
+}
+
+// image reads image i of a user message.
+func (in *ndjsonInput) image(i int, im inputImage) (conv.Attachment, error) {
+	name := fmt.Sprintf("images[%d]", i)
+	var att conv.Attachment
+	var err error
+	switch {
+	case (im.Path == nil) == (im.Data == nil):
+		return att, fmt.Errorf("%s: give either path or data", name)
+	case im.Path != nil && *im.Path == "":
+		return att, fmt.Errorf("%s: the path is empty", name)
+	case im.Path != nil:
+		p := *im.Path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(in.dir, p)
+		}
+		att, err = tool.LoadImage(p)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", name, err)
+		}
+	default:
+		att, err = tool.ImageData(name+".data", *im.Data)
+	}
+	if err == nil && im.MimeType != nil && *im.MimeType != att.MimeType {
+		err = fmt.Errorf("%s: mimeType says %s, the bytes are %s", name, *im.MimeType, att.MimeType)
+	}
+	return att, err
 }
 
 // idOf is the id a line that is no input message may still carry.
@@ -300,7 +374,7 @@ func (c *runCmd) readFirstInput(ctx context.Context, a *app, st *runSetup, em *e
 		return err
 	}
 	st.stdinState = "ndjson"
-	c.input = startInput(orEmpty(a.stdin), em, c.InputStrict)
+	c.input = startInput(orEmpty(a.stdin), em, c.InputStrict, st.cwd)
 	blocks, ok, err := c.input.Next(ctx)
 	if err == nil && !ok {
 		err = runner.Usagef("no prompt: stdin ended before a user message (--input ndjson)")
@@ -312,7 +386,14 @@ func (c *runCmd) readFirstInput(ctx context.Context, a *app, st *runSetup, em *e
 		c.input.Stop()
 		return err
 	}
-	st.text = blocks[0].Text
+	for _, b := range blocks {
+		switch b.Type {
+		case conv.BlockText:
+			st.text = b.Text
+		case conv.BlockImage:
+			st.images = append(st.images, conv.Attachment{Type: "image", MimeType: b.MimeType, Data: b.Data})
+		}
+	}
 	return nil
 }
 

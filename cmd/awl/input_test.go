@@ -12,6 +12,9 @@ import (
 	"github.com/awlrun/awl/runner/event"
 )
 
+// onePixelPNG is a 1×1 PNG, in base64.
+const onePixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+
 // TestInputSchemaAgrees holds `awl schema input` to what the reader
 // takes: every line the schema accepts is taken, every line it refuses is
 // an error event.
@@ -38,6 +41,17 @@ func TestInputSchemaAgrees(t *testing.T) {
 		`{"type":"user","text":"hi","id":7}`,
 		`{"type":"user","text":"hi","colour":"red"}`,
 		`{"type":"user","text":"hi","images":[]}`,
+		`{"type":"user","images":[]}`,
+		`{"type":"user","images":[{"data":"PNG"}]}`,
+		`{"type":"user","text":"hi","images":[{"data":"PNG","mimeType":"image/png"}]}`,
+		`{"type":"user","text":"hi","images":[{"data":"PNG","mimeType":"image/bmp"}]}`,
+		`{"type":"user","text":"hi","images":[{"data":"PNG","path":"a.png"}]}`,
+		`{"type":"user","text":"hi","images":[{}]}`,
+		`{"type":"user","text":"hi","images":[{"path":""}]}`,
+		`{"type":"user","text":"hi","images":[{"data":"PNG","colour":"red"}]}`,
+		`{"type":"user","text":"hi","images":{"data":"PNG"}}`,
+		`{"type":"user","text":" ","images":[{"data":"PNG"}]}`,
+		`{"type":"user","images":[` + strings.Repeat(`{"data":"PNG"},`, 20) + `{"data":"PNG"}]}`,
 		`{"type":"end"}`,
 		`{"type":"end","id":"e"}`,
 		`{"type":"end","text":"bye"}`,
@@ -52,10 +66,11 @@ func TestInputSchemaAgrees(t *testing.T) {
 		`{"type":"user","text":"a"`,
 		`null`,
 	} {
+		line := strings.ReplaceAll(line, `"PNG"`, `"`+onePixelPNG+`"`)
 		var v any
 		schemaOK := json.Unmarshal([]byte(line), &v) == nil && sch.Validate(v) == nil
 		var out bytes.Buffer
-		in := startInput(strings.NewReader(line+"\n"), event.NewEmitter(&out, nil), false)
+		in := startInput(strings.NewReader(line+"\n"), event.NewEmitter(&out, nil), false, t.TempDir())
 		in.Start("s")
 		for {
 			_, ok, err := in.Next(context.Background())

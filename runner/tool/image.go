@@ -99,18 +99,39 @@ func loadImage(path, file string, judge func(f *os.File) error) (conv.Attachment
 	if err != nil {
 		return conv.Attachment{}, 0, imageErr(path, err)
 	}
+	att, err := imageFromBytes(path, data)
+	return att, len(data), err
+}
+
+// imageFromBytes is the attachment of data, an image's bytes, checked as
+// LoadImage checks a file's; path names it in errors.
+func imageFromBytes(path string, data []byte) (conv.Attachment, error) {
 	if len(data) > MaxImageBytes {
-		return conv.Attachment{}, 0, overLimit(path, int64(len(data)))
+		return conv.Attachment{}, overLimit(path, int64(len(data)))
 	}
 	mime := sniffImage(data)
 	if mime == "" {
-		return conv.Attachment{}, 0, fmt.Errorf("%s: not a PNG, JPEG, GIF or WebP image", path)
+		return conv.Attachment{}, fmt.Errorf("%s: not a PNG, JPEG, GIF or WebP image", path)
 	}
 	if err := checkImage(mime, data); err != nil {
-		return conv.Attachment{}, 0, fmt.Errorf("%s: not a valid %s image: %w", path, formatNames[mime], err)
+		return conv.Attachment{}, fmt.Errorf("%s: not a valid %s image: %w", path, formatNames[mime], err)
 	}
-	att := conv.Attachment{Type: "image", MimeType: mime, Data: base64.StdEncoding.EncodeToString(data)}
-	return att, len(data), nil
+	return conv.Attachment{Type: "image", MimeType: mime, Data: base64.StdEncoding.EncodeToString(data)}, nil
+}
+
+// ImageData is the attachment of an image given as standard base64 (the
+// input channel's `data`), checked as LoadImage checks a file: the format
+// from the bytes, the size limit (over it, nothing is decoded), a header
+// that decodes. name names it in errors.
+func ImageData(name, b64 string) (conv.Attachment, error) {
+	if len(b64) > MaxImageBase64Bytes {
+		return conv.Attachment{}, fmt.Errorf("%s: %s bytes of base64 is over the %s-byte limit (the %s image limit)", name, thousands(int64(len(b64))), thousands(MaxImageBase64Bytes), megabytes(MaxImageBytes))
+	}
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return conv.Attachment{}, fmt.Errorf("%s: not standard base64: %v", name, err)
+	}
+	return imageFromBytes(name, data)
 }
 
 var formatNames = map[string]string{MimePNG: "PNG", MimeJPEG: "JPEG", MimeGIF: "GIF", MimeWebP: "WebP"}
