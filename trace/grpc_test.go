@@ -57,7 +57,7 @@ func grpcReceiver(t *testing.T) (*traceService, string) {
 func TestExportGRPC(t *testing.T) {
 	svc, endpoint := grpcReceiver(t)
 	cfg, warn := FromEnv(env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc",
-		"OTEL_EXPORTER_OTLP_HEADERS", "x-token=t%3D1"))
+		"OTEL_EXPORTER_OTLP_HEADERS", "x-token=t%3D1", "OTEL_EXPORTER_OTLP_TIMEOUT", "60000"))
 	if cfg == nil || !cfg.GRPC {
 		t.Fatalf("grpc not configured: %q", warn)
 	}

@@ -70,7 +70,7 @@ func TestExportGzip(t *testing.T) {
 		got, _ = io.ReadAll(zr)
 	}))
 	defer srv.Close()
-	cfg, warn := FromEnv(env("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL, "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "gzip"))
+	cfg, warn := FromEnv(env("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL, "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "gzip", "OTEL_EXPORTER_OTLP_TIMEOUT", "60000"))
 	if cfg == nil {
 		t.Fatal(warn)
 	}
@@ -123,7 +123,9 @@ func TestExportTLSFiles(t *testing.T) {
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base := []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL + "/v1/traces"}
+	// The export's own 1 s bound is not under test: a TLS handshake on a
+	// loaded machine may take longer (seen at load 27).
+	base := []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL + "/v1/traces", "OTEL_EXPORTER_OTLP_TIMEOUT", "60000"}
 	for _, c := range []struct {
 		env  []string
 		fail string
