@@ -189,7 +189,7 @@ var helpTexts = map[string]string{
 	"schema <which>": "Which schema: events (the NDJSON events on stdout), input (the messages --input ndjson reads).",
 
 	// awl mcp
-	"mcp": "Log in to and out of MCP servers that want OAuth.",
+	"mcp": "Serve awl over MCP, and log in to and out of MCP servers that want OAuth.",
 
 	// awl mcp login
 	"mcp login":                 "Authorize awl with an HTTP MCP server (OAuth authorization code): prints the URL, opens $BROWSER when set, stores the tokens.",
@@ -201,6 +201,10 @@ var helpTexts = map[string]string{
 	"mcp login --profile":       "With the profile NAME (env AWL_PROFILE).",
 	"mcp login --trust-project": "Trust the project's configuration file, whose MCP servers an untrusted one may not set (env AWL_TRUST_PROJECT=1).",
 	"mcp login --timeout":       "How long to wait for the authorization.",
+
+	// awl mcp serve
+	"mcp serve":             "Serve awl over MCP on stdio: the tools run, resume and fork each start an awl run with RUN FLAGS as the ceiling (docs/mcp.md).",
+	"mcp serve <run-flags>": "Flags of awl run every call starts with (not the prompt, session or output ones); a caller's options only narrow them.",
 
 	// awl mcp logout
 	"mcp logout":                 "Remove the stored OAuth tokens of an MCP server.",

@@ -152,6 +152,7 @@ func mcpTokenDir(getenv func(string) string) string {
 type mcpCmd struct {
 	Login  mcpLoginCmd  `cmd:""`
 	Logout mcpLogoutCmd `cmd:""`
+	Serve  mcpServeCmd  `cmd:""`
 }
 
 // mcpServerArgs name the server to log in to or out of: one of the

@@ -75,7 +75,7 @@ func Resolve(in Input) (*Result, error) {
 				refused = append(refused, refusal(in, f, e, where+name))
 				continue
 			}
-			if v, ok := narrow(k, r.Settings[name], e.v); ok {
+			if v, ok := NarrowValue(k, r.Settings[name], e.v); ok {
 				r.Settings[name] = Setting{Value: v, Source: src}
 			}
 		}
@@ -171,9 +171,10 @@ func refusal(in Input, f *File, e entry, key string) string {
 	return errorf(f.Path, e.line, 0, "%s: an untrusted project file may not set this key: it could send the key elsewhere, run a command outside the model's confined tools, reach a path of the file's choosing or loosen the sandbox. If this repository's file is yours to trust, pass --trust-project, set AWL_TRUST_PROJECT=1, or put trust-project = true in %s", key, in.UserFile)
 }
 
-// narrow is what an untrusted project file's value v makes of the setting
-// below it, and whether it changes it.
-func narrow(k *Key, below Setting, v Value) (Value, bool) {
+// NarrowValue is what v, from a layer that may only narrow (an untrusted
+// project file, a caller of `awl mcp serve`), makes of the setting below
+// it, and whether it changes it.
+func NarrowValue(k *Key, below Setting, v Value) (Value, bool) {
 	has := below.Source.Kind != ""
 	switch k.Class {
 	case Free:

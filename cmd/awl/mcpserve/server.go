@@ -1,0 +1,386 @@
+// Package mcpserve is the server side of MCP that `awl mcp serve` speaks
+// over stdio: JSON-RPC 2.0 one message a line, the initialize handshake,
+// ping, tools/list, and tools/call handed to the Tool that owns the name,
+// each call in a goroutine of its own with progress notifications and
+// notifications/cancelled. It knows nothing of what a tool does: cmd/awl
+// hands it the tools (each starts an `awl run` process).
+//
+// It is awl's own, as the client (runner/mcp/jsonrpc) is: the SDK's mcp
+// package links encoding/gob and a JSON Schema library whose initialisers
+// would run on every start of awl (cmd/awl's TestNotLinked).
+package mcpserve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// Versions are the MCP revisions the server speaks, newest first: a client
+// asking for one of them gets it, any other gets the first.
+var Versions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// JSON-RPC error codes.
+const (
+	CodeParse          = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternal       = -32603
+)
+
+// Tool is one tool the server offers.
+type Tool struct {
+	Name         string
+	Title        string
+	Description  string
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	// ReadOnly is the readOnlyHint annotation; Destructive the
+	// destructiveHint.
+	ReadOnly, Destructive bool
+	// Call runs the tool with its arguments (a JSON object, or nil when
+	// the request had none). progress, when the client asked for it, sends
+	// a progress notification with msg. ctx ends when the client cancels
+	// the call or goes away, or the server shuts down.
+	Call func(ctx context.Context, args json.RawMessage, progress func(msg string)) Result
+}
+
+// Result is what a tool call answers: the text (one text content item),
+// the structured content, and whether it is an error.
+type Result struct {
+	Text       string
+	Structured any
+	IsError    bool
+}
+
+// Server is an MCP server with a fixed set of tools.
+type Server struct {
+	Name, Version string
+	Instructions  string
+	Tools         []Tool
+	// MaxMessage is the longest line read whole; a longer one is dropped
+	// as it is read and answered with an error.
+	MaxMessage int
+	// Log, when set, is told what the server does not answer (a line that
+	// is too long, a response it did not ask for).
+	Log io.Writer
+}
+
+// message is one JSON-RPC message of any kind.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// conn is one client's connection: the writer and the calls in flight.
+type conn struct {
+	s     *Server
+	out   io.Writer
+	wmu   sync.Mutex
+	mu    sync.Mutex
+	calls map[string]context.CancelFunc // by request id, as sent
+	wg    sync.WaitGroup
+}
+
+// Serve answers the messages read from in on out until in ends or ctx is
+// done; then it cancels the calls in flight and returns once each has
+// ended.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	c := &conn{s: s, out: out, calls: map[string]context.CancelFunc{}}
+	defer func() {
+		cancel()
+		c.wg.Wait()
+	}()
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- s.readLines(ctx, in, lines, c)
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-readErr:
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case line := <-lines:
+			c.handle(ctx, line)
+		}
+	}
+}
+
+// readLines hands each line of in to lines; a line over MaxMessage is
+// dropped as it is read and answered with an error (its id is not known).
+func (s *Server) readLines(ctx context.Context, in io.Reader, lines chan<- []byte, c *conn) error {
+	br := bufio.NewReaderSize(in, 64<<10)
+	max := s.MaxMessage
+	if max <= 0 {
+		max = 16 << 20
+	}
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			line = append(line, chunk...)
+			if len(line) > max {
+				tooLong, line = true, nil
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if tooLong {
+			c.fail(nil, CodeInvalidRequest, fmt.Sprintf("message over %d bytes: dropped", max))
+			if s.Log != nil {
+				fmt.Fprintf(s.Log, "awl: mcp serve: a message over %d bytes was dropped\n", max)
+			}
+		} else if len(line) > 0 {
+			select {
+			case lines <- line:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		line, tooLong = nil, false
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// send writes one message as a line.
+func (c *conn) send(m message) {
+	m.JSONRPC = "2.0"
+	b, err := json.Marshal(m)
+	if err != nil {
+		b, _ = json.Marshal(message{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: CodeInternal, Message: err.Error()}})
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.out.Write(append(b, '\n'))
+}
+
+// fail answers the request id with an error.
+func (c *conn) fail(id json.RawMessage, code int, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	c.send(message{ID: id, Error: &rpcError{Code: code, Message: msg}})
+}
+
+// handle answers one line: a request, a notification, or something else.
+func (c *conn) handle(ctx context.Context, line []byte) {
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil {
+		if len(bytes.TrimSpace(line)) == 0 {
+			return
+		}
+		if t := bytes.TrimSpace(line); t[0] == '[' {
+			c.fail(nil, CodeInvalidRequest, "JSON-RPC batches are not supported")
+			return
+		}
+		c.fail(nil, CodeParse, "not JSON: "+err.Error())
+		return
+	}
+	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	switch {
+	case m.JSONRPC != "2.0":
+		c.fail(m.ID, CodeInvalidRequest, `not JSON-RPC 2.0: "jsonrpc" must be "2.0"`)
+	case m.Method == "" && hasID:
+		// A response: the server sends no requests, so none is awaited.
+	case m.Method == "":
+		c.fail(nil, CodeInvalidRequest, "neither a request nor a notification: no method")
+	case !hasID:
+		c.notification(m)
+	default:
+		c.request(ctx, m)
+	}
+}
+
+// notification acts on a notification: a cancellation ends its call;
+// the others need nothing.
+func (c *conn) notification(m message) {
+	if m.Method != "notifications/cancelled" {
+		return
+	}
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return
+	}
+	c.mu.Lock()
+	cancel := c.calls[idKey(p.RequestID)]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// idKey is a request id as the calls map knows it: a string id and a
+// number id never collide, since the string keeps its quotes.
+func idKey(id json.RawMessage) string {
+	id = bytes.TrimSpace(id)
+	var n json.Number
+	if len(id) > 0 && id[0] != '"' && json.Unmarshal(id, &n) == nil {
+		if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil {
+			return strconv.FormatInt(i, 10)
+		}
+	}
+	return string(id)
+}
+
+// request answers a request.
+func (c *conn) request(ctx context.Context, m message) {
+	switch m.Method {
+	case "initialize":
+		c.initialize(m)
+	case "ping":
+		c.send(message{ID: m.ID, Result: struct{}{}})
+	case "tools/list":
+		c.send(message{ID: m.ID, Result: map[string]any{"tools": c.s.toolList()}})
+	case "tools/call":
+		c.call(ctx, m)
+	default:
+		c.fail(m.ID, CodeMethodNotFound, "method not found: "+m.Method)
+	}
+}
+
+// initialize agrees on the version the client asked for when the server
+// speaks it, else offers its newest.
+func (c *conn) initialize(m message) {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(m.Params, &p); err != nil || p.ProtocolVersion == "" {
+		c.fail(m.ID, CodeInvalidParams, "initialize: params must be an object with a protocolVersion")
+		return
+	}
+	v := Versions[0]
+	if slices.Contains(Versions, p.ProtocolVersion) {
+		v = p.ProtocolVersion
+	}
+	res := map[string]any{
+		"protocolVersion": v,
+		"capabilities":    map[string]any{"tools": map[string]any{"listChanged": false}},
+		"serverInfo":      map[string]any{"name": c.s.Name, "version": c.s.Version},
+	}
+	if c.s.Instructions != "" {
+		res["instructions"] = c.s.Instructions
+	}
+	c.send(message{ID: m.ID, Result: res})
+}
+
+// toolList is tools/list's tools.
+func (s *Server) toolList() []map[string]any {
+	out := make([]map[string]any, 0, len(s.Tools))
+	for _, t := range s.Tools {
+		d := map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.InputSchema}
+		if t.Title != "" {
+			d["title"] = t.Title
+		}
+		if len(t.OutputSchema) > 0 {
+			d["outputSchema"] = t.OutputSchema
+		}
+		d["annotations"] = map[string]any{"title": t.Title, "readOnlyHint": t.ReadOnly, "destructiveHint": t.Destructive, "openWorldHint": true}
+		out = append(out, d)
+	}
+	return out
+}
+
+// call runs a tools/call in a goroutine of its own; its answer is sent
+// when it ends, unless the client cancelled it (then nothing is).
+func (c *conn) call(ctx context.Context, m message) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(m.Params, &p); err != nil {
+		c.fail(m.ID, CodeInvalidParams, "tools/call: params: "+err.Error())
+		return
+	}
+	i := slices.IndexFunc(c.s.Tools, func(t Tool) bool { return t.Name == p.Name })
+	if i < 0 {
+		c.fail(m.ID, CodeInvalidParams, fmt.Sprintf("unknown tool %q", p.Name))
+		return
+	}
+	key := idKey(m.ID)
+	c.mu.Lock()
+	if _, busy := c.calls[key]; busy {
+		c.mu.Unlock()
+		c.fail(m.ID, CodeInvalidRequest, "a call with this id is still running")
+		return
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	c.calls[key] = cancel
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer cancel()
+		res := c.s.Tools[i].Call(cctx, p.Arguments, c.progress(p.Meta.ProgressToken))
+		c.mu.Lock()
+		delete(c.calls, key)
+		c.mu.Unlock()
+		if cctx.Err() != nil {
+			// Cancelled by the client, or the server is ending: the
+			// client no longer waits for an answer.
+			return
+		}
+		c.send(message{ID: m.ID, Result: callResult(res)})
+	}()
+}
+
+// callResult is a tools/call result.
+func callResult(r Result) map[string]any {
+	out := map[string]any{
+		"content": []map[string]any{{"type": "text", "text": r.Text}},
+		"isError": r.IsError,
+	}
+	if r.Structured != nil {
+		out["structuredContent"] = r.Structured
+	}
+	return out
+}
+
+// progress is a call's progress function: nil-safe, a no-op when the
+// client gave no token.
+func (c *conn) progress(token json.RawMessage) func(string) {
+	if len(token) == 0 || string(token) == "null" {
+		return func(string) {}
+	}
+	var mu sync.Mutex
+	n := 0
+	return func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		params := map[string]any{"progressToken": token, "progress": n, "message": msg}
+		b, _ := json.Marshal(params)
+		c.send(message{Method: "notifications/progress", Params: b})
+	}
+}
