@@ -29,7 +29,7 @@ import (
 // awl cannot use said on stderr (tracing off), never ignored.
 func TestExportOptions(t *testing.T) {
 	const ep = "http://127.0.0.1:4318"
-	cfg, warn := FromEnv(env("OTEL_EXPORTER_OTLP_ENDPOINT", ep, "OTEL_EXPORTER_OTLP_TIMEOUT", "2500", "OTEL_EXPORTER_OTLP_COMPRESSION", "gzip", "OTEL_EXPORTER_OTLP_TIMEOUT", "60000"))
+	cfg, warn := FromEnv(env("OTEL_EXPORTER_OTLP_ENDPOINT", ep, "OTEL_EXPORTER_OTLP_TIMEOUT", "2500", "OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"))
 	if cfg == nil || cfg.Timeout != 2500*time.Millisecond || !cfg.Gzip || cfg.TLS != nil {
 		t.Fatalf("cfg %+v, warn %q", cfg, warn)
 	}
