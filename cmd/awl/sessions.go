@@ -651,6 +651,9 @@ func (v *viewer) message(e *session.Entry) {
 				title += " · error"
 			}
 			v.section(title)
+			if b.Hook != nil {
+				fmt.Fprintln(v.w, v.hookLine(b.Hook))
+			}
 			v.text(b.Content, true)
 			for _, at := range b.Attachments {
 				fmt.Fprintln(v.w, imageMeta(at.Type, at.MimeType, at.Data))
@@ -661,6 +664,24 @@ func (v *viewer) message(e *session.Entry) {
 			fmt.Fprintf(v.w, "[%s block]\n", oneline.Cut(string(b.Type), 40))
 		}
 	}
+}
+
+// hookLine says what the pre-tool hooks decided about a call
+// (--tool-hook): the hook that decided, allow or deny, why it denied, and
+// the input it gave the call in place of the model's.
+func (v *viewer) hookLine(h *conv.HookRecord) string {
+	line := "[hook " + oneline.Cut(h.Hook, 200) + " · " + oneline.Cut(h.Decision, 20)
+	if h.Reason != "" {
+		line += " · " + oneline.Cut(h.Reason, 500)
+	}
+	if h.Input != "" {
+		in := oneline.Cut(h.Input, cutToolInput)
+		if v.full {
+			in = safeText(h.Input)
+		}
+		line += " · input changed to " + in
+	}
+	return line + "]"
 }
 
 // hasNonResult reports whether m has a block that is not a tool result.

@@ -135,6 +135,7 @@ details>summary{cursor:pointer}
 .more{display:block;color:var(--muted);font-style:italic}
 .all>summary{color:#0969da;font-size:12px}
 .note{color:var(--muted);font-style:italic;font-size:12px}
+.hook{font-size:12px;margin-top:4px}.hook.deny b{color:var(--err)}
 .mark{margin:12px 0;padding:6px 10px;border-radius:6px;background:var(--soft);border:1px dashed var(--line);font-size:13px}
 .mark.prune{border-color:#54aeff}
 .mark.compaction{border-color:#8250df}

@@ -377,6 +377,7 @@ func (r *renderer) blocks(m *conv.Message) {
 			r.w.WriteString("<div class=\"tool\"><div class=\"call\">result of <code>")
 			r.esc(b.ToolUseID)
 			r.w.WriteString("</code></div>")
+			r.hook(b.Hook)
 			r.output(b)
 			r.w.WriteString("</div>")
 		case conv.BlockImage:
@@ -413,8 +414,35 @@ func (r *renderer) toolCall(b *conv.Block) {
 		return
 	}
 	r.shown[strings.Clone(b.ID)] = true
+	r.hook(res.Hook)
 	r.output(res)
 	r.w.WriteString("</div>")
+}
+
+// hook renders what the pre-tool hooks decided about a call (--tool-hook):
+// the hook that decided, allow or deny, why it denied, and the input it
+// gave the call in place of the model's. Nothing when no hook ran.
+func (r *renderer) hook(h *conv.HookRecord) {
+	if h == nil {
+		return
+	}
+	class := "hook"
+	if h.Decision != "allow" {
+		class += " deny"
+	}
+	r.w.WriteString("<div class=\"" + class + "\"><b>hook ")
+	r.esc(h.Decision)
+	r.w.WriteString("</b> · <code>")
+	r.esc(h.Hook)
+	r.w.WriteString("</code>")
+	if h.Reason != "" {
+		r.w.WriteString(" · ")
+		r.esc(h.Reason)
+	}
+	r.w.WriteString("</div>")
+	if h.Input != "" {
+		r.pre(h.Input, "input the hook gave the call")
+	}
 }
 
 // result is the result of the tool call id, read from the entry that

@@ -50,6 +50,9 @@ func TestHostileTextIsEscaped(t *testing.T) {
 		"image of type text/html not shown",
 		"go test ./...: exit code 1 &lt;b&gt;",
 		"1. Task: fix &lt;the&gt; test",
+		// What a pre-tool hook decided, its command, reason and input.
+		`<div class="hook deny"><b>hook deny</b> · <code>&lt;b&gt;hook&lt;/b&gt; &amp;&amp; echo</code> · &lt;script&gt;console.error(&#34;hook&#34;)&lt;/script&gt;`,
+		`{&#34;command&#34;:&#34;&lt;img src=x onerror=console.error(4)&gt;&#34;}`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("missing %q", want)
