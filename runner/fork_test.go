@@ -247,25 +247,33 @@ func TestConcurrentForksLeaveTheSourceIntact(t *testing.T) {
 	s.Close()
 }
 
+// danglingSource runs a session ("make a plan", answered), then appends
+// what a later run killed after the model asked for a tool leaves: its
+// prompt "run it" and the call dangling_1, with no result.
+func (e *forkEnv) danglingSource() runner.Result {
+	e.t.Helper()
+	e.srv.Enqueue(providertest.Stream("anthropic", providertest.Turn{Text: "the plan", InputTokens: 10, OutputTokens: 5}))
+	src := e.run(e.config("make a plan"))
+	s, err := session.Open(src.SessionPath)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Append(session.Entry{Type: "message", Provider: "anthropic", Model: "m-1", Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("run it")}}}); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := s.Append(session.Entry{Type: "message", Message: &conv.Message{Role: conv.RoleAssistant, StopReason: conv.StopToolUse, Content: []conv.Block{{Type: conv.BlockToolUse, ID: "dangling_1", Name: "bash", Input: `{"command":"sleep 100"}`}}}}); err != nil {
+		e.t.Fatal(err)
+	}
+	return src
+}
+
 // TestForkClosesDanglingToolCallsInTheForkOnly: a source killed between a
 // tool call and its result is closed, in the fork, with an interrupted
 // result, as a resume would; the source keeps its dangling call.
 func TestForkClosesDanglingToolCallsInTheForkOnly(t *testing.T) {
 	e := newForkEnv(t, "anthropic")
-	e.srv.Enqueue(providertest.Stream("anthropic", providertest.Turn{Text: "the plan", InputTokens: 10, OutputTokens: 5}))
-	src := e.run(e.config("make a plan"))
-	// A later run was killed after the model asked for a tool.
-	s, err := session.Open(src.SessionPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Append(session.Entry{Type: "message", Provider: "anthropic", Model: "m-1", Message: &conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("run it")}}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Append(session.Entry{Type: "message", Message: &conv.Message{Role: conv.RoleAssistant, StopReason: conv.StopToolUse, Content: []conv.Block{{Type: conv.BlockToolUse, ID: "dangling_1", Name: "bash", Input: `{"command":"sleep 100"}`}}}}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	src := e.danglingSource()
 	before, _ := os.ReadFile(src.SessionPath)
 
 	ref, err := session.OpenShared(src.SessionPath)
@@ -321,3 +329,58 @@ func TestSessionIDNamesTheNewSession(t *testing.T) {
 }
 
 func asSessionError(err error, target **session.Error) bool { return errors.As(err, target) }
+
+// A fork is made like a new session: its copied history, the closed
+// dangling call and its first prompt's entries are made durable by one
+// fsync, which runs while the first request is sent. When the request
+// arrives, that fsync has not returned, no other has run, and the fork has
+// no file at its name; after the run the fork holds, in order, the copy,
+// the closed call and the prompt.
+func TestForkIsMadeDurableByOneFsyncWhileTheRequestIsSent(t *testing.T) {
+	e := newForkEnv(t, "anthropic")
+	src := e.danglingSource()
+	ref, err := session.OpenShared(src.SessionPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	fsyncs := 0
+	release := make(chan struct{})
+	e.store.Fsync = func(f *os.File) error {
+		mu.Lock()
+		fsyncs++
+		first := fsyncs == 1
+		mu.Unlock()
+		if first {
+			select {
+			case <-release:
+			case <-time.After(5 * time.Second): // the run waited for it: the test fails below
+			}
+		}
+		return f.Sync()
+	}
+	var atRequest int
+	var files []string
+	e.srv.RespondWith(func(n int, req providertest.Request) providertest.Response {
+		if n == 2 {
+			mu.Lock()
+			atRequest = fsyncs
+			mu.Unlock()
+			files, _ = filepath.Glob(filepath.Join(e.store.Dir, "*", "*.jsonl"))
+			close(release)
+		}
+		return providertest.Stream("anthropic", providertest.Turn{Text: "variant", InputTokens: 10, OutputTokens: 5})
+	})
+	cfg := e.config("variant")
+	cfg.Fork = ref
+	fork := e.run(cfg)
+	if atRequest != 1 || len(files) != 1 {
+		t.Errorf("when the fork's request arrived: %d fsyncs begun, session files %v; want the fork's one fsync under way and only the source in place", atRequest, files)
+	}
+	b := mustRead(t, fork.SessionPath)
+	closed := bytes.Index(b, []byte(`"toolUseId":"dangling_1"`))
+	prompt := bytes.Index(b, []byte(`"variant"`))
+	if copied := bytes.Index(b, []byte(`"make a plan"`)); copied < 0 || closed < copied || prompt < closed {
+		t.Errorf("the fork's file holds the copy at %d, the closed call at %d and the prompt at %d; want them in that order:\n%s", copied, closed, prompt, b)
+	}
+}

@@ -401,13 +401,8 @@ func (r *run) do(ctx context.Context) error {
 	case resumed:
 		r.sess = cfg.Resume
 	case cfg.Fork != nil:
-		// The fork starts as its source's initial provider and model; its
-		// copied user messages say which are active.
-		r.sess, err = cfg.Store.CreateWith(session.CreateOptions{
-			Cwd: cfg.Cwd, Provider: cfg.Fork.Header.Provider, Model: cfg.Fork.Header.Model,
-			ID: cfg.SessionID, Fork: cfg.Fork,
-		})
-		cfg.Fork.Close()
+		first, firstErr, err = r.createFork(names, turns[0].Content)
+		created = true
 	default:
 		first, firstErr, err = r.createWithPrompt(names, turns[0].Content)
 		created = true
@@ -435,9 +430,7 @@ func (r *run) do(ctx context.Context) error {
 	for _, w := range unoffered {
 		r.notice(w)
 	}
-	if resumed || cfg.Fork != nil {
-		// In a fork, the calls its source left dangling are closed in the
-		// fork: the source is never written.
+	if resumed {
 		if err := r.closeDanglingToolCalls(false); err != nil {
 			return err
 		}
@@ -450,6 +443,7 @@ func (r *run) do(ctx context.Context) error {
 	for i, t := range turns {
 		switch {
 		case i == 0 && created && firstErr != nil:
+			r.echo(first)
 			return firstErr
 		case i == 0 && created:
 			r.echo(first)
@@ -621,6 +615,46 @@ func (r *run) createWithPrompt(names []string, blocks []conv.Block) (stored []se
 	return stored, nil, err
 }
 
+// createFork creates the fork of cfg.Fork with the entries its first
+// prompt appends, as createWithPrompt does a new session: the copied
+// history, the interrupted results of the calls its source left dangling
+// (closed in the fork: the source is never written), the context, the
+// prompt and the baseline are made durable by one fsync, which runs while
+// the first request is built and sent. A fork of a large session spends
+// most of its extra time over a resume in that fsync of the copy. When
+// the prompt's entries cannot be built (gatherErr), the fork is created
+// with the closed calls only, and gatherErr is the run's once the session
+// event is out. cfg.Fork is closed once its lines are copied.
+func (r *run) createFork(names []string, blocks []conv.Block) (stored []session.Entry, gatherErr, err error) {
+	cfg := r.cfg
+	defer cfg.Fork.Close()
+	// The fork starts as its source's initial provider and model; its
+	// copied user messages say which are active.
+	o := session.CreateOptions{Cwd: cfg.Cwd, Provider: cfg.Fork.Header.Provider, Model: cfg.Fork.Header.Model,
+		ID: cfg.SessionID, Fork: cfg.Fork, Memo: &jsonstr.Memo{}}
+	path := cfg.Fork.ActivePath()
+	var es []session.Entry
+	if closed := danglingResults(path, false); len(closed) > 0 {
+		es = append(es, r.userEntry(closed))
+	}
+	// The output schema a baseline of the source records is the fork's.
+	r.sess = cfg.Fork
+	gatherErr = r.setupGates()
+	r.sess = nil
+	if gatherErr == nil {
+		var prompt []session.Entry
+		if prompt, gatherErr = r.promptEntries(names, blocks, path); gatherErr == nil {
+			es = append(es, prompt...)
+			o.DeferSync = true
+		}
+	}
+	for i := range es {
+		es[i] = cfg.Redact.Entry(es[i])
+	}
+	r.sess, stored, err = cfg.Store.CreateAppending(o, es)
+	return stored, gatherErr, err
+}
+
 // forkOf is the origin a fork's header records; nil for another session.
 func forkOf(h session.Header) *event.ForkOrigin {
 	if h.ForkedFrom == "" {
@@ -685,7 +719,17 @@ func (r *run) echo(stored []session.Entry) {
 // killed run left without results. They are never run again. byMessage
 // says an interrupt message left them: their results are marked so.
 func (r *run) closeDanglingToolCalls(byMessage bool) error {
-	path := r.sess.ActivePath()
+	blocks := danglingResults(r.sess.ActivePath(), byMessage)
+	if len(blocks) == 0 {
+		return nil
+	}
+	return r.appendUser(blocks)
+}
+
+// danglingResults is the interrupted result of each tool call of path's
+// last assistant message that no later entry of path answers; byMessage
+// as for closeDanglingToolCalls.
+func danglingResults(path []session.Entry, byMessage bool) []conv.Block {
 	last := -1
 	for i := len(path) - 1; i >= 0; i-- {
 		if m := path[i].Message; m != nil && m.Role == conv.RoleAssistant {
@@ -722,10 +766,7 @@ func (r *run) closeDanglingToolCalls(byMessage bool) error {
 			})
 		}
 	}
-	if len(blocks) == 0 {
-		return nil
-	}
-	return r.appendUser(blocks)
+	return blocks
 }
 
 // appendPrompt appends the context diff, the user's prompt and the new

@@ -218,3 +218,49 @@ func TestForkCopiesOnlyTheActivePathFromTheFile(t *testing.T) {
 		t.Fatalf("the fork does not open: %v", err)
 	}
 }
+
+// copySpans, in the kernel where it can, and its buffered fallback write
+// the same bytes after what dst holds: spans of a source larger than the
+// 1 MiB buffer, one crossing a buffer boundary, one empty, appended to a
+// file opened for appending (as a session's is), which copy_file_range
+// cannot write through.
+func TestCopySpansKernelAndBufferAgree(t *testing.T) {
+	dir := t.TempDir()
+	srcBytes := make([]byte, 3<<20+17)
+	for i := range srcBytes {
+		srcBytes[i] = byte(i*7 + i>>11)
+	}
+	srcPath := filepath.Join(dir, "src")
+	if err := os.WriteFile(srcPath, srcBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.Open(srcPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	spans := []span{{5, 9}, {100, 100}, {1<<20 - 3, 2<<20 + 5}, {3 << 20, 3<<20 + 17}}
+	want := []byte("header\n")
+	for _, sp := range spans {
+		want = append(want, srcBytes[sp.off:sp.end]...)
+	}
+	for name, copyFn := range map[string]func(dst *os.File) (int64, error){
+		"copySpans":         func(dst *os.File) (int64, error) { return copySpans(dst, src, spans, 7) },
+		"copySpansBuffered": func(dst *os.File) (int64, error) { return copySpansBuffered(dst, src, spans) },
+	} {
+		p := filepath.Join(dir, name)
+		dst, err := os.OpenFile(p, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst.WriteString("header\n")
+		n, err := copyFn(dst)
+		dst.Close()
+		if err != nil || n != int64(len(want)-7) {
+			t.Fatalf("%s: %d bytes, %v; want %d", name, n, err, len(want)-7)
+		}
+		if got := readFile(t, p); !bytes.Equal(got, want) {
+			t.Errorf("%s wrote %d bytes unlike the source's spans (%d)", name, len(got), len(want))
+		}
+	}
+}

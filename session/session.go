@@ -246,7 +246,7 @@ func (s *Store) CreateAppending(o CreateOptions, es []Entry) (*Session, []Entry,
 	}
 	size := int64(len(line))
 	if len(spans) > 0 {
-		n, err := copySpans(f, o.Fork.shared, spans)
+		n, err := copySpans(f, o.Fork.shared, spans, size)
 		if err != nil {
 			return fail(err)
 		}
@@ -405,10 +405,32 @@ func headerLines(h *Header, fork *Session) ([]byte, []Entry, []span, error) {
 	return append(appendHeader(nil, h), '\n'), copied, spans, nil
 }
 
-// copySpans appends the bytes of spans of src to dst through a buffer of
-// at most 1 MiB, and returns how many it wrote. src is held under a shared
-// lock: no writer changes it meanwhile.
-func copySpans(dst, src *os.File, spans []span) (int64, error) {
+// copySpans appends the bytes of spans of src to dst, which holds at
+// bytes, and returns how many it wrote: in the kernel (copy_file_range)
+// where it can, else through a buffer of at most 1 MiB. src is held under
+// a shared lock: no writer changes it meanwhile. A clone of the source's
+// blocks (FICLONERANGE) cannot serve: the new header shifts the copy off
+// the source's block boundaries.
+func copySpans(dst, src *os.File, spans []span, at int64) (int64, error) {
+	var n int64
+	for i, sp := range spans {
+		done, err := copyRangeInKernel(dst, src, sp.off, at+n, sp.end-sp.off)
+		if err != nil {
+			return n, fmt.Errorf("copy the session to fork: %w", err)
+		}
+		if !done {
+			if i > 0 {
+				return n, errors.New("copy the session to fork: copy_file_range failed part way")
+			}
+			return copySpansBuffered(dst, src, spans)
+		}
+		n += sp.end - sp.off
+	}
+	return n, nil
+}
+
+// copySpansBuffered is copySpans through a buffer of at most 1 MiB.
+func copySpansBuffered(dst, src *os.File, spans []span) (int64, error) {
 	var total int64
 	for _, sp := range spans {
 		total += sp.end - sp.off

@@ -328,6 +328,10 @@ func BenchmarkForkVersusResume(b *testing.B) {
 		b.ReportMetric(float64(t.wall.Milliseconds())/float64(b.N), name+"-ms")
 		b.ReportMetric(float64(t.peak)/(1<<20), name+"-MiB")
 	}
+	// The target itself: a fork's time over a resume's, same rounds.
+	for _, bin := range bins {
+		b.ReportMetric(float64(tallies[bin.prefix+"fork"].wall)/float64(tallies[bin.prefix+"resume"].wall), bin.prefix+"fork/resume")
+	}
 	b.ReportMetric(float64(mb), "session-MB")
 }
 
