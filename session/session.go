@@ -91,7 +91,9 @@ type Store struct {
 }
 
 // DefaultDir returns the sessions directory from AWL_SESSION_DIR, else
-// $XDG_DATA_HOME/awl/sessions, else ~/.local/share/awl/sessions.
+// $XDG_DATA_HOME/awl/sessions, else ~/.local/share/awl/sessions. With
+// none of them set it is a session error (KindAccess, exit 3) that says
+// which variables were looked at and how to name a directory.
 func DefaultDir(getenv func(string) string) (string, error) {
 	if d := getenv("AWL_SESSION_DIR"); d != "" {
 		return d, nil
@@ -102,7 +104,7 @@ func DefaultDir(getenv func(string) string) (string, error) {
 	}
 	home := getenv("HOME")
 	if home == "" {
-		return "", errors.New("session directory: neither AWL_SESSION_DIR, XDG_DATA_HOME nor HOME is set")
+		return "", &Error{Kind: KindAccess, Msg: "no session directory: none of AWL_SESSION_DIR, XDG_DATA_HOME (an absolute path) or HOME is set; set AWL_SESSION_DIR or pass --session-dir DIR"}
 	}
 	return filepath.Join(home, ".local", "share", "awl", "sessions"), nil
 }

@@ -42,6 +42,9 @@ type app struct {
 	// (MCP OAuth tokens), which every redactor it made takes up
 	// (secrets.go).
 	secrets secretSet
+	// noSessionDir, for a run given no session directory, is why none was
+	// found: the run fails with it unless its configuration names one.
+	noSessionDir error
 }
 
 // cli is the kong grammar.
@@ -148,7 +151,7 @@ func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader
 		// The ordinary `awl run` line needs no kong (fastRun).
 		if rewritten, err := rewriteResume(args); err == nil {
 			if gl, rc, ok := fastRun(rewritten); ok {
-				return runCommand(a, &gl, func(store *session.Store) error { return rc.Run(a, store) })
+				return runCommand(a, &gl, true, func(store *session.Store) error { return rc.Run(a, store) })
 			}
 		}
 		g, grammar = &run, &run.globals
@@ -194,25 +197,33 @@ func mainAt(ctx context.Context, start time.Time, args []string, stdin io.Reader
 		}
 		return runner.ExitUsage
 	}
-	return runCommand(a, grammar, func(store *session.Store) error {
+	isRun := strings.HasPrefix(kctx.Command(), "run")
+	return runCommand(a, grammar, isRun, func(store *session.Store) error {
 		return runSelected(kctx, a, store)
 	})
 }
 
 // runCommand runs a parsed command with the session store the global flags
 // name: the default directory when none, made absolute, so paths in events
-// and errors stay right after -C. It returns the exit code.
-func runCommand(a *app, grammar *globals, run func(*session.Store) error) int {
+// and errors stay right after -C. It returns the exit code. With no
+// directory named or found, a command other than run fails here; a run
+// (isRun) goes on with a store of no Dir, since a configuration file may
+// name one, and fails as a run does, its result event out (noSessionDir).
+func runCommand(a *app, grammar *globals, isRun bool, run func(*session.Store) error) int {
 	if grammar.SessionDir == "" {
 		dir, err := session.DefaultDir(a.getenv)
-		if err != nil {
+		if err != nil && !isRun {
 			fmt.Fprintln(a.stderr, "awl:", err)
-			return runner.ExitInternal
+			c, _ := runner.Classify(err)
+			return c
 		}
+		a.noSessionDir = err
 		grammar.SessionDir = dir
 	}
-	if abs, err := filepath.Abs(grammar.SessionDir); err == nil {
-		grammar.SessionDir = abs
+	if grammar.SessionDir != "" {
+		if abs, err := filepath.Abs(grammar.SessionDir); err == nil {
+			grammar.SessionDir = abs
+		}
 	}
 	if err := run(&session.Store{Dir: grammar.SessionDir, IsLimit: runner.IsLimit}); err != nil {
 		c, _ := runner.Classify(err)

@@ -167,6 +167,10 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 	}
 	c.flexDefaults()
 	store = c.configured.store(store)
+	if store.Dir == "" {
+		c.failBeforeStart(a, a.noSessionDir)
+		return nil
+	}
 	if pr := c.progress(a); pr != nil {
 		// Diagnostics go out in order with the progress lines, and a
 		// blocked stderr stalls neither the run nor its end.
