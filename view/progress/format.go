@@ -146,7 +146,10 @@ func (p *Printer) entry(e gjson.Result, prev, ts time.Time) {
 	if share, ok := st.cacheShare(); ok {
 		fmt.Fprintf(&b, ", %s cached", share)
 	}
-	if !prev.IsZero() && !ts.IsZero() && ts.After(prev) {
+	// Stamps have millisecond resolution: a response appended within the
+	// millisecond of the event before it took "0ms", which is said as
+	// any other duration. Only a clock that went back leaves it out.
+	if !prev.IsZero() && !ts.IsZero() && !ts.Before(prev) {
 		fmt.Fprintf(&b, ", %s", duration(ts.Sub(prev)))
 	}
 	calls := 0

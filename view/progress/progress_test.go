@@ -47,6 +47,28 @@ awl: model request failed (529); retry 1 in 1s
 	}
 }
 
+// A turn whose response is stamped in the same millisecond as the event
+// before it (a local server, a fast disk) took 0ms and says so, as every
+// other turn says its duration (progress.txtar line 13 once found the
+// duration missing); a stamp before the one before, a clock set back,
+// says none.
+func TestTurnWithinAMillisecond(t *testing.T) {
+	same := strings.Replace(evTurn2, "10:00:04.000Z", "10:00:03.901Z", 1)
+	back := strings.Replace(evTurn2, "10:00:04.000Z", "10:00:03.900Z", 1)
+	for _, c := range []struct{ turn, want string }{
+		{same, "awl: turn 2: 10 in, 5 out, $0.4500 so far, 80% cached, 0ms\n"},
+		{back, "awl: turn 2: 10 in, 5 out, $0.4500 so far, 80% cached\n"},
+	} {
+		var out testenv.Buffer
+		p := New(&out, Options{Steps: true})
+		feed(p, evSession, evUser, evTurn1, evStart1, evEnd1, c.turn)
+		p.Close(time.Second)
+		if !strings.HasSuffix(out.String(), c.want) {
+			t.Errorf("got:\n%s\nwant it to end with %q", out.String(), c.want)
+		}
+	}
+}
+
 func TestGitHub(t *testing.T) {
 	var out testenv.Buffer
 	p := New(&out, Options{Steps: true, GitHub: true})
