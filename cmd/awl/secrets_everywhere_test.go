@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,14 +38,33 @@ func TestSecretsRedactedEverywhere(t *testing.T) {
 	if code := Main(context.Background(), []string{"run", "--no-stdin", "-o", "ndjson", "--stream", "--check", "test -n '" + sentinelKey + "'", "go"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	_, req := rcv.spans(t)
-	wire, _ := proto.Marshal(req)
 	if rcv.headers[0].Get("X-Collector-Token") != "tok/SECRET=4242" {
 		t.Errorf("the OTLP header sent: %q", rcv.headers[0].Get("X-Collector-Token"))
 	}
 	if !strings.Contains(out.String(), `"name":"[redacted:ANTHROPIC_API_KEY]"`) {
 		t.Errorf("no tool_start with the redacted name:\n%s", out.String())
 	}
+	places := runPlaces(t, rcv, srv, dir, &out, &errb)
+	for where, data := range places {
+		for _, secret := range []string{sentinelKey, header, "tok/SECRET=4242", basic[8:24]} {
+			if bytes.Contains(data, []byte(secret)) {
+				t.Errorf("%s holds %q", where, secret)
+			}
+		}
+	}
+	if !bytes.Contains(places["the session"], []byte("[redacted:OTEL_EXPORTER_OTLP_HEADERS]")) ||
+		!bytes.Contains(places["the report"], []byte("[redacted:ANTHROPIC_API_KEY]")) {
+		t.Errorf("the session or the report lacks the redactions:\n%s", places["the session"])
+	}
+}
+
+// runPlaces are the places a finished run (in dir, against srv, traced to
+// rcv) wrote to or sent: its stdout and stderr, the trace as exported,
+// each request to the model, the session file and its HTML report.
+func runPlaces(t *testing.T, rcv *otlpReceiver, srv *providertest.Server, dir string, out, errb *bytes.Buffer) map[string][]byte {
+	t.Helper()
+	_, req := rcv.spans(t)
+	wire, _ := proto.Marshal(req)
 	places := map[string][]byte{"stdout": out.Bytes(), "stderr": errb.Bytes(), "the trace": wire}
 	for i, r := range srv.Requests() {
 		places["request "+string(rune('1'+i))] = r.Body
@@ -60,15 +80,50 @@ func TestSecretsRedactedEverywhere(t *testing.T) {
 		t.Fatalf("sessions report: exit %d: %s", code, herr.String())
 	}
 	places["the report"] = html.Bytes()
-	for where, data := range places {
-		for _, secret := range []string{sentinelKey, header, "tok/SECRET=4242", basic[8:24]} {
-			if bytes.Contains(data, []byte(secret)) {
-				t.Errorf("%s holds %q", where, secret)
+	return places
+}
+
+// TestMCPEnvValuesRedactedEverywhere (issue 47): every value an MCP
+// server's configuration gives it in env, literal or from a ${VAR} the
+// tools' environment still holds, is a secret: a tool that prints it, as
+// it is, base64-encoded, or in the configuration file it reads, brings it
+// into no session line, event, request, span or report, with and without
+// the sandbox. What is clearly no secret (PATH, an existing directory)
+// stays readable.
+func TestMCPEnvValuesRedactedEverywhere(t *testing.T) {
+	const fromVar, literal = "db-pass-5ecret-0451", "literal-5ecret-token-77"
+	for _, sandbox := range []string{"off", "workspace-write"} {
+		t.Run(sandbox, func(t *testing.T) {
+			rcv := newOTLPReceiver(t)
+			srv, dir := traceEnv(t, rcv.URL)
+			t.Setenv("MCP_DB_PASS", fromVar)
+			plain := filepath.Join(dir, "plain-config-dir")
+			os.Mkdir(plain, 0o755)
+			cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"db": map[string]any{
+				"command": "false",
+				"env":     map[string]string{"DB_PASS": "${MCP_DB_PASS}", "API_TOKEN": literal, "PATH": "${PATH}", "DB_CONFIG_DIR": plain}}}})
+			os.WriteFile(filepath.Join(dir, "mcp.json"), cfg, 0o644)
+			input, _ := json.Marshal(map[string]string{"command": `echo "$MCP_DB_PASS"; printf %s "$MCP_DB_PASS" | base64; cat mcp.json; base64 -w0 mcp.json; echo; printf '%s\n' ` + plain})
+			srv.Enqueue(providertest.Stream("anthropic", providertest.Turn{InputTokens: 1, OutputTokens: 1,
+				Calls: []providertest.Call{{ID: "call_1", Name: "bash", Input: string(input)}}}))
+			srv.Enqueue(providertest.Stream("anthropic", providertest.Turn{InputTokens: 1, OutputTokens: 1, Text: "done"}))
+			var out, errb bytes.Buffer
+			if code := Main(context.Background(), []string{"run", "--no-stdin", "-o", "ndjson", "--mcp-config", "mcp.json",
+				"--sandbox", sandbox, "--sandbox-best-effort", "go"}, nil, &out, &errb); code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
 			}
-		}
-	}
-	if !bytes.Contains(places["the session"], []byte("[redacted:OTEL_EXPORTER_OTLP_HEADERS]")) ||
-		!bytes.Contains(places["the report"], []byte("[redacted:ANTHROPIC_API_KEY]")) {
-		t.Errorf("the session or the report lacks the redactions:\n%s", places["the session"])
+			places := runPlaces(t, rcv, srv, dir, &out, &errb)
+			b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+			for where, data := range places {
+				for _, secret := range []string{fromVar, literal, b64(fromVar)[4:20], b64(literal)[4:24]} {
+					if bytes.Contains(data, []byte(secret)) {
+						t.Errorf("%s holds %q", where, secret)
+					}
+				}
+			}
+			if !bytes.Contains(places["the session"], []byte("[redacted:MCP_CREDENTIAL]")) || !bytes.Contains(places["the session"], []byte(plain+`\n`)) {
+				t.Errorf("the session lacks the redactions, or redacted what is no secret:\n%s", places["the session"])
+			}
+		})
 	}
 }

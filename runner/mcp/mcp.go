@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -628,11 +629,18 @@ func (s *server) redact(text string) string {
 
 // configSecrets are the credentials cfg gives awl to reach the server:
 // its headers' values, and the OAuth client secret, private key, and the
-// identity provider's client secret and ID token.
+// identity provider's client secret and ID token; and what it gives a
+// stdio server in env, every value but those clearly no secret
+// (envSecret).
 func configSecrets(cfg Server) []string {
 	var vs []string
 	for _, v := range cfg.Headers {
 		vs = append(vs, v)
+	}
+	for k, v := range cfg.Env {
+		if envSecret(k, v) {
+			vs = append(vs, v)
+		}
 	}
 	if o := cfg.OAuth; o != nil {
 		vs = append(vs, o.ClientSecret, o.PrivateKey)
@@ -641,4 +649,32 @@ func configSecrets(cfg Server) []string {
 		}
 	}
 	return slices.DeleteFunc(vs, func(v string) bool { return strings.TrimSpace(v) == "" })
+}
+
+// plainEnv are the variables that name where things are or how to show
+// them, never a credential: their values are no secret.
+var plainEnv = map[string]bool{
+	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "SHELL": true, "PWD": true,
+	"TERM": true, "LANG": true, "LANGUAGE": true, "TZ": true, "TMPDIR": true, "TMP": true, "TEMP": true,
+	"NODE_PATH": true, "NODE_ENV": true, "PYTHONPATH": true, "PYTHONHOME": true, "VIRTUAL_ENV": true,
+	"GOPATH": true, "GOROOT": true, "JAVA_HOME": true, "LD_LIBRARY_PATH": true,
+}
+
+// envSecret reports whether the value v an MCP server's configuration
+// gives it in the variable k is a secret for the run's redactor. Every
+// value is, literal or from a ${VAR}, but those clearly no secret: the
+// values of plainEnv's variables and of the locale's (LC_*) and XDG base
+// directories' (XDG_*), and a value that is the absolute path of a file
+// or directory that exists. Shorter values than the redactor takes (8
+// bytes) it leaves anyway.
+func envSecret(k, v string) bool {
+	if strings.TrimSpace(v) == "" || plainEnv[k] || strings.HasPrefix(k, "LC_") || strings.HasPrefix(k, "XDG_") {
+		return false
+	}
+	if filepath.IsAbs(v) {
+		if _, err := os.Lstat(v); err == nil {
+			return false
+		}
+	}
+	return true
 }
