@@ -49,7 +49,9 @@ func (s *Sandbox) watchGit() {
 	if s.Mode != WorkspaceWrite {
 		return
 	}
-	dirs := allGitDirs(s.Cwd)
+	dirs, missing := gitPaths(s.Cwd)
+	// A missing include is watched as a file: made, it is "(added)".
+	dirs = append(dirs, missing...)
 	base := s.Cwd
 	if r, err := filepath.EvalSymlinks(base); err == nil {
 		base = r
@@ -250,6 +252,14 @@ func gitWritable(p Policy) bool {
 // sandbox acts on each: a .git file decides which directory is a
 // repository's, and so whose config and hooks run.
 func allGitDirs(cwd string) []string {
+	dirs, _ := gitPaths(cwd)
+	return dirs
+}
+
+// gitPaths are allGitDirs, and the files the repositories' configuration
+// includes that do not exist (yet): a command that makes one in the
+// workspace sets what the next git does.
+func gitPaths(cwd string) (dirs, missing []string) {
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -270,9 +280,15 @@ func allGitDirs(cwd string) []string {
 		add(dot)
 		add(gd)
 		add(common)
-		for _, dir := range []string{gd, common} {
-			if h := hooksPath(root, dir); h != "" {
-				add(h)
+		tr := configTrust(root, gd, common)
+		for _, h := range tr.hooks {
+			add(h)
+		}
+		for _, f := range tr.includes {
+			if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+				add(f)
+			} else if err != nil && !slices.Contains(missing, f) {
+				missing = append(missing, f)
 			}
 		}
 		wts, _ := filepath.Glob(filepath.Join(common, "worktrees", "*", "gitdir"))
@@ -302,7 +318,32 @@ func allGitDirs(cwd string) []string {
 			kept = append(kept, p)
 		}
 	}
-	return kept
+	return kept, missing
+}
+
+// missingIncludes are the files the repositories' configuration includes
+// that do not exist and lie in a directory commands may write: no mount
+// can hold a name that does not exist, so a command may make one.
+func missingIncludes(p Policy) []string {
+	if p.Mode == Off {
+		return nil
+	}
+	_, missing := gitPaths(p.Cwd)
+	var out []string
+	for _, f := range missing {
+		rf := f
+		if d, err := filepath.EvalSymlinks(filepath.Dir(f)); err == nil {
+			rf = filepath.Join(d, filepath.Base(f))
+		}
+		for _, w := range p.WritableDirs() {
+			rw, err := filepath.EvalSymlinks(w)
+			if within(f, w) || err == nil && within(rf, rw) {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // gitDirOf is the git directory that dot (a .git directory or file)
@@ -359,68 +400,19 @@ func submodulePaths(root string) []string {
 	return out
 }
 
-// hooksPath is the directory core.hooksPath names for the repository
-// whose worktree is root and git directory dir, as its config (and
-// config.worktree, then the user's global config where the repository
-// sets none) says: relative to root, "~/" to the home directory; "" when
-// none is set or it does not exist. Included files are not followed.
-func hooksPath(root, dir string) string {
-	home, _ := os.UserHomeDir()
-	xdg := os.Getenv("XDG_CONFIG_HOME")
-	if xdg == "" && home != "" {
-		xdg = filepath.Join(home, ".config")
-	}
-	var h string
-	for _, f := range []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig"),
-		filepath.Join(dir, "config"), filepath.Join(dir, "config.worktree")} {
-		if v := configValue(f, "core", "hookspath"); v != "" {
-			h = v
-		}
-	}
-	switch {
-	case h == "":
-		return ""
-	case strings.HasPrefix(h, "~/") && home != "":
-		h = filepath.Join(home, h[2:])
-	case !filepath.IsAbs(h):
-		h = filepath.Join(root, h)
-	}
-	if st, err := os.Stat(h); err != nil || !st.IsDir() {
-		return ""
-	}
-	return h
-}
-
-// configValue is the last value of section.key (both lower case) in the
-// git config file f, "" when there is none.
-func configValue(f, section, key string) string {
-	b, err := os.ReadFile(f)
-	if err != nil {
-		return ""
-	}
-	var in bool
-	var v string
-	for line := range strings.Lines(string(b)) {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "[") {
-			name, _, _ := strings.Cut(strings.Trim(line, "[]"), " ")
-			in = strings.EqualFold(strings.TrimSpace(name), section) && !strings.Contains(line, `"`)
-			continue
-		}
-		k, val, ok := strings.Cut(line, "=")
-		if in && ok && strings.EqualFold(strings.TrimSpace(k), key) {
-			v = strings.Trim(strings.TrimSpace(val), `"`)
-		}
-	}
-	return v
-}
-
 // GitWarning says, when commands may write the working directory's git
 // directories although the user did not ask for it (workspace-write where
 // awl cannot make a mount namespace to make them read-only), that they
 // may: "" otherwise.
 func (s *Sandbox) GitWarning() string {
-	if s == nil || s.Mode != WorkspaceWrite || s.status.GitReadOnly {
+	if s == nil || s.Mode == Off {
+		return ""
+	}
+	if inc := missingIncludes(s.Policy); len(inc) > 0 && s.Mode == WorkspaceWrite && s.status.GitReadOnly {
+		return fmt.Sprintf("--sandbox: git's configuration includes %s, which does not exist and lies where commands may write: "+
+			"a command that makes it sets what a later git runs (core.fsmonitor, core.hooksPath); awl warns after the run when one is made", andList(inc))
+	}
+	if s.Mode != WorkspaceWrite || s.status.GitReadOnly {
 		return ""
 	}
 	dirs := gitDirs(s.Policy)

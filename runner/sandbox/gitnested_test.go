@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,22 +122,7 @@ func TestGitNestedReadOnly(t *testing.T) {
 		"echo '[core] fsmonitor = evil' > .git/modules/lib/config",
 	}
 	// Unconfined, each would have done it: the files are writable.
-	for _, name := range []string{"lib/.git", "lib/deep/.git", "vendor/old/.git/config", "wt/.git", ".husky/pre-commit", ".git/info/exclude"} {
-		if f, err := os.OpenFile(filepath.Join(cwd, name), os.O_WRONLY, 0); err != nil {
-			t.Fatalf("unconfined, %s is not writable: the test would prove nothing: %v", name, err)
-		} else {
-			f.Close()
-		}
-	}
-	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	requireNamespaces(t, st)
-	if !st.GitReadOnly || !st.Enforced.Git {
-		t.Fatalf("status %+v: not read-only", st)
-	}
+	sb := readOnlyGitSandbox(t, cwd, "lib/.git", "lib/deep/.git", "vendor/old/.git/config", "wt/.git", ".husky/pre-commit", ".git/info/exclude")
 	var told notes
 	sb.OnGitChange(told.add)
 	tools := toolsFor(cwd, sb)
@@ -221,4 +207,100 @@ func TestGitMadeWhereThereWasNone(t *testing.T) {
 	sb.OnGitChange(told.add)
 	mustOK(t, run(toolsFor(cwd, sb), "bash", map[string]any{"command": "mkdir -p .git/hooks && echo evil > .git/hooks/post-checkout"}))
 	told.wait(t, ".git (created)")
+}
+
+// Git's configuration may include files (include.path, includeIf), and a
+// file it includes from the workspace is configuration the model could
+// write: core.fsmonitor, or a core.hooksPath of its own, for the next git
+// outside the sandbox. Every file the repository's config includes,
+// conditionally or not, nested, and every hooks directory any of them
+// names, in the forms git reads (a variable on its header's line, quotes,
+// comments, a continued line, upper case), is read-only; an included
+// file that does not exist yet makes enforced.git false, is warned of,
+// and is told when a command makes it.
+func TestGitConfigIncludesReadOnly(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	cwd := filepath.Join(t.TempDir(), "work")
+	files := map[string]string{
+		".git/HEAD": "ref: refs/heads/main\n",
+		".git/config": "[core]\n\tbare = false\n[include]\n\tpath = ../.gitconfig-shared\n" +
+			"[includeIf \"gitdir:/nowhere/\"]\n\tpath = ../cfg/hooks.cfg\n",
+		".gitconfig-shared":       "[CORE] hooksPath = .githooks\n[include] path = \"nested.cfg\" ; a comment\n",
+		"nested.cfg":              "[core]\n\thooksPath = \"tools/ho\\\noks\" # continued\n",
+		"cfg/hooks.cfg":           "; conditional\n[core]\n  HOOKSPATH = scripts/hooks\t\n",
+		".githooks/pre-commit":    "make lint\n",
+		"tools/hooks/pre-commit":  "make test\n",
+		"scripts/hooks/pre-push":  "make all\n",
+		"scripts/hooks/README.md": "hooks\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(cwd, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.MkdirAll(filepath.Join(cwd, ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(cwd, ".git", "refs"), 0o755)
+	guarded := []string{".gitconfig-shared", "nested.cfg", "cfg/hooks.cfg", ".githooks/pre-commit", "tools/hooks/pre-commit", "scripts/hooks/pre-push"}
+	if git, err := exec.LookPath("git"); err == nil {
+		// git reads them so: the hooks directories are its.
+		out, err := exec.Command(git, "-C", cwd, "-c", "safe.directory=*", "config", "--includes", "--get-all", "core.hookspath").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), ".githooks\ntools/hooks\n") {
+			t.Fatalf("git config --get-all core.hooksPath: %v\n%s", err, out)
+		}
+	}
+	sb := readOnlyGitSandbox(t, cwd, guarded...)
+	tools := toolsFor(cwd, sb)
+	for _, name := range guarded {
+		cmd := "echo '[core] fsmonitor = evil' >> " + name
+		if res := run(tools, "bash", map[string]any{"command": cmd}); !res.IsError {
+			t.Errorf("%s: succeeded:\n%s", cmd, res.Content)
+		}
+	}
+	mustOK(t, run(tools, "bash", map[string]any{"command": "echo x > scripts/other.txt"}))
+	sameFiles(t, cwd, files)
+
+	// An include that names a file not there yet.
+	os.WriteFile(filepath.Join(cwd, ".git/config"), []byte(files[".git/config"]+"[include]\n\tpath = ../local.cfg\n"), 0o644)
+	sb2, st2, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb2.Close()
+	if st2.Enforced.Git {
+		t.Errorf("status %+v: enforced.git with an include a command may make", st2)
+	}
+	if w := sb2.GitWarning(); !strings.Contains(w, filepath.Join(cwd, "local.cfg")) {
+		t.Errorf("GitWarning does not name local.cfg: %q", w)
+	}
+	var told notes
+	sb2.OnGitChange(told.add)
+	mustOK(t, run(toolsFor(cwd, sb2), "bash", map[string]any{"command": "echo '[core] fsmonitor = evil' > local.cfg"}))
+	told.wait(t, "local.cfg (created)")
+}
+
+// readOnlyGitSandbox is a workspace-write sandbox of cwd, whose git files
+// (guarded, each first shown writable unconfined, so that the test
+// proves something) the namespaces make read-only; it skips where there
+// are none.
+func readOnlyGitSandbox(t *testing.T, cwd string, guarded ...string) *sandbox.Sandbox {
+	t.Helper()
+	for _, name := range guarded {
+		f, err := os.OpenFile(filepath.Join(cwd, name), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatalf("unconfined, %s is not writable: the test would prove nothing: %v", name, err)
+		}
+		f.Close()
+	}
+	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	requireNamespaces(t, st)
+	if !st.GitReadOnly || !st.Enforced.Git {
+		t.Fatalf("status %+v: not read-only", st)
+	}
+	return sb
 }

@@ -365,7 +365,8 @@ func New(o Options) (*Sandbox, Status, error) {
 			}
 		}
 	}
-	s.status.Enforced.Git = s.status.Enforced.Files && (s.status.GitReadOnly || p.Mode == ReadOnly && !gitWritable(p))
+	s.status.Enforced.Git = s.status.Enforced.Files && (s.status.GitReadOnly || p.Mode == ReadOnly && !gitWritable(p)) &&
+		len(missingIncludes(p)) == 0
 	st = s.status
 	s.watchGit()
 	return s, st, nil
