@@ -174,7 +174,7 @@ func anthropicRequest(req Request, self string) *anthRequest {
 		mark = ephemeral1h
 	}
 	msgs := req.Messages
-	stable := req.StablePrefix
+	stable, shared := req.StablePrefix, req.SharedPrefix
 	for len(msgs) > 0 && msgs[0].Role == conv.RoleSystem {
 		for _, b := range msgs[0].Content {
 			if b.Type == conv.BlockText && b.Text != "" {
@@ -183,13 +183,14 @@ func anthropicRequest(req Request, self string) *anthRequest {
 		}
 		msgs = msgs[1:]
 		stable--
+		shared--
 	}
 	if n := len(out.System); n > 0 {
 		out.System[n-1].Cache = mark
 	}
-	// The breakpoints: the end of the stable prefix, when there is one
-	// before the end, and the end of the request.
-	at := 0
+	// The breakpoints: the end of the stable prefix and of the shared
+	// one, when each ends before the next, and the end of the request.
+	at, sharedAt := 0, 0
 	for i, m := range msgs {
 		if am := anthropicMessage(m, self); am != nil {
 			out.Messages = append(out.Messages, am)
@@ -197,18 +198,29 @@ func anthropicRequest(req Request, self string) *anthRequest {
 		if i == stable-1 {
 			at = len(out.Messages)
 		}
+		if i == shared-1 {
+			sharedAt = len(out.Messages)
+		}
 	}
 	if n := len(out.Messages); n > 0 {
 		markEnd(out.Messages[n-1], mark)
 		if at > 0 && at < n {
 			markEnd(out.Messages[at-1], mark)
 		}
+		if sharedAt >= at || sharedAt > 0 && !markEnd(out.Messages[sharedAt-1], mark) {
+			sharedAt = 0
+		}
 	}
 	for _, t := range req.Tools {
 		out.Tools = append(out.Tools, &anthTool{Name: t.Name, Description: t.Description, InputSchema: toolSchema(t.Schema)})
 	}
-	if n := len(out.Tools); n > 0 {
+	// A request may mark four breakpoints: with the shared prefix marked,
+	// the one after the tools goes (the system prompt's, after them,
+	// serves when it is there).
+	if n := len(out.Tools); n > 0 && (sharedAt == 0 || len(out.System) == 0) {
 		out.Tools[n-1].Cache = mark
+	}
+	if n := len(out.Tools); n > 0 {
 		if req.ToolChoice != "" {
 			out.Choice = &anthChoice{Type: req.ToolChoice}
 		}
@@ -251,12 +263,14 @@ func RefusesBudgetThinking(err error) bool {
 }
 
 // markEnd sets a cache breakpoint on the last block of m, unless it is
-// thinking, which cannot carry one.
-func markEnd(m *anthMessage, mark *anthCache) {
+// thinking, which cannot carry one, and reports whether it did.
+func markEnd(m *anthMessage, mark *anthCache) bool {
 	last := m.Content[len(m.Content)-1]
-	if last.Type != "thinking" && last.Type != "redacted_thinking" {
-		last.Cache = mark
+	if last.Type == "thinking" || last.Type == "redacted_thinking" {
+		return false
 	}
+	last.Cache = mark
+	return true
 }
 
 // anthropicMessage lowers one message, or returns nil when nothing in it

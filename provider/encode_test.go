@@ -435,6 +435,51 @@ func TestAnthropicStablePrefixBreakpoint(t *testing.T) {
 	}
 }
 
+// TestAnthropicSharedPrefixBreakpoint: Request.SharedPrefix marks the end
+// of the messages the requests before a prune began with, in place of the
+// breakpoint after the tools when a system prompt follows them (a request
+// may mark four), beside the tools' when there is none; and nothing when
+// it does not end before the stable prefix, or on a message that ends in
+// thinking, which cannot carry a breakpoint.
+func TestAnthropicSharedPrefixBreakpoint(t *testing.T) {
+	result := func(id string) conv.Message {
+		return conv.Message{Role: conv.RoleUser, Content: []conv.Block{{Type: conv.BlockToolResult, ToolUseID: id, Content: "out"}}}
+	}
+	call := func(id string) conv.Message {
+		return conv.Message{Role: conv.RoleAssistant, Content: []conv.Block{{Type: conv.BlockToolUse, ID: id, Name: "bash", Input: `{}`}}}
+	}
+	sys := conv.Message{Role: conv.RoleSystem, Content: []conv.Block{conv.TextBlock("sys")}}
+	task := conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock("task")}}
+	thought := conv.Message{Role: conv.RoleAssistant, Provider: NameAnthropic, Content: []conv.Block{{Type: conv.BlockToolUse, ID: "c2", Name: "bash", Input: `{}`}, {Type: conv.BlockThinking, Thinking: "hm", Signature: "s"}}}
+	convo := []conv.Message{task, call("c1"), result("c1"), call("c2"), result("c2"), call("c3"), result("c3")}
+	tools := []Tool{{Name: "bash", Schema: json.RawMessage(`{"type":"object"}`)}}
+	for _, tc := range []struct {
+		name           string
+		msgs           []conv.Message
+		stable, shared int
+		want           []string
+	}{
+		{"system", append([]conv.Message{sys}, convo...), 6, 3, []string{"system.0", "messages.1.content.0", "messages.4.content.0", "messages.6.content.0"}},
+		{"no system", convo, 5, 2, []string{"tools.0", "messages.1.content.0", "messages.4.content.0", "messages.6.content.0"}},
+		{"not before the stable prefix", append([]conv.Message{sys}, convo...), 4, 4, []string{"system.0", "tools.0", "messages.2.content.0", "messages.6.content.0"}},
+		{"no stable prefix", append([]conv.Message{sys}, convo...), 0, 3, []string{"system.0", "tools.0", "messages.6.content.0"}},
+		{"thinking", []conv.Message{sys, task, call("c1"), result("c1"), thought, result("c2"), call("c3"), result("c3")}, 6, 5, []string{"system.0", "tools.0", "messages.4.content.0", "messages.6.content.0"}},
+	} {
+		body, err := EncodeRequest(NameAnthropic, Request{Model: "m", Messages: tc.msgs, Tools: tools, StablePrefix: tc.stable, SharedPrefix: tc.shared})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(body), `"cache_control"`); n != len(tc.want) {
+			t.Errorf("%s: %d breakpoints, want %d: %s", tc.name, n, len(tc.want), body)
+		}
+		for _, p := range tc.want {
+			if gjson.GetBytes(body, p+".cache_control.type").Str != "ephemeral" {
+				t.Errorf("%s: no breakpoint on %s: %s", tc.name, p, body)
+			}
+		}
+	}
+}
+
 // TestCacheTTLAndKey: --cache-ttl 1h puts the 1-hour TTL on every
 // Anthropic breakpoint (a 1-hour one may not follow a 5-minute one); 24h
 // is OpenAI's prompt_cache_retention on both APIs; the cache key goes to

@@ -74,6 +74,14 @@ type Request struct {
 	// Anthropic Messages marks a cache breakpoint at their end, so that
 	// such a request reads them from the cache. 0 marks nothing.
 	StablePrefix int
+	// SharedPrefix is how many leading Messages the requests before the
+	// latest prune began with too, when that prune changed the messages
+	// after them (the stable prefix those requests marked): Anthropic
+	// Messages marks their end as well, in place of the breakpoint after
+	// the tools, so that the request reads them from the cache however
+	// many blocks the prune's stubs take after them (its lookback is 20
+	// blocks). 0, or not less than StablePrefix, marks nothing.
+	SharedPrefix int
 	// CacheTTL is how long the prompt cache keeps what this request
 	// writes: "" or "5m" the API's default; "1h" Anthropic's extended
 	// TTL on every breakpoint; "24h" OpenAI's extended retention

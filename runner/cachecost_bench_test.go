@@ -300,6 +300,9 @@ var cacheScenarios = []struct {
 	{name: "gap10m-ttl", window: 200000, outSize: 1200, play: playGap, ttl: map[string]string{"anthropic": "1h", "openai": "24h"}},
 	// Sixty test-and-fix steps of ~1.7k-token outputs in a 20k window.
 	{name: "long60", window: 20000, outSize: 6800, play: func(g *costRig) { g.run(g.config("make the parse tests pass", 60)) }},
+	// 120 of them in a 100k window, where a prune stubs a dozen results
+	// or more at once.
+	{name: "long120-100k", window: 100000, outSize: 6800, play: func(g *costRig) { g.run(g.config("make the parse tests pass", 120)) }},
 }
 
 // playGap is a run and two --resume steps, each of four calls of

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,46 @@ func TestShortRunsReadTheWholePredecessor(t *testing.T) {
 				}
 				if u.Read != want {
 					t.Errorf("request %d read %d tokens, want %d (the %d of the request before it)", i+1, u.Read, want, prev)
+				}
+			}
+		})
+	}
+}
+
+// TestLargeWindowPrunesKeepTheCache: in a 100k window a prune stubs a
+// dozen results or more at once, whose stubs and calls take more blocks
+// than Anthropic's cache looks back from a breakpoint (20). The request
+// after each prune still reads from the cache everything it shares with
+// the requests before (all but the tail past OpenAI's last 128-token
+// step): the end of the prefix they marked is marked again.
+func TestLargeWindowPrunesKeepTheCache(t *testing.T) {
+	for _, api := range []string{"anthropic", "openai"} {
+		t.Run(api, func(t *testing.T) {
+			g := newCostRig(t, api, 100000, 6800)
+			res := g.run(g.config("make the parse tests pass", 120))
+			file, err := os.ReadFile(res.SessionPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The results each prune after the first stubs: those since
+			// the prune before it.
+			var spans []int
+			results := 0
+			for line := range strings.Lines(string(file)) {
+				switch {
+				case gjson.Get(line, "type").Str == "prune":
+					spans = append(spans, results)
+					results = 0
+				case gjson.Get(line, `message.content.#(type=="toolResult")`).Exists():
+					results++
+				}
+			}
+			if len(spans) < 3 || slices.Min(spans[1:]) < 7 {
+				t.Fatalf("results stubbed by each prune: %v; want three prunes or more, of seven results or more after the first", spans)
+			}
+			for i, u := range g.usages {
+				if u.Ideal >= 1024 && u.Ideal-u.Read >= 128 {
+					t.Errorf("request %d read %d of the %d tokens it shares with an earlier request", i+1, u.Read, u.Ideal)
 				}
 			}
 		})

@@ -40,18 +40,18 @@ const keepShare = 20
 func (r *run) compact(ctx context.Context, specs []provider.Tool, before int64, reason string) error {
 	start := time.Now()
 	path := r.sess.ActivePath()
-	msgs, stable := projection.ProjectStable(path)
+	msgs, marks := projection.ProjectPrefixes(path)
 	if reason == "overflow" {
 		// The request was already too long: summarise from a projection
 		// with every large tool result stubbed.
-		msgs, stable = projection.AllPruned(path), 0
+		msgs, marks = projection.AllPruned(path), projection.Prefixes{}
 	}
-	msg, err := r.summarise(ctx, specs, msgs, stable)
+	msg, err := r.summarise(ctx, specs, msgs, marks)
 	if err != nil && reason != "overflow" && overflowed(err) {
 		// The summary request itself did not fit (the window was
 		// overestimated, or a manual compaction of a session that had
 		// outgrown it): once more with every large tool result stubbed.
-		msg, err = r.summarise(ctx, specs, projection.AllPruned(path), 0)
+		msg, err = r.summarise(ctx, specs, projection.AllPruned(path), projection.Prefixes{})
 	}
 	if err != nil {
 		return err
@@ -154,12 +154,12 @@ func (e *errNoSummary) Unwrap() error { return e.err }
 // again once with tool calls forbidden (tool_choice none); when that one
 // has no text either, or the server refuses the parameter, the error is
 // an *errNoSummary.
-func (r *run) summarise(ctx context.Context, specs []provider.Tool, msgs []conv.Message, stable int) (conv.Message, error) {
+func (r *run) summarise(ctx context.Context, specs []provider.Tool, msgs []conv.Message, marks projection.Prefixes) (conv.Message, error) {
 	msgs = append(msgs[:len(msgs):len(msgs)], conv.Message{Role: conv.RoleUser, Content: []conv.Block{conv.TextBlock(CompactInstruction)}})
 	// Tools stay offered, so that a history with tool calls is a valid
 	// request on every API and the cached prefix still serves; the
 	// instruction asks for none, and none that come back are run.
-	req := provider.Request{Model: r.cfg.Model, Messages: msgs, StablePrefix: stable, Tools: specs, MaxTokens: r.cfg.MaxOutputTokens, Reasoning: r.cfg.Reasoning}
+	req := provider.Request{Model: r.cfg.Model, Messages: msgs, StablePrefix: marks.Stable, SharedPrefix: marks.Shared, Tools: specs, MaxTokens: r.cfg.MaxOutputTokens, Reasoning: r.cfg.Reasoning}
 	msg, err := r.summaryRequest(ctx, req)
 	if err != nil {
 		return conv.Message{}, err

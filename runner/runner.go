@@ -866,7 +866,7 @@ func (r *run) loop(ctx context.Context) error {
 		turnStart := r.cfg.now()
 		// fit may compact first: a request that --max-turns does not
 		// count, but whose cost and tokens the budgets do.
-		msgs, stable, err := r.fit(ctx, specs)
+		msgs, marks, err := r.fit(ctx, specs)
 		if err != nil {
 			return err
 		}
@@ -874,7 +874,8 @@ func (r *run) loop(ctx context.Context) error {
 		req := provider.Request{
 			Model:        cfg.Model,
 			Messages:     msgs,
-			StablePrefix: stable,
+			StablePrefix: marks.Stable,
+			SharedPrefix: marks.Shared,
 			Tools:        specs,
 			MaxTokens:    cfg.MaxOutputTokens,
 			Reasoning:    cfg.Reasoning,
@@ -892,7 +893,8 @@ func (r *run) loop(ctx context.Context) error {
 			} else if ferr != nil {
 				return ferr
 			}
-			req.Messages, req.StablePrefix = projection.ProjectStable(r.sess.ActivePath())
+			req.Messages, marks = projection.ProjectPrefixes(r.sess.ActivePath())
+			req.StablePrefix, req.SharedPrefix = marks.Stable, marks.Shared
 			msg, err = r.stream(ctx, req)
 		}
 		if err != nil {

@@ -152,9 +152,9 @@ func (r *run) noteUsage(reqMsgs int, u *conv.Usage) {
 
 // fit projects the session for the next request, pruning and then
 // compacting first when the request would pass a threshold. It returns the
-// messages and how many of them are a stable prefix
-// (projection.ProjectStable).
-func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, int, error) {
+// messages and the prefixes of them that other requests share
+// (projection.ProjectPrefixes).
+func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, projection.Prefixes, error) {
 	path := r.sess.ActivePath()
 	if !r.limitSeeded {
 		r.limitSeeded = true
@@ -163,9 +163,9 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, i
 		}
 	}
 	w := r.cfg.Window
-	msgs, stable := projection.ProjectStable(path)
+	msgs, marks := projection.ProjectPrefixes(path)
 	if w.Tokens <= 0 {
-		return msgs, stable, nil
+		return msgs, marks, nil
 	}
 	if !r.windowSeeded {
 		r.window, r.windowSeeded = seedWindow(path, msgs, r.cfg.Provider.Name(), r.cfg.Model, r.cfg.Prices), true
@@ -176,10 +176,10 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, i
 		// pruned whatever the prune frees.
 		pruned, err := r.prune(est, specTokens(specs), keepTurns, r.summaryOff && w.over(est, w.compactAt()))
 		if err != nil {
-			return nil, 0, err
+			return nil, marks, err
 		}
 		if pruned {
-			msgs, stable = projection.ProjectStable(r.sess.ActivePath())
+			msgs, marks = projection.ProjectPrefixes(r.sess.ActivePath())
 			est = projection.Estimate(msgs) + specTokens(specs)
 		}
 	}
@@ -187,20 +187,20 @@ func (r *run) fit(ctx context.Context, specs []provider.Tool) ([]conv.Message, i
 		if err := r.compact(ctx, specs, est, "threshold"); err != nil {
 			ns, ok := errors.AsType[*errNoSummary](err)
 			if !ok {
-				return nil, 0, err
+				return nil, marks, err
 			}
 			if _, err := r.pruneAlone(ns, est, specTokens(specs), keepTurns); err != nil {
-				return nil, 0, err
+				return nil, marks, err
 			}
 		}
 		// The summary request was paid for: a budget it used up stops
 		// the run before the request it was made for.
 		if err := r.budgetStop(); err != nil {
-			return nil, 0, err
+			return nil, marks, err
 		}
-		msgs, stable = projection.ProjectStable(r.sess.ActivePath())
+		msgs, marks = projection.ProjectPrefixes(r.sess.ActivePath())
 	}
-	return msgs, stable, nil
+	return msgs, marks, nil
 }
 
 // turnSinceCompaction reports whether path holds an assistant message

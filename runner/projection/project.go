@@ -124,20 +124,42 @@ func LargeResult(m *conv.Message) bool {
 // begins with them, so they are a stable prefix for a provider's cache
 // (Anthropic's cache stores a prefix only where a request marks one).
 func ProjectStable(path []session.Entry) ([]conv.Message, int) {
+	msgs, p := ProjectPrefixes(path)
+	return msgs, p.Stable
+}
+
+// Prefixes are the leading messages of a projection that other requests
+// of the session begin with too, as counts.
+type Prefixes struct {
+	// Stable is the prefix the next prune leaves as it is (ProjectStable).
+	Stable int
+	// Shared is, when the latest prune comes after the latest compaction,
+	// the messages before the first result it stubbed that the prune
+	// before it had left whole: the stable prefix of every request
+	// between the two, which they all began with, and so the longest
+	// prefix this request shares with them. 0 otherwise.
+	Shared int
+}
+
+// ProjectPrefixes is Project, with the prefixes that other requests share
+// (Prefixes). Both are functions of path alone, so that a resumed or
+// forked run marks them where the run that wrote the session would have.
+func ProjectPrefixes(path []session.Entry) ([]conv.Message, Prefixes) {
 	ids := locator{path: path}
-	// The latest prune boundary and compaction.
-	pruneUpTo, comp, ctxEnd := -1, -1, -1
+	// The latest prune boundary and compaction, and the boundary of the
+	// prune before the latest one.
+	pruneUpTo, prevUpTo, pruneAt, comp, ctxEnd := -1, -1, -1, -1, -1
 	var cf session.Compaction
 	for i := len(path) - 1; i >= 0; i-- {
 		e := &path[i]
 		switch e.Type {
 		case session.TypePrune:
-			if pruneUpTo < 0 {
-				var pf session.Prune
-				if e.Decode(&pf) == nil {
-					if p, ok := ids.find(pf.UpToID); ok {
-						pruneUpTo = p
-					}
+			var pf session.Prune
+			if (pruneUpTo < 0 || prevUpTo < 0) && e.Decode(&pf) == nil {
+				if p, ok := ids.find(pf.UpToID); ok && pruneUpTo < 0 {
+					pruneUpTo, pruneAt = p, i
+				} else if ok {
+					prevUpTo = p
 				}
 			}
 		case session.TypeCompaction:
@@ -154,7 +176,12 @@ func ProjectStable(path []session.Entry) ([]conv.Message, int) {
 		}
 	}
 	uses := useIndex{path: path[:pruneUpTo+1]}
-	stable := -1
+	stable, shared := -1, -1
+	if pruneAt < comp {
+		// A compaction since the latest prune: no request before it
+		// shares the summary.
+		shared = 0
+	}
 	add := func(out []conv.Message, from, to int) []conv.Message {
 		for i := from; i < to; i++ {
 			e := &path[i]
@@ -163,6 +190,9 @@ func ProjectStable(path []session.Entry) ([]conv.Message, int) {
 			}
 			m := *e.Message
 			if i <= pruneUpTo {
+				if shared < 0 && i > prevUpTo && LargeResult(&m) {
+					shared = len(out)
+				}
 				m = pruneWith(m, uses.find)
 			} else if stable < 0 && LargeResult(&m) {
 				stable = len(out)
@@ -171,11 +201,11 @@ func ProjectStable(path []session.Entry) ([]conv.Message, int) {
 		}
 		return out
 	}
-	done := func(out []conv.Message) ([]conv.Message, int) {
+	done := func(out []conv.Message) ([]conv.Message, Prefixes) {
 		if stable < 0 {
 			stable = len(out)
 		}
-		return out, stable
+		return out, Prefixes{Stable: stable, Shared: max(shared, 0)}
 	}
 	if comp < 0 {
 		return done(add(make([]conv.Message, 0, len(path)), 0, len(path)))

@@ -131,26 +131,37 @@ func TestProjectAllPruned(t *testing.T) {
 	}
 }
 
+// makeCall is entry id: an assistant message calling bash, call callID.
+func makeCall(id, callID string) session.Entry {
+	return msgEntry(id, conv.RoleAssistant, conv.Block{Type: conv.BlockToolUse, ID: callID, Name: "bash", Input: `{"command":"make"}`})
+}
+
+// makeResult is entry id: the result out of call callID.
+func makeResult(id, callID, out string) session.Entry {
+	return msgEntry(id, conv.RoleUser, conv.Block{Type: conv.BlockToolResult, ToolUseID: callID, Content: out})
+}
+
+// fourCalls is a session of a task and four calls: the first result
+// small, the other three large.
+func fourCalls() []session.Entry {
+	big := strings.Repeat("0123456789\n", 200)
+	return []session.Entry{
+		msgEntry("00000001", conv.RoleSystem, conv.TextBlock("sys")),
+		msgEntry("00000002", conv.RoleUser, conv.TextBlock("task")),
+		makeCall("00000003", "c1"), makeResult("00000004", "c1", "small"),
+		makeCall("00000005", "c2"), makeResult("00000006", "c2", big),
+		makeCall("00000007", "c3"), makeResult("00000008", "c3", big),
+		makeCall("00000009", "c4"), makeResult("0000000a", "c4", big),
+	}
+}
+
 // TestProjectStable: the stable prefix ends before the first large tool
 // result a prune has not stubbed, so the next prune, which stubs from
 // there on, leaves it as it is; a prune moves it past its stubs; a
 // compaction's kept messages count like any other.
 func TestProjectStable(t *testing.T) {
-	big := strings.Repeat("0123456789\n", 200)
-	call := func(id, callID string) session.Entry {
-		return msgEntry(id, conv.RoleAssistant, conv.Block{Type: conv.BlockToolUse, ID: callID, Name: "bash", Input: `{"command":"make"}`})
-	}
-	result := func(id, callID, out string) session.Entry {
-		return msgEntry(id, conv.RoleUser, conv.Block{Type: conv.BlockToolResult, ToolUseID: callID, Content: out})
-	}
-	path := []session.Entry{
-		msgEntry("00000001", conv.RoleSystem, conv.TextBlock("sys")),
-		msgEntry("00000002", conv.RoleUser, conv.TextBlock("task")),
-		call("00000003", "c1"), result("00000004", "c1", "small"),
-		call("00000005", "c2"), result("00000006", "c2", big),
-		call("00000007", "c3"), result("00000008", "c3", big),
-		call("00000009", "c4"), result("0000000a", "c4", big),
-	}
+	call, result := makeCall, makeResult
+	path := fourCalls()
 	check := func(name string, p []session.Entry, want int) {
 		t.Helper()
 		msgs, stable := ProjectStable(p)
@@ -189,4 +200,67 @@ func TestProjectStable(t *testing.T) {
 	// sys, summary, kept call c4, its large result: the stable prefix ends
 	// before it.
 	check("after a compaction", comp, 3)
+}
+
+// TestProjectShared: after a prune, the shared prefix is the stable prefix
+// the requests before it had (the projection without the prune), which
+// the request after it begins with unchanged; it is 0 with no prune, and
+// when a compaction came after the latest prune (no earlier request
+// begins with its summary).
+func TestProjectShared(t *testing.T) {
+	big := strings.Repeat("0123456789\n", 200)
+	call, result := makeCall, makeResult
+	prune := func(id, upTo string) session.Entry {
+		return fieldsEntry(session.TypePrune, id, session.Prune{UpToID: upTo})
+	}
+	path := fourCalls()
+	grow := func(p []session.Entry, more ...session.Entry) []session.Entry {
+		return append(p[:len(p):len(p)], more...)
+	}
+	// check: Shared is the stable prefix of before (the path without its
+	// latest prune), and the two projections agree up to it.
+	check := func(name string, p, before []session.Entry, want int) {
+		t.Helper()
+		msgs, got := ProjectPrefixes(p)
+		if got.Shared != want {
+			t.Errorf("%s: shared %d, want %d (%s)", name, got.Shared, want, texts(msgs))
+		}
+		if _, stable := ProjectStable(p); got.Stable != stable {
+			t.Errorf("%s: stable %d, ProjectStable says %d", name, got.Stable, stable)
+		}
+		if before == nil {
+			return
+		}
+		prev, stable := ProjectStable(before)
+		if want != stable {
+			t.Errorf("%s: want %d, but the requests before the prune marked %d", name, want, stable)
+		}
+		for i := range min(want, len(prev), len(msgs)) {
+			if fmt.Sprint(prev[i]) != fmt.Sprint(msgs[i]) {
+				t.Errorf("%s: message %d differs from the requests before the prune", name, i)
+			}
+		}
+		if want < len(msgs) && fmt.Sprint(prev[want]) == fmt.Sprint(msgs[want]) {
+			t.Errorf("%s: message %d, the first past the shared prefix, is as it was", name, want)
+		}
+	}
+	check("no prune", path, nil, 0)
+	one := grow(path, prune("0000000b", "00000006"))
+	check("a prune", one, path, 5)
+	more := grow(one, call("0000000c", "c5"), result("0000000d", "c5", big))
+	check("a turn after it", more, nil, 5)
+	two := grow(more, prune("0000000e", "0000000a"))
+	check("a second prune", two, more, 7)
+	comp := grow(two,
+		fieldsEntry(session.TypeCompaction, "0000000f", session.Compaction{Summary: "did things", FirstKeptEntryID: "0000000c"}),
+		msgEntry("00000010", conv.RoleSystem, conv.TextBlock("sys")),
+		session.Entry{Type: session.TypeTurnContext, ID: "00000011", Fields: []byte(`{}`)},
+		call("00000012", "c6"), result("00000013", "c6", big),
+	)
+	check("a compaction after the prunes", comp, nil, 0)
+	after := grow(comp, prune("00000014", "0000000d"))
+	// sys, summary, kept call c5: its result is the first newly stubbed.
+	check("a prune after the compaction", after, comp, 3)
+	again := grow(after, prune("00000015", "00000013"))
+	check("another", again, after, 5)
 }
