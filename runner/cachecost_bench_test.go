@@ -100,9 +100,15 @@ var summaryAsked = []byte(runner.CompactInstruction[:40])
 
 // respond bills the request and answers it: a summary for a summary
 // request, a bash call while the run has calls left, else a final answer.
-// Each request takes 20 simulated seconds.
+// Each request takes 20 simulated seconds. An Anthropic request with more
+// than four breakpoints is refused, as the API refuses it.
 func (g *costRig) respond(_ int, req providertest.Request) providertest.Response {
 	g.wait(20 * time.Second)
+	if n := bytes.Count(req.Body, []byte(`"cache_control":`)); g.api == "anthropic" && n > 4 {
+		// What the Messages API answers to a fifth breakpoint.
+		msg := fmt.Sprintf("A maximum of 4 blocks with cache_control may be provided. Found %d.", n)
+		return providertest.Response{Status: 400, Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"` + msg + `"}}`)}
+	}
 	u := g.cache.Observe(req.Body)
 	g.mu.Lock()
 	defer g.mu.Unlock()
