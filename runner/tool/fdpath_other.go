@@ -1,13 +1,14 @@
-//go:build !linux
+//go:build !linux && !unix
 
 package tool
 
 import "path/filepath"
 
 // fdPath returns the path of the file opened as name, its symbolic links
-// resolved. Without /proc it is read from the name again, so a link
-// swapped between the open and this look is not seen (Linux reads the
-// descriptor's own path).
+// resolved. Without /proc or descriptor identities (Windows) it is read
+// from the name again, so a link swapped between the open and this look
+// is not seen (Linux reads the descriptor's own path; other Unix systems
+// check the file found is the one open: fdPathByName).
 func fdPath(_ uintptr, name string) (string, error) {
 	p, err := filepath.EvalSymlinks(name)
 	if err != nil {
