@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +22,8 @@ import (
 // Where awl cannot make a PID namespace (not root) but may write the
 // cgroup v2 directory it runs in (a delegated one: systemd gives each
 // user's session one), confined commands start in a cgroup of their own
-// (clone3 CLONE_INTO_CGROUP), awl-sandbox-PID-RANDOM under awl's. No
+// (stopped at their exec until awl has moved them in: see into),
+// awl-sandbox-PID-RANDOM under awl's. No
 // process leaves it without writing a cgroup.procs file, which Landlock
 // refuses to a confined command, so everything a tool started, setsid'd or
 // double-forked, is in it. It is killed whole (cgroup.kill) and removed
@@ -40,8 +42,13 @@ while [ -d "$1" ] && ! rmdir "$1" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; 
 
 // cgroup is the cgroup confined commands start in.
 type cgroup struct {
-	dir   string
-	fd    int // the directory, for CLONE_INTO_CGROUP
+	dir string
+	fd  int // the directory
+	// procs is its cgroup.procs, opened for writing before any thread
+	// was confined: the launcher moves each command in through it
+	// (Landlock checks a file when it is opened, and would refuse a
+	// confined thread the open).
+	procs int
 	once  sync.Once
 	watch *os.File // the write end of the watchdog's stdin
 }
@@ -116,12 +123,19 @@ func unescapeMount(s string) string {
 
 // newCgroup makes the commands' cgroup under awl's own, after removing
 // those of awls that are gone; nil when awl may not (its cgroup is not
-// writable to it, or the kernel has no cgroup.kill, Linux 5.14).
+// writable to it, or the kernel has no cgroup.kill, Linux 5.14), or
+// cannot hold a command stopped until it is in the cgroup: Yama's
+// ptrace_scope 2 or 3 refuses PTRACE_TRACEME (see into).
 func newCgroup() *cgroup {
 	parent := ownCgroup()
 	if noCgroup || parent == "" || unix.Access(parent, unix.W_OK) != nil ||
 		unix.Access(filepath.Join(parent, "cgroup.procs"), unix.W_OK) != nil {
 		return nil
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil {
+		if v := strings.TrimSpace(string(b)); v != "0" && v != "1" {
+			return nil
+		}
 	}
 	removeStaleCgroups(parent)
 	dir, err := os.MkdirTemp(parent, "awl-sandbox-"+strconv.Itoa(os.Getpid())+"-")
@@ -137,7 +151,13 @@ func newCgroup() *cgroup {
 		unix.Rmdir(dir)
 		return nil
 	}
-	return &cgroup{dir: dir, fd: fd}
+	procs, err := unix.Openat(fd, "cgroup.procs", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(fd)
+		unix.Rmdir(dir)
+		return nil
+	}
+	return &cgroup{dir: dir, fd: fd, procs: procs}
 }
 
 // removeStaleCgroups kills and removes the commands' cgroups under parent
@@ -164,19 +184,64 @@ func killCgroup(dir string) {
 	}
 }
 
-// into makes cmd start in the cgroup, starting the watchdog first if it
-// is not running yet. It runs on an unconfined thread: the watchdog must
-// be outside the cgroup, and out of the confined commands' reach.
-func (c *cgroup) into(cmd *exec.Cmd) {
+// into makes cmd start stopped, for the launcher to move it into the
+// cgroup before it runs (moveTraced), and starts the watchdog first if it
+// is not running yet; it returns the descriptor of the cgroup's
+// cgroup.procs, -1 without a cgroup. It runs on an unconfined thread:
+// the watchdog must be outside the cgroup, and out of the confined
+// commands' reach.
+//
+// clone3 with CLONE_INTO_CGROUP would start the command in the cgroup
+// at once, but the launcher's filter would then have to allow clone3,
+// and the command inherits that filter: clone3's flags lie in memory a
+// filter cannot read, so the command could make a user namespace with it
+// (CLONE_NEWUSER) and hold every capability there. So the command is
+// started with PTRACE_TRACEME instead: it stops at its exec, before its
+// first instruction, the launcher moves it into the cgroup and lets it
+// go. Should awl die in between, the command's parent-death signal
+// kills it.
+func (c *cgroup) into(cmd *exec.Cmd) int {
 	if c == nil {
-		return
+		return -1
 	}
 	c.once.Do(c.startWatch)
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.UseCgroupFD = true
-	cmd.SysProcAttr.CgroupFD = c.fd
+	cmd.SysProcAttr.Ptrace = true
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	return c.procs
+}
+
+// siginfo's si_code for a child that stopped under ptrace, or stopped.
+const (
+	cldTrapped = 4
+	cldStopped = 5
+)
+
+// moveTraced waits until pid, started by the calling (locked) thread with
+// PTRACE_TRACEME, stops at its exec, writes it to procs (a cgroup's
+// cgroup.procs) and lets it run, no longer traced. A pid that exited
+// first (killed) is left to its waiter.
+func moveTraced(pid, procs int) error {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT|unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		break
+	}
+	if info.Code != cldTrapped && info.Code != cldStopped {
+		return nil // it exited
+	}
+	if _, err := unix.Write(procs, []byte(strconv.Itoa(pid))); err != nil {
+		return fmt.Errorf("move the command into its cgroup: %w", err)
+	}
+	return unix.PtraceDetach(pid)
 }
 
 // startWatch starts the watchdog, in a session of its own so that a
@@ -199,6 +264,7 @@ func (c *cgroup) close() {
 	}
 	killCgroup(c.dir)
 	unix.Close(c.fd)
+	unix.Close(c.procs)
 	c.once.Do(func() {})
 	if c.watch != nil {
 		c.watch.Close()

@@ -45,17 +45,16 @@ type ruleset struct {
 	fd    int
 	flags uint32
 	// filter is the seccomp filter, installed after the Landlock domain
-	// (its network part only with the network off); filterCgroup is the
-	// same but for clone3, which awl's start of a command into a cgroup
-	// needs. Both nil where the filter is not built.
-	filter, filterCgroup []unix.SockFilter
+	// (its network part only with the network off); nil where the filter
+	// is not built.
+	filter []unix.SockFilter
 
 	mu sync.Mutex
 	// launchers start the commands, [0] the tools' and checks', [1] the
-	// MCP servers', each without and with a cgroup: made at the first
-	// command of each. Each has a Landlock domain of its own, so the
-	// tools' cannot reach into the servers' (see start).
-	launchers [2][2]*launcher
+	// MCP servers': made at the first command of each. Each has a
+	// Landlock domain of its own, so the tools' cannot reach into the
+	// servers' (see start).
+	launchers [2]*launcher
 }
 
 // newRuleset makes the ruleset of p: reading and executing anywhere,
@@ -88,19 +87,16 @@ func newRuleset(p Policy) (*ruleset, error) {
 	}
 	rs := &ruleset{fd: fd, flags: flags}
 	if len(seccompArchs) > 0 {
-		rs.filter = filterProgram(seccompArchs, p.Network, false)
-		rs.filterCgroup = filterProgram(seccompArchs, p.Network, true)
+		rs.filter = filterProgram(seccompArchs, p.Network)
 	}
 	return rs, nil
 }
 
 func (rs *ruleset) close() {
 	rs.mu.Lock()
-	for _, ls := range rs.launchers {
-		for _, l := range ls {
-			if l != nil {
-				l.stop()
-			}
+	for _, l := range rs.launchers {
+		if l != nil {
+			l.stop()
 		}
 	}
 	rs.mu.Unlock()
@@ -131,38 +127,33 @@ type launcher struct {
 
 // launch is one command for a launcher to start; err receives cmd.Start's
 // error, and pidfd (or -1) a pidfd of the started process, opened before
-// anyone could reap it.
+// anyone could reap it. procs, when not -1, is the cgroup.procs of the
+// cgroup the command, started stopped (cgroup.into), moves into before
+// it runs.
 type launch struct {
 	cmd   *exec.Cmd
 	err   chan error
 	pidfd int
+	procs int
 }
 
 // launcher returns rs's launcher for MCP servers (server) or the other
-// commands, started into a cgroup or not (whose filter lets awl's clone3
-// with CLONE_INTO_CGROUP through), making it, once, on a new thread.
-func (rs *ruleset) launcher(ns *nsInit, server, cgroup bool) *launcher {
-	i, j := 0, 0
+// commands, making it, once, on a new thread.
+func (rs *ruleset) launcher(ns *nsInit, server bool) *launcher {
+	i := 0
 	if server {
 		i = 1
 	}
-	if cgroup {
-		j = 1
-	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if l := rs.launchers[i][j]; l != nil {
+	if l := rs.launchers[i]; l != nil {
 		return l
-	}
-	filter := rs.filter
-	if cgroup {
-		filter = rs.filterCgroup
 	}
 	l := &launcher{reqs: make(chan launch), done: make(chan struct{})}
 	ready := make(chan struct{})
-	go l.run(rs, ns, filter, ready)
+	go l.run(rs, ns, rs.filter, ready)
 	<-ready
-	rs.launchers[i][j] = l
+	rs.launchers[i] = l
 	return l
 }
 
@@ -178,6 +169,12 @@ func (l *launcher) run(rs *ruleset, ns *nsInit, filter []unix.SockFilter, ready 
 		select {
 		case req := <-l.reqs:
 			err := req.cmd.Start()
+			if err == nil && req.procs >= 0 {
+				if err = moveTraced(req.cmd.Process.Pid, req.procs); err != nil {
+					req.cmd.Process.Kill()
+					req.cmd.Wait()
+				}
+			}
 			if err == nil {
 				l.running.Add(1)
 				if fd, perr := unix.PidfdOpen(req.cmd.Process.Pid, 0); perr == nil {
@@ -243,7 +240,7 @@ func confineThread(rs *ruleset, ns *nsInit, filter []unix.SockFilter) error {
 // Landlock lets a process ptrace (read /proc/PID/environ and mem, attach)
 // and, from ABI 6, signal only processes of its own domain or one nested
 // in it, so no tool reaches into a server, nor a server into a tool.
-func (rs *ruleset) start(cmd *exec.Cmd, ns *nsInit, after func(), server bool) error {
+func (rs *ruleset) start(cmd *exec.Cmd, ns *nsInit, after func(), server bool, procs int) error {
 	if ns != nil && ns.user {
 		wd, err := ns.enter(cmd)
 		if err != nil {
@@ -258,11 +255,11 @@ func (rs *ruleset) start(cmd *exec.Cmd, ns *nsInit, after func(), server bool) e
 		// process of the namespace with it.
 		cmd.SysProcAttr.Pdeathsig = 0
 	}
-	l := rs.launcher(ns, server, cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD)
+	l := rs.launcher(ns, server)
 	if l.err != nil {
 		return fmt.Errorf("could not confine the command: %w", l.err)
 	}
-	req := launch{cmd: cmd, err: make(chan error, 1), pidfd: -1}
+	req := launch{cmd: cmd, err: make(chan error, 1), pidfd: -1, procs: procs}
 	var err error
 	select {
 	case l.reqs <- req:

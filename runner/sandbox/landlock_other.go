@@ -18,7 +18,7 @@ func newRuleset(Policy) (*ruleset, error) { return nil, errors.New("Landlock is 
 
 func (*ruleset) close() {}
 
-func (*ruleset) start(*exec.Cmd, *nsInit, func(), bool) error {
+func (*ruleset) start(*exec.Cmd, *nsInit, func(), bool, int) error {
 	return errors.New("Landlock is a Linux feature")
 }
 
@@ -54,6 +54,6 @@ var noCgroup bool
 
 func newCgroup() *cgroup { return nil }
 
-func (*cgroup) into(*exec.Cmd) {}
+func (*cgroup) into(*exec.Cmd) int { return -1 }
 
 func (*cgroup) close() {}

@@ -542,12 +542,12 @@ func (s *Sandbox) start(cmd *exec.Cmd, server bool) error {
 	if s.rules == nil {
 		return cmd.Start()
 	}
-	s.cg.into(cmd)
+	procs := s.cg.into(cmd)
 	var after func()
 	if s.git != nil {
 		after = s.lookGit
 	}
-	if err := s.rules.start(cmd, s.ns, after, server); err != nil {
+	if err := s.rules.start(cmd, s.ns, after, server, procs); err != nil {
 		return err
 	}
 	s.procs.mu.Lock()

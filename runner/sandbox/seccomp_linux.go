@@ -105,17 +105,16 @@ const (
 // filterProgram builds the filter for the native ABI and the compat ones:
 // the system calls part, and with network false the network part too
 // (socket() only for AF_UNIX, socketcall(SYS_SOCKET) and io_uring_setup()
-// never). clone3 fails with ENOSYS unless allowClone3, which awl's own
-// start of a command into a cgroup needs (CLONE_INTO_CGROUP). A system
-// call of an ABI it does not know kills the process.
-func filterProgram(archs []seccompArch, network, allowClone3 bool) []unix.SockFilter {
+// never). clone3 fails with ENOSYS. A system call of an ABI it does not
+// know kills the process.
+func filterProgram(archs []seccompArch, network bool) []unix.SockFilter {
 	prog := []bpf{{code: bpfLdAbs, k: offArch}}
 	for i, a := range archs {
 		prog = append(prog, bpf{code: bpfJeq, k: a.audit, jt: fmt.Sprint("arch", i)})
 	}
 	prog = append(prog, bpf{code: bpfRet, k: unix.SECCOMP_RET_KILL_PROCESS})
 	for i, a := range archs {
-		prog = append(prog, archProgram(fmt.Sprint(i), a, network, allowClone3)...)
+		prog = append(prog, archProgram(fmt.Sprint(i), a, network)...)
 	}
 	prog = append(prog,
 		bpf{label: "allow", code: bpfRet, k: retAllowed},
@@ -127,7 +126,7 @@ func filterProgram(archs []seccompArch, network, allowClone3 bool) []unix.SockFi
 
 // archProgram is the part of the filter for one ABI, its labels suffixed
 // with n.
-func archProgram(n string, a seccompArch, network, allowClone3 bool) []bpf {
+func archProgram(n string, a seccompArch, network bool) []bpf {
 	prog := []bpf{{label: "arch" + n, code: bpfLdAbs, k: offNr}}
 	if a.x32 {
 		prog = append(prog, bpf{code: bpfJge, k: x32Bit, jt: "deny"})
@@ -143,9 +142,7 @@ func archProgram(n string, a seccompArch, network, allowClone3 bool) []bpf {
 	for _, nr := range append(slices.Clone(a.denied), mountAPI...) {
 		prog = append(prog, bpf{code: bpfJeq, k: nr, jt: "eperm"})
 	}
-	if !allowClone3 {
-		prog = append(prog, bpf{code: bpfJeq, k: sysClone3, jt: "enosys"})
-	}
+	prog = append(prog, bpf{code: bpfJeq, k: sysClone3, jt: "enosys"})
 	prog = append(prog,
 		bpf{code: bpfJeq, k: a.clone, jt: "flags" + n},
 		bpf{code: bpfJeq, k: a.unshare, jt: "flags" + n},
