@@ -2,7 +2,7 @@ GO ?= go
 BIN ?= bin/awl
 FUZZTIME ?= 10s
 
-.PHONY: build test test-unprivileged mutate check bench fuzz demo demo-pipeline clean release-snapshot perf-guard bench-floor conformance
+.PHONY: build test test-unprivileged mutate check bench fuzz demo demo-pipeline clean release-snapshot perf-guard bench-floor bench-config conformance
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
@@ -109,6 +109,11 @@ perf-guard:
 # bare Go program, peak RSS, per turn, and a 50 MB prompt.
 bench-floor:
 	$(GO) run ./scripts/benchfloor -large
+
+# bench-config measures what one .awl/config.toml and ten skills add to a
+# start, in 100 paired rounds; it fails over issue 45's 10 %.
+bench-config:
+	$(GO) run ./scripts/benchfloor -n 1 -config 100
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -44,7 +44,7 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 	skillsFS = skills.FS{
 		Stat:    func(p string) (fs.FileInfo, error) { stats = append(stats, p); return os.Stat(p) },
 		ReadDir: func(p string) ([]fs.DirEntry, error) { listed = append(listed, p); return os.ReadDir(p) },
-		Open:    func(p string) (*os.File, error) { skillOpens = append(skillOpens, p); return os.Open(p) },
+		Read:    func(p string) ([]byte, error) { skillOpens = append(skillOpens, p); return skills.OS.Read(p) },
 	}
 	defer func() { skillsFS = skills.OS }()
 	run := func() {

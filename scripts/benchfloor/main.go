@@ -24,6 +24,13 @@
 // builds the base from a pinned commit). With -check FILE it compares with
 // committed figures instead; -write FILE records them.
 //
+// With -config N it also runs N paired rounds of a text run's start in a
+// repository holding one .awl/config.toml and ten skills against one in an
+// empty repository (the floor, then the two, the first of them
+// alternating), reports both medians, the spread and the median of the
+// rounds' ratios, and exits 1 when the files make the start more than 10 %
+// slower (issue 45's goal).
+//
 // With -serve it only serves the fake model and prints its URL, for
 // profiling one run by hand (ANTHROPIC_BASE_URL=URL awl run …).
 //
@@ -97,6 +104,9 @@ type Figures struct {
 	LargeCPUMs        float64 `json:"largeCpuMs,omitempty"`
 	LargeResumeRSSMiB float64 `json:"largeResumeRssMiB,omitempty"`
 	LargeResumeCPUMs  float64 `json:"largeResumeCpuMs,omitempty"`
+	// Config (with -config N): a text run's start with one configuration
+	// file and ten skills against none.
+	Config *ConfigFigures `json:"config,omitempty"`
 	// A 300-step run in a 20,000-token window (with -long): peak RSS, CPU
 	// time, and what the fake model and the events saw.
 	LongRSSMiB      float64 `json:"longRssMiB,omitempty"`
@@ -115,6 +125,7 @@ func main() {
 	check := flag.String("check", "", "baseline file to compare with; exit 1 on a regression")
 	tolerance := flag.Float64("tolerance", 0.15, "with -check: how much worse a figure may be")
 	write := flag.String("write", "", "write the figures to this baseline file")
+	configRounds := flag.Int("config", 0, "also run this many paired rounds of a start with one configuration file and ten skills against none")
 	serve := flag.Bool("serve", false, "only serve the fake model: print its URL, serve until killed (to profile one run by hand)")
 	flag.Parse()
 	if *serve {
@@ -126,13 +137,13 @@ func main() {
 		fmt.Println(srv.url)
 		select {}
 	}
-	if err := run(*n, *awlBin, *baseBin, *large, *long, *check, *tolerance, *write); err != nil {
+	if err := run(*n, *awlBin, *baseBin, *large, *long, *configRounds, *check, *tolerance, *write); err != nil {
 		fmt.Fprintln(os.Stderr, "benchfloor:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, awlBin, baseBin string, large, long bool, check string, tolerance float64, write string) error {
+func run(n int, awlBin, baseBin string, large, long bool, configRounds int, check string, tolerance float64, write string) error {
 	work, err := os.MkdirTemp("", "benchfloor-")
 	if err != nil {
 		return err
@@ -211,6 +222,11 @@ func run(n int, awlBin, baseBin string, large, long bool, check string, toleranc
 			return err
 		}
 	}
+	if configRounds > 0 {
+		if fig.Config, err = r.config(awlBin, floor, work, configRounds); err != nil {
+			return err
+		}
+	}
 	out, _ := json.MarshalIndent(fig, "", "  ")
 	fmt.Println(string(out))
 	if write != "" {
@@ -228,7 +244,12 @@ func run(n int, awlBin, baseBin string, large, long bool, check string, toleranc
 		}
 	}
 	if bfig != nil {
-		return compare(baseBin, *bfig, fig, tolerance)
+		if err := compare(baseBin, *bfig, fig, tolerance); err != nil {
+			return err
+		}
+	}
+	if c := fig.Config; c != nil && c.Rise > configGoal {
+		return fmt.Errorf("one configuration file and ten skills make the start %.1f%% slower, over the %.0f%% goal", c.Rise*100, configGoal*100)
 	}
 	return nil
 }
@@ -617,6 +638,14 @@ type server struct {
 	// longSteps, when set, makes every request a step of the -long run;
 	// n counts requests, normal the steps answered.
 	longSteps, n, normal int
+	// body is the last request's.
+	body []byte
+}
+
+func (s *server) lastBody() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return string(s.body)
 }
 
 func (s *server) setLong(steps int) {
@@ -671,6 +700,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	long := s.longSteps
 	s.mu.Unlock()
 	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.body = body
+	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	if long > 0 {
 		io.WriteString(w, s.longAnswer(body, long))

@@ -86,11 +86,14 @@ func ProjectDirs(fsys FS, cwd string) []Dir {
 type FS struct {
 	Stat    func(string) (fs.FileInfo, error)
 	ReadDir func(string) ([]fs.DirEntry, error)
-	Open    func(string) (*os.File, error)
+	// Read reads the head of a SKILL.md: to the end of its front
+	// matter (readHead), refusing what is not a regular file
+	// (errNotRegular) or is larger than MaxSize (errTooLarge).
+	Read func(string) ([]byte, error)
 }
 
 // OS is the file system itself.
-var OS = FS{Stat: os.Stat, ReadDir: os.ReadDir, Open: os.Open}
+var OS = FS{Stat: os.Stat, ReadDir: os.ReadDir, Read: readSKILL}
 
 // MaxSize is the largest SKILL.md read.
 const MaxSize = 1 << 20
@@ -227,25 +230,54 @@ func Warnings(all []Skill) []string {
 
 // read reads the SKILL.md at p, in the folder named folder.
 func read(fsys FS, p, folder string) (Skill, error) {
-	f, err := fsys.Open(p)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return Skill{}, err
-		}
+	data, err := fsys.Read(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Skill{}, err
+	case errors.Is(err, errTooLarge):
+		return Skill{}, fmt.Errorf("%s: larger than %d bytes", p, MaxSize)
+	case err != nil:
 		return Skill{}, fmt.Errorf("%s: %v", p, unwrapPath(err))
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return Skill{}, fmt.Errorf("%s: not a regular file", p)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return Skill{}, fmt.Errorf("%s: %v", p, unwrapPath(err))
-	}
-	if len(data) > MaxSize {
+	case len(data) > MaxSize:
 		return Skill{}, fmt.Errorf("%s: larger than %d bytes", p, MaxSize)
 	}
 	return Parse(p, data, folder)
+}
+
+// What FS.Read refuses: a SKILL.md that is not a regular file (a
+// directory, a FIFO that would hold the run), or is larger than MaxSize.
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = errors.New("too large")
+)
+
+// headChunk is what readHead reads at a time.
+const headChunk = 4096
+
+// readHead reads r up to the end of a SKILL.md's front matter: to the end
+// of the first whole chunk holding its closing line, or to the end (at
+// most MaxSize+1 bytes). A run reads no more of a body than that.
+func readHead(r io.Reader) ([]byte, error) {
+	var data []byte
+	for len(data) <= MaxSize {
+		n := len(data)
+		data = slices.Grow(data, headChunk)[:n+headChunk]
+		m, err := io.ReadFull(r, data[n:])
+		data = data[:n+m]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		// Only whole lines: a "---" at the chunk's end may go on.
+		if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+			if _, _, err := frontMatter(data[:i+1]); err == nil {
+				return data, nil
+			}
+		}
+	}
+	return data, nil
 }
 
 // unwrapPath is a *fs.PathError's cause: the path is said already.
@@ -283,12 +315,22 @@ func frontMatter(data []byte) ([]byte, int, error) {
 // most 500 characters), metadata (a map of strings) and allowed-tools (a
 // space-separated string or a list). Its error says "path:line: reason".
 func Parse(path string, data []byte, folder string) (Skill, error) {
+	return parse(path, data, folder, true)
+}
+
+// parse is Parse, trying parseSimple first when simple is set.
+func parse(path string, data []byte, folder string, simple bool) (Skill, error) {
 	fm, start, err := frontMatter(data)
 	if err != nil {
 		return Skill{}, fmt.Errorf("%s:%d: %v", path, start, err)
 	}
 	at := func(line int, format string, args ...any) error {
 		return fmt.Errorf("%s:%d: %s", path, line+start-1, fmt.Sprintf(format, args...))
+	}
+	if simple {
+		if s, seen, ok := parseSimple(fm); ok {
+			return s, s.check(folder, seen, at)
+		}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(fm, &doc); err != nil {
