@@ -212,20 +212,8 @@ func run(n int, awlBin, baseBin string, large, long bool, configRounds int, chec
 		out, _ := json.MarshalIndent(bfig, "", "  ")
 		fmt.Fprintf(os.Stderr, "base %s, measured in the same runs:\n%s\n", baseBin, out)
 	}
-	if large {
-		if err := r.large(awlBin, work, &fig); err != nil {
-			return err
-		}
-	}
-	if long {
-		if err := r.long(awlBin, work, &fig); err != nil {
-			return err
-		}
-	}
-	if configRounds > 0 {
-		if fig.Config, err = r.config(awlBin, floor, work, configRounds); err != nil {
-			return err
-		}
+	if err := r.extras(awlBin, floor, work, large, long, configRounds, &fig); err != nil {
+		return err
 	}
 	out, _ := json.MarshalIndent(fig, "", "  ")
 	fmt.Println(string(out))
@@ -250,6 +238,28 @@ func run(n int, awlBin, baseBin string, large, long bool, configRounds int, chec
 	}
 	if c := fig.Config; c != nil && c.Rise > configGoal {
 		return fmt.Errorf("one configuration file and ten skills make the start %.1f%% slower, over the %.0f%% goal", c.Rise*100, configGoal*100)
+	}
+	return nil
+}
+
+// extras runs what -large, -long and -config ask for beyond the rounds,
+// on awlBin alone.
+func (r *runner) extras(awlBin, floor, work string, large, long bool, configRounds int, fig *Figures) error {
+	if large {
+		if err := r.large(awlBin, work, fig); err != nil {
+			return err
+		}
+	}
+	if long {
+		if err := r.long(awlBin, work, fig); err != nil {
+			return err
+		}
+	}
+	if configRounds > 0 {
+		var err error
+		if fig.Config, err = r.config(awlBin, floor, work, configRounds); err != nil {
+			return err
+		}
 	}
 	return nil
 }
