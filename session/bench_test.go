@@ -334,3 +334,39 @@ func BenchmarkListLarge(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkListLargePrompt lists a directory holding one session whose
+// first prompt is 50 MB (then an answer): "scan", the listing without
+// verdicts (Store.Scan), and "cold", a listing that verifies the file
+// (.verified removed each time), which reads and decodes the whole file
+// as Verify does. alloc-MiB/op is what one listing allocates. Issue 52:
+// the listing reads a bounded head of the prompt's line, not the line.
+func BenchmarkListLargePrompt(b *testing.B) {
+	st := &Store{Dir: filepath.Join(b.TempDir(), "sessions"), IsContext: func(s string) bool {
+		return strings.HasPrefix(strings.TrimSpace(s), "<environment>")
+	}}
+	const cwd = "/Users/travis/Code/awl"
+	prompt := strings.Repeat("Summarise this log line by line, then say what failed and why.\n", 50<<20/64)
+	writeSession(b, st, cwd, 0, userMsg(prompt), &conv.Message{Role: conv.RoleAssistant, StopReason: conv.StopEnd, Content: []conv.Block{conv.TextBlock("Done.")}})
+	verified := filepath.Join(st.Dir, EncodeCwd(cwd), VerifiedName)
+	for _, c := range []struct {
+		name string
+		list func(string) ([]Info, error)
+	}{{"scan", st.Scan}, {"cold", st.List}} {
+		b.Run(c.name, func(b *testing.B) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for b.Loop() {
+				os.Remove(verified)
+				infos, err := c.list(cwd)
+				if err != nil || len(infos) != 1 || infos[0].Err != nil || !strings.HasPrefix(infos[0].FirstPrompt, "Summarise this log") || infos[0].Messages != 2 {
+					b.Fatalf("list: %+v, %v", infos, err)
+				}
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "alloc-MiB/op")
+		})
+	}
+}

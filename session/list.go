@@ -838,6 +838,19 @@ func (sc *infoScanner) readLine(f *os.File, start, end int64) ([]byte, error) {
 func (sc *infoScanner) firstPrompt(f *os.File, in *Info) error {
 	var e Entry
 	for _, p := range sc.head {
+		if p.n > promptHead {
+			prompt, decided, err := sc.linePrompt(f, p)
+			if err != nil {
+				return err
+			}
+			if prompt != "" {
+				in.FirstPrompt = prompt
+				return nil
+			}
+			if decided {
+				continue
+			}
+		}
 		line, err := sc.readLine(f, p.off, p.off+p.n)
 		if err != nil {
 			return err
@@ -864,12 +877,31 @@ func (sc *infoScanner) firstPrompt(f *os.File, in *Info) error {
 	return nil
 }
 
+// lineForRole is the line at p, or of a line longer than promptHead its
+// first promptHead bytes when they hold what lastState reads of a user
+// message (its role, then its provider and model, which awl writes before
+// the message's content): a 50 MB prompt is not read to learn the model.
+// An assistant message is read whole, for its stop reason and text.
+func (sc *infoScanner) lineForRole(f *os.File, p linePos) ([]byte, error) {
+	if p.n > promptHead {
+		head, err := sc.readLine(f, p.off, p.off+promptHead)
+		if err != nil {
+			return nil, err
+		}
+		r := gjson.GetManyBytes(head, "message.role", "provider", "model")
+		if r[0].String() == string(conv.RoleUser) && (r[1].Exists() || r[2].Exists()) {
+			return head, nil
+		}
+	}
+	return sc.readLine(f, p.off, p.off+p.n)
+}
+
 func (sc *infoScanner) lastState(f *os.File, in *Info) error {
 	haveModel, haveStop := false, false
 	n := min(sc.tailN, keepLines)
 	for k := 0; k < n && !(haveModel && haveStop); k++ {
 		p := sc.tail[(sc.tailN-1-k)%keepLines]
-		line, err := sc.readLine(f, p.off, p.off+p.n)
+		line, err := sc.lineForRole(f, p)
 		if err != nil {
 			return err
 		}
