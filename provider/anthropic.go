@@ -17,8 +17,20 @@ import (
 // anthropicVersion is the API version header every request carries.
 const anthropicVersion = "2023-06-01"
 
-// Thinking budgets for Request.Reasoning on the Anthropic API.
-var anthropicBudgets = map[string]int{"low": 2048, "medium": 8192, "high": 24576}
+// anthropicBudget is the thinking budget of a Request.Reasoning on the
+// Anthropic API, and whether it names one. A switch, not a map: a
+// package-level map is built by an initialiser at every start of awl.
+func anthropicBudget(reasoning string) (int, bool) {
+	switch reasoning {
+	case "low":
+		return 2048, true
+	case "medium":
+		return 8192, true
+	case "high":
+		return 24576, true
+	}
+	return 0, false
+}
 
 // anthropicWire is the Anthropic Messages API. A cloud that serves it
 // (Bedrock, Vertex AI) takes the model in the URL and version, its
@@ -241,7 +253,7 @@ func anthropicRequest(req Request, self string) *anthRequest {
 // raises max_tokens above the budget. A model that does not reason gets
 // neither.
 func anthropicThinking(out *anthRequest, req Request) {
-	budget, ok := anthropicBudgets[req.Reasoning]
+	budget, ok := anthropicBudget(req.Reasoning)
 	switch {
 	case !ok || req.Thinking == ThinkingNone:
 	case req.Thinking == ThinkingAdaptive:

@@ -211,14 +211,24 @@ func (e *Error) ExitReason() string {
 
 // extraStatusText names statuses net/http does not: ones providers and the
 // proxies in front of them send.
-var extraStatusText = map[int]string{
-	499: "Client Closed Request",
-	520: "Unknown Origin Error",
-	521: "Origin Down",
-	522: "Origin Connection Timed Out",
-	523: "Origin Unreachable",
-	524: "Origin Timeout",
-	529: "Overloaded",
+func extraStatusText(code int) string {
+	switch code {
+	case 499:
+		return "Client Closed Request"
+	case 520:
+		return "Unknown Origin Error"
+	case 521:
+		return "Origin Down"
+	case 522:
+		return "Origin Connection Timed Out"
+	case 523:
+		return "Origin Unreachable"
+	case 524:
+		return "Origin Timeout"
+	case 529:
+		return "Overloaded"
+	}
+	return ""
 }
 
 // StatusText is a readable text for any HTTP status: net/http's, a known
@@ -228,7 +238,7 @@ func StatusText(code int) string {
 	if t := http.StatusText(code); t != "" {
 		return t
 	}
-	if t := extraStatusText[code]; t != "" {
+	if t := extraStatusText(code); t != "" {
 		return t
 	}
 	switch code / 100 {

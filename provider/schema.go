@@ -137,11 +137,15 @@ func lowerToolRoot(m map[string]any) (map[string]any, error) {
 // anthropicKeywords are the keywords Anthropic's structured outputs take
 // (anthropic-sdk-go's transformSchema keeps the same, plus the values
 // enum, const and default, which the API documents as supported).
-var anthropicKeywords = map[string]bool{
-	"$ref": true, "$defs": true, "definitions": true, "type": true, "anyOf": true, "allOf": true,
-	"description": true, "title": true, "properties": true, "additionalProperties": true,
-	"required": true, "items": true, "minItems": true, "format": true,
-	"enum": true, "const": true, "default": true,
+func anthropicKeywords(k string) bool {
+	switch k {
+	case "$ref", "$defs", "definitions", "type", "anyOf", "allOf",
+		"description", "title", "properties", "additionalProperties",
+		"required", "items", "minItems", "format",
+		"enum", "const", "default":
+		return true
+	}
+	return false
 }
 
 // anthropicFormats are the string formats Anthropic takes.
@@ -175,7 +179,7 @@ func anthropicNode(n any) any {
 			delete(m, k) // about the document, nothing for the model
 			continue
 		}
-		if !anthropicKeywords[k] {
+		if !anthropicKeywords(k) {
 			extras[k] = v
 			delete(m, k)
 		}
@@ -247,12 +251,16 @@ func anthropicNode(n any) any {
 
 // openAIStrictKeywords are the keywords OpenAI's strict mode takes (the
 // structured-outputs guide's "supported schemas").
-var openAIStrictKeywords = map[string]bool{
-	"type": true, "properties": true, "required": true, "additionalProperties": true,
-	"items": true, "enum": true, "const": true, "anyOf": true, "$ref": true, "$defs": true,
-	"definitions": true, "description": true, "title": true, "$schema": true, "$id": true,
-	"pattern": true, "format": true, "multipleOf": true, "maximum": true, "exclusiveMaximum": true,
-	"minimum": true, "exclusiveMinimum": true, "minItems": true, "maxItems": true,
+func openAIStrictKeywords(k string) bool {
+	switch k {
+	case "type", "properties", "required", "additionalProperties",
+		"items", "enum", "const", "anyOf", "$ref", "$defs",
+		"definitions", "description", "title", "$schema", "$id",
+		"pattern", "format", "multipleOf", "maximum", "exclusiveMaximum",
+		"minimum", "exclusiveMinimum", "minItems", "maxItems":
+		return true
+	}
+	return false
 }
 
 // openAIFormats are the string formats strict mode takes.
@@ -279,7 +287,7 @@ func strictKeywords(n any) bool {
 		return true
 	}
 	for k, v := range m {
-		if !openAIStrictKeywords[k] {
+		if !openAIStrictKeywords(k) {
 			return false
 		}
 		switch k {

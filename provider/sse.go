@@ -18,8 +18,10 @@ const sseMaxLine = 32 << 20
 // fed by arriving bytes, never fires.
 const maxEventBytes = 64 << 20
 
-// errSSELineTooLong is returned when a single line exceeds sseMaxLine.
-var errSSELineTooLong = &wireError{kind: KindRequest, msg: "the server sent an SSE line over the " + sizeText(sseMaxLine) + " limit"}
+// errSSELineTooLong is returned when a single line exceeds sseMaxLine. Its
+// text is a constant (TestSSELineLimitText checks it against sizeText):
+// one computed at package level needs an initialiser at every start.
+var errSSELineTooLong = &wireError{kind: KindRequest, msg: "the server sent an SSE line over the 32 MiB limit"}
 
 // sizeText writes a byte count in MiB or KiB, or bytes when smaller.
 func sizeText(n int) string {

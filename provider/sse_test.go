@@ -71,6 +71,14 @@ func TestSSELongLine(t *testing.T) {
 	}
 }
 
+// TestSSELineLimitText: the constant text of the too-long-line error names
+// the limit the decoder applies, as tooLarge would write it.
+func TestSSELineLimitText(t *testing.T) {
+	if want := tooLarge("an SSE line", sseMaxLine).msg; errSSELineTooLong.msg != want {
+		t.Errorf("errSSELineTooLong says %q; the limit is %s, which reads %q", errSSELineTooLong.msg, sizeText(sseMaxLine), want)
+	}
+}
+
 func TestSSEReadError(t *testing.T) {
 	boom := errors.New("connection reset")
 	r := io.MultiReader(strings.NewReader("data: 1\n\n"), iotest.ErrReader(boom))

@@ -245,21 +245,28 @@ func newParser(grammar any, stdout, stderr io.Writer) (*kong.Kong, error) {
 	if err != nil {
 		return nil, err
 	}
-	fillHelp(parser.Model.Node, "", providerHelp())
+	fillHelp(parser.Model.Node, "", helpTexts(), providerHelp())
 	refuseEmptyValues(parser.Model.Node)
 	return parser, nil
 }
 
-// emptyHints add, for some flags, what to use instead of an empty value.
-var emptyHints = map[string]string{
-	"tools":  " (use --no-tools to offer none)",
-	"system": " (awl always sends a system prompt: give --system the text to send)",
+// emptyHint adds, for some flags, what to use instead of an empty value.
+// (Switches, not maps: a package-level map is built by an initialiser at
+// every start of awl.)
+func emptyHint(flag string) string {
+	switch flag {
+	case "tools":
+		return " (use --no-tools to offer none)"
+	case "system":
+		return " (awl always sends a system prompt: give --system the text to send)"
+	}
+	return ""
 }
 
-// ruleLists are the list flags whose values are lists of tool rules,
+// isRuleList reports the list flags whose values are lists of tool rules,
 // split by runner/policy on the commas outside parentheses: a value of
 // commas and spaces alone is empty.
-var ruleLists = map[string]bool{"tools": true, "deny-tools": true}
+func isRuleList(flag string) bool { return flag == "tools" || flag == "deny-tools" }
 
 // refuseEmptyValues makes an empty value a usage error for every flag of
 // node and its commands that takes one: `--prompt-file "$FILE"` with $FILE
@@ -287,29 +294,34 @@ func (m emptyRefuser) Decode(ctx *kong.DecodeContext, target reflect.Value) erro
 		if ctx.Value.IsSlice() && sep != -1 {
 			v = strings.TrimSpace(strings.ReplaceAll(v, string(sep), ""))
 		}
-		if ruleLists[ctx.Value.Name] {
+		if isRuleList(ctx.Value.Name) {
 			v = strings.Join(policy.Split(v), ",")
 		}
 		if v == "" {
-			return errors.New("the value is empty" + emptyHints[ctx.Value.Name])
+			return errors.New("the value is empty" + emptyHint(ctx.Value.Name))
 		}
 	}
 	return m.Mapper.Decode(ctx, target)
 }
 
-// textFlags are the flags whose value is free text or a path: their next
-// argument is always the value, even when it starts with "-" (a prompt that
-// is a Markdown list, an --append-system of "-be terse"), which kong would
-// otherwise take for a flag.
-var textFlags = map[string]string{
-	"-p": "--prompt", "--prompt": "--prompt",
-	"-f": "--prompt-file", "--prompt-file": "--prompt-file",
-	"--system": "--system", "--append-system": "--append-system",
-	"--model": "--model", "--base-url": "--base-url",
-	"--image": "--image", "--replay": "--replay",
-	"--mcp-config": "--mcp-config",
-	"--fork":       "--fork", "--session-id": "--session-id",
-	"-C": "--cd", "--cd": "--cd",
+// textFlag is the long name of arg when it is a flag whose value is free
+// text or a path, else "": their next argument is always the value, even
+// when it starts with "-" (a prompt that is a Markdown list, an
+// --append-system of "-be terse"), which kong would otherwise take for a
+// flag.
+func textFlag(arg string) string {
+	switch arg {
+	case "-p":
+		return "--prompt"
+	case "-f":
+		return "--prompt-file"
+	case "-C":
+		return "--cd"
+	case "--prompt", "--prompt-file", "--system", "--append-system", "--model", "--base-url",
+		"--image", "--replay", "--mcp-config", "--fork", "--session-id", "--cd":
+		return arg
+	}
+	return ""
 }
 
 // errEmptyResume is the usage error for a --resume whose value is empty:
@@ -325,7 +337,7 @@ var errEmptyValue = errors.New("the value is empty")
 // the session reference when WORD is not a flag; bare `--resume` (last, or
 // followed by a flag) means the latest session of the working directory,
 // like -c/--continue. An empty reference (`--resume=`, `--resume ""`) is an
-// error. And it joins each text flag with its value (see textFlags).
+// error. And it joins each text flag with its value (see textFlag).
 func rewriteResume(args []string) ([]string, error) {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
@@ -351,8 +363,8 @@ func rewriteResume(args []string) ([]string, error) {
 			// An unset "$VAR" must not fall back to a new session or a
 			// random id.
 			return nil, fmt.Errorf("%s: %w", strings.TrimSuffix(a, "="), errEmptyValue)
-		case textFlags[a] != "" && i+1 < len(args) && strings.HasPrefix(args[i+1], "-") && args[i+1] != "-":
-			out = append(out, textFlags[a]+"="+args[i+1])
+		case textFlag(a) != "" && i+1 < len(args) && strings.HasPrefix(args[i+1], "-") && args[i+1] != "-":
+			out = append(out, textFlag(a)+"="+args[i+1])
 			i++
 		default:
 			out = append(out, a)

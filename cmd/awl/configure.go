@@ -41,7 +41,7 @@ func runSchema() config.Schema {
 			continue
 		}
 		k := config.Key{Name: f.name, Class: f.cfg, Default: f.def, Path: f.cfgPath, Enum: f.enum, Sep: f.sep}
-		if ruleLists[f.name] {
+		if isRuleList(f.name) {
 			k.Split = policy.Split
 		}
 		switch {

@@ -223,7 +223,7 @@ func (f *fastFlag) set(field reflect.Value, value string) bool {
 		field.Set(reflect.ValueOf(schemaRef{Set: true, Ref: value}))
 		return true
 	case f.slice:
-		if ruleLists[f.name] && len(policy.Split(value)) == 0 {
+		if isRuleList(f.name) && len(policy.Split(value)) == 0 {
 			return false // as emptyRefuser: a rule list of commas is empty
 		}
 		parts := []string{value}

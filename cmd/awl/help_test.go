@@ -30,8 +30,8 @@ func helpKeys(node *kong.Node, path string, f func(key, help string)) {
 	}
 }
 
-// TestHelpTexts keeps helpTexts and the grammar in step: every command,
-// argument and flag has a text, every text belongs to one of them, none is
+// TestHelpTexts keeps helpTable and the grammar in step: every command,
+// argument and flag has a text, every text belongs to one of them once, none is
 // left with an @name@ unfilled, and no help is in a struct tag (where kong
 // would parse it at every start).
 func TestHelpTexts(t *testing.T) {
@@ -43,15 +43,20 @@ func TestHelpTexts(t *testing.T) {
 	helpKeys(parser.Model.Node, "", func(key, help string) {
 		used[key] = true
 		if help == "" {
-			t.Errorf("%q has no help: add it to helpTexts", key)
+			t.Errorf("%q has no help: add it to helpTable", key)
 		}
 		if i := strings.IndexByte(help, '@'); i >= 0 && strings.IndexByte(help[i+1:], '@') >= 0 {
 			t.Errorf("%q: help with an unfilled variable: %s", key, help)
 		}
 	})
-	for key := range helpTexts {
-		if !used[key] {
-			t.Errorf("helpTexts has %q, which the grammar has not", key)
+	seen := map[string]bool{}
+	for _, e := range helpTable {
+		if seen[e.key] {
+			t.Errorf("helpTable has %q twice: the second text wins", e.key)
+		}
+		seen[e.key] = true
+		if !used[e.key] {
+			t.Errorf("helpTable has %q, which the grammar has not", e.key)
 		}
 	}
 
@@ -61,7 +66,7 @@ func TestHelpTexts(t *testing.T) {
 	}
 	helpKeys(bare.Model.Node, "", func(key, help string) {
 		if help != "" {
-			t.Errorf("%q has its help in a struct tag (%q): move it to helpTexts", key, help)
+			t.Errorf("%q has its help in a struct tag (%q): move it to helpTable", key, help)
 		}
 	})
 }

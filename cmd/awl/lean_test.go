@@ -26,6 +26,16 @@ const initBudget = 16 << 10
 // 296 (linked by the MCP SDK's client until 2026-12), each near 1 ms.
 const initAllocBudget = 100
 
+// ownInitBudget and ownInitAllocBudget are what one of awl's own packages
+// may allocate in its initialiser: the provider registry's growth when
+// replay and the clouds register (2,304 bytes), internal/jsonstr's escape
+// table (32 allocations). awl's maps, regular expressions and help texts
+// were 20 KB and 100 allocations of every start until 2026-12-07.
+const (
+	ownInitBudget      = 4 << 10
+	ownInitAllocBudget = 40
+)
+
 // initAllowed are the packages allowed more, with what they measured.
 // mvdan.cc/sh/v3/fileutil, which the shell parser's printer imports (the
 // tool policy's bash judge, runner/policy), compiles two small regular
@@ -149,6 +159,9 @@ func TestInitCost(t *testing.T) {
 		}
 		n++
 		total += b
+		if own := f[1] == "main" || strings.HasPrefix(f[1], "github.com/awlrun/awl/"); own && (b > ownInitBudget || allocs > ownInitAllocBudget) {
+			t.Errorf("awl's package %s allocates %d bytes in %d allocations in its initialiser (budget %d bytes, %d allocations): a package-level map, regular expression or computed value; use a switch, a constant or a function", f[1], b, allocs, ownInitBudget, ownInitAllocBudget)
+		}
 		if f[1] == "github.com/awlrun/awl/internal/growstack" {
 			grown = true
 		} else if !grown && allocs > 0 {

@@ -12,7 +12,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,18 +45,32 @@ type sessionsCmd struct {
 // age is a duration flag that also takes days: 30d, 1d12h, 24h, 90m.
 type age time.Duration
 
-var dayPrefix = regexp.MustCompile(`^(\d+)d`)
+// dayPrefix is the leading number of days of s (digits then "d") and the
+// length of that prefix, or "", 0. By hand, not a regular expression: one
+// compiled at package level costs every start of awl its compilation.
+func dayPrefix(s string) (days string, n int) {
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i == len(s) || s[i] != 'd' {
+		return "", 0
+	}
+	return s[:i], i + 1
+}
 
 // negativeNumber is what a negative duration looks like: kong would take
 // `--since -5m` for a flag named 5m.
-var negativeNumber = regexp.MustCompile(`^-[0-9.]`)
+func negativeNumber(s string) bool {
+	return len(s) > 1 && s[0] == '-' && ('0' <= s[1] && s[1] <= '9' || s[1] == '.')
+}
 
 // Decode parses a Go duration, optionally led by a number of days. It takes
 // a negative value given as its own argument too (--since -5m), so that it
 // is refused with the same words as --since=-5m.
 func (d *age) Decode(ctx *kong.DecodeContext) error {
 	var t kong.Token
-	if negativeNumber.MatchString(ctx.Scan.Peek().String()) {
+	if negativeNumber(ctx.Scan.Peek().String()) {
 		t = ctx.Scan.Pop()
 	} else {
 		var err error
@@ -79,13 +92,13 @@ func parseAge(s string) (time.Duration, error) {
 	}
 	var days time.Duration
 	rest := s
-	if m := dayPrefix.FindStringSubmatch(s); m != nil {
-		n, err := strconv.Atoi(m[1])
+	if m, length := dayPrefix(s); length > 0 {
+		n, err := strconv.Atoi(m)
 		if err != nil || n > 100_000 {
 			return 0, fmt.Errorf("invalid duration %q", s)
 		}
 		days = time.Duration(n) * 24 * time.Hour
-		rest = s[len(m[0]):]
+		rest = s[length:]
 	}
 	var d time.Duration
 	if rest != "" {

@@ -157,18 +157,27 @@ func (e *eventStreamSSE) Read(p []byte) (int, error) {
 	return e.out.Read(p)
 }
 
-// bedrockExceptions maps the stream's exceptions to the Messages API's
-// error types: the retryable ones are retried.
-var bedrockExceptions = map[string]string{
-	"throttlingException":           "rate_limit_error",
-	"serviceUnavailableException":   "overloaded_error",
-	"internalServerException":       "api_error",
-	"modelStreamErrorException":     "api_error",
-	"modelTimeoutException":         "timeout_error",
-	"validationException":           "invalid_request_error",
-	"accessDeniedException":         "permission_error",
-	"resourceNotFoundException":     "not_found_error",
-	"serviceQuotaExceededException": "rate_limit_error",
+// bedrockException maps the stream's exceptions to the Messages API's
+// error types: the retryable ones are retried. (A switch: a package-level
+// map is built by an initialiser at every start of awl.)
+func bedrockException(code string) (typ string, ok bool) {
+	switch code {
+	case "throttlingException", "serviceQuotaExceededException":
+		return "rate_limit_error", true
+	case "serviceUnavailableException":
+		return "overloaded_error", true
+	case "internalServerException", "modelStreamErrorException":
+		return "api_error", true
+	case "modelTimeoutException":
+		return "timeout_error", true
+	case "validationException":
+		return "invalid_request_error", true
+	case "accessDeniedException":
+		return "permission_error", true
+	case "resourceNotFoundException":
+		return "not_found_error", true
+	}
+	return "", false
 }
 
 // next decodes one frame into e.out.
@@ -226,7 +235,7 @@ func (e *eventStreamSSE) event(name string, data []byte) {
 
 // failure writes an exception as the Messages API's error event.
 func (e *eventStreamSSE) failure(code, message string) {
-	typ, ok := bedrockExceptions[code]
+	typ, ok := bedrockException(code)
 	if !ok {
 		typ = "invalid_request_error"
 	}

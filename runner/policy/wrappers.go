@@ -9,43 +9,59 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// runsCode are the commands that run code the text does not show, and
-// why: with any bash rule set they are denied unless bash is allowed whole.
-var runsCode = map[string]string{
-	"eval":      "runs its arguments as a command",
-	"source":    "runs the commands of a file",
-	".":         "runs the commands of a file",
-	"exec":      "replaces the shell with a command",
-	"alias":     "defines an alias",
-	"unalias":   "changes an alias",
-	"enable":    "loads or switches builtins",
-	"trap":      "runs its argument as a command",
-	"fc":        "runs commands from the history",
-	"hash":      "changes which program a name runs",
-	"shopt":     "changes how the shell reads commands",
-	"mapfile":   "may run a callback (-C)",
-	"readarray": "may run a callback (-C)",
-	"coproc":    "starts a coprocess",
+// runsCode says whether name is a command that runs code the text does
+// not show, and why: with any bash rule set they are denied unless bash is
+// allowed whole. (This and the other sets of this file are switches, not
+// maps: a package-level map is built by an initialiser at every start of
+// awl, tools or not.)
+func runsCode(name string) (why string, ok bool) {
+	switch name {
+	case "eval":
+		return "runs its arguments as a command", true
+	case "source", ".":
+		return "runs the commands of a file", true
+	case "exec":
+		return "replaces the shell with a command", true
+	case "alias":
+		return "defines an alias", true
+	case "unalias":
+		return "changes an alias", true
+	case "enable":
+		return "loads or switches builtins", true
+	case "trap":
+		return "runs its argument as a command", true
+	case "fc":
+		return "runs commands from the history", true
+	case "hash":
+		return "changes which program a name runs", true
+	case "shopt":
+		return "changes how the shell reads commands", true
+	case "mapfile", "readarray":
+		return "may run a callback (-C)", true
+	case "coproc":
+		return "starts a coprocess", true
+	}
+	return "", false
 }
 
-// shells start a shell: with a script argument, a file or stdin, what they
-// run is not in the text.
-var shells = []string{"sh", "bash", "rbash", "dash", "ash", "zsh", "ksh", "mksh", "oksh", "pdksh", "yash", "fish", "csh", "tcsh", "busybox", "toybox"}
-
-// nameTakers are builtins that take a variable name, in which bash
-// evaluates an array subscript as arithmetic (and so runs $(…) in it).
-var nameTakers = []string{"read", "printf", "unset", "test", "[", "wait", "getopts", "export", "declare", "local", "readonly", "typeset"}
-
-// isShell and isNameTaker are shells and nameTakers as sets: unwrap asks
-// them of every simple command.
-var isShell, isNameTaker = set(shells), set(nameTakers)
-
-func set(names []string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
+// isShell reports the programs that start a shell: with a script
+// argument, a file or stdin, what they run is not in the text.
+func isShell(name string) bool {
+	switch name {
+	case "sh", "bash", "rbash", "dash", "ash", "zsh", "ksh", "mksh", "oksh", "pdksh", "yash", "fish", "csh", "tcsh", "busybox", "toybox":
+		return true
 	}
-	return m
+	return false
+}
+
+// isNameTaker reports the builtins that take a variable name, in which
+// bash evaluates an array subscript as arithmetic (and so runs $(…) in it).
+func isNameTaker(name string) bool {
+	switch name {
+	case "read", "printf", "unset", "test", "[", "wait", "getopts", "export", "declare", "local", "readonly", "typeset":
+		return true
+	}
+	return false
 }
 
 // unwrap returns the commands a simple command starts, as the judge must
@@ -63,13 +79,13 @@ func unwrap(cmds [][]arg, args []arg) ([][]arg, string) {
 			return cmds, "the command name is not in the text"
 		}
 		base := filepath.Base(name.s)
-		if why, ok := runsCode[base]; ok {
+		if why, ok := runsCode(base); ok {
 			return cmds, fmt.Sprintf("%s %s", base, why)
 		}
-		if isShell[base] {
+		if isShell(base) {
 			return cmds, fmt.Sprintf("%s runs a script", base)
 		}
-		if isNameTaker[base] {
+		if isNameTaker(base) {
 			for _, a := range args[1:] {
 				if a.static && strings.Contains(a.s, "[") && strings.ContainsAny(a.s, "$`") {
 					return cmds, fmt.Sprintf("%s with %q evaluates a subscript as code", base, a.s)
@@ -179,13 +195,27 @@ func unwrapEnv(args []arg) ([]arg, string) {
 	return nil, ""
 }
 
-// valued are, per wrapper, its options that take the next word as a value.
-var valued = map[string][]string{
-	"nice":    {"-n", "--adjustment"},
-	"stdbuf":  {"-i", "-o", "-e", "--input", "--output", "--error"},
-	"timeout": {"-s", "-k", "--signal", "--kill-after"},
-	"xargs":   {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"},
+// valued is, per wrapper, its options that take the next word as a value.
+func valued(wrapper string) []string {
+	switch wrapper {
+	case "nice":
+		return niceValued
+	case "stdbuf":
+		return stdbufValued
+	case "timeout":
+		return timeoutValued
+	case "xargs":
+		return xargsValued
+	}
+	return nil
 }
+
+var (
+	niceValued    = []string{"-n", "--adjustment"}
+	stdbufValued  = []string{"-i", "-o", "-e", "--input", "--output", "--error"}
+	timeoutValued = []string{"-s", "-k", "--signal", "--kill-after"}
+	xargsValued   = []string{"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}
+)
 
 // unwrapOpts skips the options of nice, stdbuf and timeout (and timeout's
 // duration).
@@ -214,7 +244,7 @@ func skipValued(name string, args []arg) (int, string) {
 		if !strings.HasPrefix(a.s, "-") || a.s == "-" {
 			return i, ""
 		}
-		if slices.Contains(valued[name], a.s) {
+		if slices.Contains(valued(name), a.s) {
 			if i++; i < len(args) && (!args[i].static || args[i].multi) {
 				return 0, fmt.Sprintf("an argument of %s not in the text", name)
 			}

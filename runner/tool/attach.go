@@ -20,7 +20,7 @@ func ImageAttachment(data []byte) (conv.Attachment, error) {
 		return conv.Attachment{}, fmt.Errorf("not a PNG, JPEG, GIF or WebP image")
 	}
 	if err := checkImage(mime, data); err != nil {
-		return conv.Attachment{}, fmt.Errorf("not a valid %s image: %w", formatNames[mime], err)
+		return conv.Attachment{}, fmt.Errorf("not a valid %s image: %w", formatName(mime), err)
 	}
 	return conv.Attachment{Type: "image", MimeType: mime, Data: base64.StdEncoding.EncodeToString(data)}, nil
 }

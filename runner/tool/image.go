@@ -114,7 +114,7 @@ func imageFromBytes(path string, data []byte) (conv.Attachment, error) {
 		return conv.Attachment{}, fmt.Errorf("%s: not a PNG, JPEG, GIF or WebP image", path)
 	}
 	if err := checkImage(mime, data); err != nil {
-		return conv.Attachment{}, fmt.Errorf("%s: not a valid %s image: %w", path, formatNames[mime], err)
+		return conv.Attachment{}, fmt.Errorf("%s: not a valid %s image: %w", path, formatName(mime), err)
 	}
 	return conv.Attachment{Type: "image", MimeType: mime, Data: base64.StdEncoding.EncodeToString(data)}, nil
 }
@@ -134,7 +134,22 @@ func ImageData(name, b64 string) (conv.Attachment, error) {
 	return imageFromBytes(name, data)
 }
 
-var formatNames = map[string]string{MimePNG: "PNG", MimeJPEG: "JPEG", MimeGIF: "GIF", MimeWebP: "WebP"}
+// formatName is the name of an image MIME type's format, for errors. (A
+// switch: a package-level map is built by an initialiser at every start
+// of awl.)
+func formatName(mime string) string {
+	switch mime {
+	case MimePNG:
+		return "PNG"
+	case MimeJPEG:
+		return "JPEG"
+	case MimeGIF:
+		return "GIF"
+	case MimeWebP:
+		return "WebP"
+	}
+	return ""
+}
 
 // checkImage reports what makes data, sniffed as mime, an image a provider
 // would refuse: one its decoder cannot read the header of, or with no

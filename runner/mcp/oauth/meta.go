@@ -371,14 +371,19 @@ func dialPublic(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-var sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
+// sharedSpace is 100.64.0.0/10, the shared address space of carrier-grade
+// NAT (RFC 6598). A function: a prefix held in a package variable costs
+// every start of awl an initialiser.
+func sharedSpace() netip.Prefix {
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 64, 0, 0}), 10)
+}
 
 // nonPublic reports a private, link-local, multicast, unspecified or
 // shared address (not loopback).
 func nonPublic(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	return !ip.IsValid() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsMulticast() || ip.IsUnspecified() || sharedSpace.Contains(ip)
+		ip.IsMulticast() || ip.IsUnspecified() || sharedSpace().Contains(ip)
 }
 
 // redirectTarget refuses a redirect into a loopback or non-public address
