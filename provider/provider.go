@@ -277,6 +277,12 @@ type Options struct {
 	// Getenv reads the environment a cloud's credentials come from (nil:
 	// the process's own).
 	Getenv func(string) string
+	// OnSecret, when set, is told each credential value a cloud provider
+	// obtains beyond its variables (a session token STS gave, an OAuth
+	// access token), once per value, when it obtains it: at start and at
+	// every refresh during the run, from whichever goroutine refreshed.
+	// The run's redactor learns them through it.
+	OnSecret func(Secret)
 	// Recording is the session file a Recorded provider plays. With
 	// Lenient, a divergence from it is written to Warn and the run goes on.
 	Recording string

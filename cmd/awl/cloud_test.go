@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/tidwall/gjson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/awlrun/awl/provider/cloud/cloudtest"
 	"github.com/awlrun/awl/provider/providertest"
@@ -262,5 +263,76 @@ func TestBedrockHeldSecrets(t *testing.T) {
 	}
 	if !strings.Contains(string(reqs[1].Body), "[redacted:AWS_SECRET_ACCESS_KEY]") || !strings.Contains(string(reqs[1].Body), "[redacted:AWS_SESSION_TOKEN]") {
 		t.Errorf("tool result not redacted: %s", gjson.GetBytes(reqs[1].Body, "messages.#(role==\"user\")#.content").Raw)
+	}
+}
+
+// TestCloudRefreshRedacted (issue 49): credentials awl obtains mid-run
+// are redacted like those it started with. The web identity's STS
+// credentials expire at once, so each request refreshes them; STS leaves
+// each issue's secret key and session token in a file, and the tool that
+// prints it runs after the refresh that obtained them. No session line,
+// event, later request, span (content capture on), stderr line or HTML
+// report holds any of them.
+func TestCloudRefreshRedacted(t *testing.T) {
+	fake := cloudtest.NewBedrock("us-east-1", awsTestCreds)
+	defer fake.Close()
+	tmp := bedrockEnv(t, fake)
+	sts := cloudtest.NewSTS("us-east-1")
+	defer sts.Close()
+	fake.Creds = sts.Latest
+	leak := filepath.Join(tmp, "issued")
+	sts.WebIdentityToken = "eyJhbGciOiJSUzI1NiJ9.gh-oidc.SENTINEL-sig"
+	sts.Issued = func(c aws.Credentials) {
+		os.WriteFile(leak, []byte("secret="+c.SecretAccessKey+"\ntoken="+c.SessionToken+"\n"), 0o600)
+	}
+	tokenFile := filepath.Join(tmp, "oidc")
+	os.WriteFile(tokenFile, []byte(sts.WebIdentityToken), 0o600)
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "",
+		"AWS_WEB_IDENTITY_TOKEN_FILE": tokenFile, "AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/ci", "AWS_ENDPOINT_URL_STS": sts.URL} {
+		t.Setenv(k, v)
+	}
+	rcv := newOTLPReceiver(t)
+	for k, v := range map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "", "OTEL_SDK_DISABLED": "",
+		"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true", "OTEL_EXPORTER_OTLP_HEADERS": "", "TRACEPARENT": ""} {
+		t.Setenv(k, v)
+	}
+	fake.Enqueue(frames(toolTurn("toolu_1", "cat "+leak)), frames(providertest.Turn{Text: "done"}))
+	code, out, errs := awl(t, "--provider", "bedrock", "--model", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "-o", "ndjson", "show the file")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 || reqs[0].SigErr != nil || reqs[1].SigErr != nil || len(sts.Calls()) != 3 {
+		t.Fatalf("requests %+v, STS calls %+v", reqs, sts.Calls())
+	}
+	// The tool read what the refresh before the first request obtained.
+	if got := reqs[0].Header.Get("X-Amz-Security-Token"); got != cloudtest.Issue(2).SessionToken {
+		t.Fatalf("the first request carries %q, not the refreshed token", got)
+	}
+	_, trace := rcv.spans(t)
+	wire, _ := proto.Marshal(trace)
+	places := map[string][]byte{"stdout": []byte(out), "stderr": []byte(errs), "request 2": reqs[1].Body, "the trace": wire}
+	sess, _ := filepath.Glob(filepath.Join(os.Getenv("AWL_SESSION_DIR"), "*", "*.jsonl"))
+	if len(sess) != 1 {
+		t.Fatalf("sessions %v", sess)
+	}
+	places["the session"], _ = os.ReadFile(sess[0])
+	var html, herr bytes.Buffer
+	if code := Main(context.Background(), []string{"sessions", "report", "--html", "-", sess[0]}, nil, &html, &herr); code != 0 {
+		t.Fatalf("sessions report: exit %d: %s", code, herr.String())
+	}
+	places["the report"] = html.Bytes()
+	for where, data := range places {
+		for n := 1; n <= 3; n++ {
+			c := cloudtest.Issue(n)
+			if bytes.Contains(data, []byte(c.SecretAccessKey)) || bytes.Contains(data, []byte(c.SessionToken)) {
+				t.Errorf("%s holds the credentials of STS issue %d", where, n)
+			}
+		}
+	}
+	for _, where := range []string{"request 2", "the session", "the trace"} {
+		if !bytes.Contains(places[where], []byte("token=[redacted:AWS_SESSION_TOKEN]")) {
+			t.Errorf("%s lacks the redacted tool output:\n%.3000s", where, places[where])
+		}
 	}
 }

@@ -99,7 +99,7 @@ func (c *runCmd) startMCP(ctx context.Context, a *app, cwd string, servers []mcp
 		// A server's stderr goes through the redactor: a server may print
 		// what it was given, a key passed as ${ANTHROPIC_API_KEY} included,
 		// and CI logs are often public.
-		Stderr:   redactedLines{r: redactor(a, c.secretVars, c.heldSecrets...), w: a.stderr},
+		Stderr:   redactedLines{r: redactor(a, c.secretVars), w: a.stderr},
 		Version:  currentStamp().Version,
 		TokenDir: mcpTokenDir(a.getenv),
 		// Tokens a server's flow loads or obtains join every redactor:

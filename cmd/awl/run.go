@@ -86,10 +86,10 @@ type runCmd struct {
 	mcp               *mcp.Manager
 	policy            *policy.Policy // built by buildTools
 	// secretVars are the variables kept from tools and MCP servers
-	// (secretNames), set by prepare; heldSecrets the credentials a cloud
-	// provider holds in no variable (resolveModel), redacted alike.
-	secretVars  []string
-	heldSecrets []provider.Secret
+	// (secretNames), set by prepare. The credentials a cloud provider
+	// holds in no variable reach every redactor through app.secrets
+	// (provider.Options.OnSecret), those of a refresh mid-run included.
+	secretVars []string
 
 	MaxTurns        int           `name:"max-turns" placeholder:"N" config:"limit"`
 	Timeout         time.Duration `name:"timeout" placeholder:"DURATION" config:"limit"`
@@ -641,7 +641,6 @@ func (c *runCmd) resolveModel(a *app, store *session.Store, st *runSetup) error 
 	if st.prov, st.model, err = c.buildProvider(a, store, st.cwd, activeProvider, activeModel); err != nil {
 		return err
 	}
-	c.heldSecrets = provider.Secrets(st.prov)
 	if rp, _ := st.prov.(*replay.Provider); rp != nil {
 		// The schema of the recording's next step is known before the
 		// prompt is read (--output-schema - reads stdin); a run that has
@@ -858,7 +857,7 @@ func (c *runCmd) config(a *app, store *session.Store, em *event.Emitter, st *run
 		StdinState:         st.stdinState,
 		Input:              c.runInput(),
 		Start:              a.start,
-		Redact:             redactor(a, st.secrets, c.heldSecrets...),
+		Redact:             redactor(a, st.secrets),
 		Events:             em,
 		Notes:              a.stderr,
 		Getenv:             a.getenv,
@@ -1254,7 +1253,8 @@ func (o modelOptions) newProvider(a *app, name, from, model string) (provider.Pr
 	if model == "" {
 		model = spec.DefaultModel
 	}
-	p, err := provider.New(name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: o.MaxRetries, StallBudget: o.StallTimeout, Getenv: a.getenv})
+	p, err := provider.New(name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: o.MaxRetries, StallBudget: o.StallTimeout, Getenv: a.getenv,
+		OnSecret: func(s provider.Secret) { a.secrets.add(s.Name, s.Value) }})
 	if err != nil {
 		return nil, "", err
 	}

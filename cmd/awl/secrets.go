@@ -114,13 +114,10 @@ func toolEnviron(names []string) []string {
 }
 
 // redactor returns the redactor for the values of names, of every key
-// read from a provider's _FILE variable, and of the credentials a cloud
-// provider holds (held).
-func redactor(a *app, names []string, held ...provider.Secret) *redact.Redactor {
+// read from a provider's _FILE variable, and of what app.secrets holds
+// (the credentials a cloud provider obtained, at start or since).
+func redactor(a *app, names []string) *redact.Redactor {
 	var secrets []redact.Secret
-	for _, s := range held {
-		secrets = append(secrets, redact.Secret{Name: s.Name, Value: s.Value})
-	}
 	for _, n := range names {
 		if v := a.getenv(n); v != "" {
 			secrets = append(secrets, redact.Secret{Name: n, Value: v})
@@ -142,8 +139,9 @@ func redactor(a *app, names []string, held ...provider.Secret) *redact.Redactor 
 // secretSet is what awl holds besides the secret variables: the MCP OAuth
 // tokens and client secrets stored in the token directory (read once, by
 // the first redactor made: a tool may print any of those files, a server
-// configured in this run or not) and those an MCP server's OAuth flow
-// obtains during the run (add). Every redactor made (redactor) redacts
+// configured in this run or not), those an MCP server's OAuth flow
+// obtains during the run, and a cloud provider's credentials, at start
+// and at each refresh (add). Every redactor made (redactor) redacts
 // them all, those added after it was made included.
 type secretSet struct {
 	mu        sync.Mutex

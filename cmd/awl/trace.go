@@ -41,7 +41,7 @@ func (c *runCmd) startTracing(a *app) *tracing {
 		// The secrets are known once prepare has read the flags; no
 		// event with content comes before.
 		if red == nil {
-			red = redactor(a, c.secretVars, c.heldSecrets...)
+			red = redactor(a, c.secretVars)
 		}
 		return red.String(s)
 	}

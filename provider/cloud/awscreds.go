@@ -41,12 +41,12 @@ type awsProfile map[string]string
 // endpoint (ECS, EKS Pod Identity); the EC2 instance metadata service,
 // unless AWS_EC2_METADATA_DISABLED is true. The region is AWS_REGION,
 // else AWS_DEFAULT_REGION, else the profile's.
-func awsChain(name string, getenv func(string) string, hc *http.Client) (*awsSetup, error) {
+func awsChain(name string, getenv func(string) string, hc *http.Client, secrets *secretSet) (*awsSetup, error) {
 	prof, profName, err := loadProfile(getenv)
 	if err != nil {
 		return nil, configErr(name, err.Error())
 	}
-	s := &awsSetup{secrets: &secretSet{}}
+	s := &awsSetup{secrets: secrets}
 	s.region, _ = first(getenv, "AWS_REGION", "AWS_DEFAULT_REGION")
 	if s.region == "" {
 		s.region = prof["region"]
@@ -71,8 +71,26 @@ func awsChain(name string, getenv func(string) string, hc *http.Client) (*awsSet
 	if s.creds == nil {
 		return nil, configErr(name, "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN, or AWS_PROFILE; no container credentials endpoint is set, and the EC2 instance metadata service is disabled (AWS_EC2_METADATA_DISABLED)")
 	}
-	s.creds = aws.NewCredentialsCache(s.creds)
+	s.creds = aws.NewCredentialsCache(recording{s.creds, s.secrets})
 	return s, nil
+}
+
+// recording gives the credentials of p and records their secrets for the
+// redactor at each retrieval, before they sign anything: those of a
+// container's endpoint, the instance's role, STS, and their refreshes.
+type recording struct {
+	p       aws.CredentialsProvider
+	secrets *secretSet
+}
+
+// Retrieve implements aws.CredentialsProvider.
+func (r recording) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	c, err := r.p.Retrieve(ctx)
+	if err == nil {
+		r.secrets.add("AWS_SECRET_ACCESS_KEY", c.SecretAccessKey)
+		r.secrets.add("AWS_SESSION_TOKEN", c.SessionToken)
+	}
+	return c, err
 }
 
 // machine takes the credentials of the container or the instance awl
@@ -315,9 +333,7 @@ func (w *webIdentity) Retrieve(ctx context.Context) (aws.Credentials, error) {
 		return aws.Credentials{}, fmt.Errorf("STS AssumeRoleWithWebIdentity: an answer without credentials")
 	}
 	expires, err := time.Parse(time.RFC3339, xmlText(doc, "Expiration"))
-	w.secrets.add("AWS_SECRET_ACCESS_KEY", secret)
-	w.secrets.add("AWS_SESSION_TOKEN", token)
-	w.secrets.add("AWS_WEB_IDENTITY_TOKEN_FILE", tok)
+	w.secrets.add("AWS_WEB_IDENTITY_TOKEN_FILE", tok) // the keys: recording
 	return aws.Credentials{AccessKeyID: id, SecretAccessKey: secret, SessionToken: token,
 		Source: "AssumeRoleWithWebIdentity", CanExpire: err == nil, Expires: expires}, nil
 }

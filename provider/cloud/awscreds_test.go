@@ -189,6 +189,15 @@ func TestBedrockMachineCredentials(t *testing.T) {
 		if _, err := p.Stream(context.Background(), hello(), nil); err != nil || fake.Requests()[0].SigErr != nil {
 			t.Fatalf("%v %+v", err, fake.Requests())
 		}
+		// The endpoint's credentials are in no variable: the redactor
+		// learns them from the provider.
+		held := map[string]bool{}
+		for _, s := range provider.Secrets(p) {
+			held[s.Value] = true
+		}
+		if !held[stsCreds.SecretAccessKey] || !held[stsCreds.SessionToken] {
+			t.Errorf("the container's credentials are not for the redactor: %v", held)
+		}
 	})
 	t.Run("imds", func(t *testing.T) {
 		var puts atomic.Int32

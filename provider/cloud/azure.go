@@ -56,7 +56,7 @@ type azure struct {
 // AZURE_TENANT_ID.
 func newAzure(name, path string, opts provider.Options) (provider.Cloud, error) {
 	getenv := env(opts)
-	a := &azure{name: name, key: opts.APIKey, secrets: &secretSet{}}
+	a := &azure{name: name, key: opts.APIKey, secrets: newSecrets(opts)}
 	base := opts.BaseURL
 	if base == "" {
 		ep := strings.TrimRight(getenv("AZURE_OPENAI_ENDPOINT"), "/")

@@ -58,11 +58,11 @@ func newBedrock(opts provider.Options) (provider.Cloud, error) {
 	b := &bedrock{now: time.Now, signer: v4.NewSigner()}
 	b.bearer = getenv("AWS_BEARER_TOKEN_BEDROCK")
 	var err error
-	if b.setup, err = awsChain(NameBedrock, getenv, &http.Client{Timeout: 30 * time.Second}); err != nil && b.bearer == "" {
+	if b.setup, err = awsChain(NameBedrock, getenv, &http.Client{Timeout: 30 * time.Second}, newSecrets(opts)); err != nil && b.bearer == "" {
 		return nil, err
 	}
 	if b.setup == nil {
-		b.setup = &awsSetup{secrets: &secretSet{}}
+		b.setup = &awsSetup{secrets: newSecrets(opts)}
 		b.setup.region, _ = first(getenv, "AWS_REGION", "AWS_DEFAULT_REGION")
 	}
 	b.region = b.setup.region

@@ -56,24 +56,36 @@ func first(getenv func(string) string, names ...string) (value, name string) {
 }
 
 // secretSet is the credentials a cloud came to hold, each value once, for
-// the run's redactor (provider.Cloud's Secrets). A refresh adds to it.
+// the run's redactor (provider.Cloud's Secrets). A refresh adds to it, and
+// each new value is told to notify (provider.Options.OnSecret) before the
+// credential is used.
 type secretSet struct {
-	mu   sync.Mutex
-	list []provider.Secret
+	mu     sync.Mutex
+	list   []provider.Secret
+	notify func(provider.Secret)
 }
+
+// newSecrets is the secret set of a cloud made with opts.
+func newSecrets(opts provider.Options) *secretSet { return &secretSet{notify: opts.OnSecret} }
 
 func (s *secretSet) add(name, value string) {
 	if len(value) < 4 {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, x := range s.list {
 		if x.Value == value {
+			s.mu.Unlock()
 			return
 		}
 	}
-	s.list = append(s.list, provider.Secret{Name: name, Value: value})
+	sec := provider.Secret{Name: name, Value: value}
+	s.list = append(s.list, sec)
+	notify := s.notify
+	s.mu.Unlock()
+	if notify != nil {
+		notify(sec)
+	}
 }
 
 func (s *secretSet) all() []provider.Secret {

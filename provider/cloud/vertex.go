@@ -50,7 +50,7 @@ type vertex struct {
 // takes a first token, so a run without credentials fails at start.
 func newVertex(opts provider.Options) (provider.Cloud, error) {
 	getenv := env(opts)
-	v := &vertex{secrets: &secretSet{}}
+	v := &vertex{secrets: newSecrets(opts)}
 	v.region, _ = first(getenv, "CLOUD_ML_REGION", "GOOGLE_CLOUD_LOCATION", "VERTEX_LOCATION")
 	if v.region == "" {
 		v.region = "global"

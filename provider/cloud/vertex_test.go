@@ -5,13 +5,17 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
+	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
+	"golang.org/x/oauth2"
 
 	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/provider/cloud/cloudtest"
@@ -183,5 +187,37 @@ func TestVertexModelIDs(t *testing.T) {
 		if m, ok := table.Lookup(NameVertex, id); !ok || m.Name != want {
 			t.Errorf("%s: %q %v", id, m.Name, ok)
 		}
+	}
+}
+
+// rotating is a token source whose every token is new and expires at
+// once, as a refresh gives them.
+type rotating struct{ n int }
+
+func (r *rotating) Token() (*oauth2.Token, error) {
+	r.n++
+	return &oauth2.Token{AccessToken: fmt.Sprintf("ya29.rotated-%d-0123456789", r.n), Expiry: time.Now().Add(-time.Second)}, nil
+}
+
+// TestVertexRefreshTold: each access token a refresh gives is told to
+// OnSecret (the run's redactor) before the request that carries it is
+// sent, once per value.
+func TestVertexRefreshTold(t *testing.T) {
+	var told []string
+	v := &vertex{secrets: newSecrets(provider.Options{OnSecret: func(s provider.Secret) { told = append(told, s.Name+"="+s.Value) }})}
+	v.tokens = oauth2.ReuseTokenSource(nil, &rotating{})
+	for i := 1; i <= 2; i++ {
+		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/", nil)
+		if err := v.Authorize(context.Background(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("ya29.rotated-%d-0123456789", i)
+		if req.Header.Get("Authorization") != "Bearer "+want || len(told) != i || told[i-1] != "GOOGLE_ACCESS_TOKEN="+want {
+			t.Fatalf("request %d: %q, told %v", i, req.Header.Get("Authorization"), told)
+		}
+	}
+	v.secrets.add("GOOGLE_ACCESS_TOKEN", "ya29.rotated-1-0123456789")
+	if len(told) != 2 {
+		t.Errorf("a value told twice: %v", told)
 	}
 }
