@@ -355,6 +355,7 @@ type anthropicDecoder struct {
 	emit     func(Event)
 	msg      conv.Message
 	usage    conv.Usage
+	hasUsage bool // the stream reported usage (a server may not: its cost is unknown)
 	stop     string
 	// pos maps the stream's block index to a position in msg.Content;
 	// blocks of types awl doesn't keep map to -1.
@@ -422,6 +423,7 @@ func (d *anthropicDecoder) readUsage(u gjson.Result) {
 	if !u.IsObject() {
 		return
 	}
+	d.hasUsage = true
 	if v := u.Get("service_tier"); v.Type == gjson.String {
 		d.msg.ServiceTier = strings.Clone(v.Str)
 	}
@@ -546,7 +548,9 @@ func (d *anthropicDecoder) complete() {
 	}
 	d.msg.StopReason = anthropicStop(d.stop)
 	u := d.usage
-	d.msg.Usage = &u
+	if d.hasUsage {
+		d.msg.Usage = &u
+	}
 	d.emit(Event{Kind: EventUsage, Usage: u})
 }
 

@@ -48,10 +48,30 @@ func (r *run) account(msg conv.Message) {
 	}
 	if msg.CostUSD == nil {
 		r.res.CostUSD = nil
+		r.unpriced = r.whyUnpriced(msg)
 		return
 	}
 	total := modelinfo.Round(*r.res.CostUSD + *msg.CostUSD)
 	r.res.CostUSD = &total
+}
+
+// whyUnpriced says why msg's request has no cost (priceOf gave nil).
+func (r *run) whyUnpriced(msg conv.Message) string {
+	model := cmp.Or(msg.Model, r.cfg.Model)
+	switch m, ok := r.cfg.Prices.Lookup(r.cfg.Provider.Name(), model); {
+	case msg.Usage == nil:
+		return "its answer reported no usage"
+	case !ok && msg.Model != "" && msg.Model != r.cfg.Model:
+		return fmt.Sprintf("it was answered by %s model %q, which has no price (give one with --pricing FILE)", r.cfg.Provider.Name(), model)
+	case !ok:
+		return fmt.Sprintf("%s model %q has no price (give one with --pricing FILE)", r.cfg.Provider.Name(), model)
+	default:
+		tier := cmp.Or(msg.ServiceTier, r.cfg.ServiceTier)
+		if _, ok := m.ServiceTier(tier); !ok {
+			return fmt.Sprintf("%s model %q has no price for the %s service tier (give one with --pricing FILE)", r.cfg.Provider.Name(), model, tier)
+		}
+		return fmt.Sprintf("%s model %q could not be priced", r.cfg.Provider.Name(), model)
+	}
 }
 
 func totalTokens(u conv.Usage) int64 { return u.Input + u.Output + u.CacheRead + u.CacheWrite }
@@ -82,7 +102,7 @@ func (r *run) budgetStop() error {
 	next := r.res.Turns + 1
 	if cfg.MaxCostUSD > 0 {
 		if r.res.CostUSD == nil {
-			return &LimitError{Reason: "budget", Msg: fmt.Sprintf("stopped before request %d: the cost of this run is no longer known (a response without usage, or a model without a price), so --max-cost-usd %s cannot be kept", next, usd(cfg.MaxCostUSD))}
+			return &LimitError{Reason: "budget", Msg: fmt.Sprintf("stopped before request %d: the cost of request %d is not known (%s), so --max-cost-usd %s cannot be kept", next, next-1, r.unpriced, usd(cfg.MaxCostUSD))}
 		}
 		if spent := *r.res.CostUSD; spent >= cfg.MaxCostUSD {
 			return &LimitError{Reason: "budget", Msg: fmt.Sprintf("stopped before request %d: this run has cost %s, reaching --max-cost-usd %s", next, usd(spent), usd(cfg.MaxCostUSD))}

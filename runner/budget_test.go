@@ -156,6 +156,56 @@ func TestUnknownModelCostIsNull(t *testing.T) {
 	}
 }
 
+// TestAnswerFromAnUnpricedModel: a request is priced as the model its
+// answer names. A server that answers a priced model's request in the
+// name of one the table lacks (a gateway's own name) leaves that request's
+// cost, and the run's, unknown (null, never 0 and never the asked model's
+// price); with --max-cost-usd the run stops before its next request, and
+// the error names the model and the way out.
+func TestAnswerFromAnUnpricedModel(t *testing.T) {
+	g := newBudgetRig(t)
+	g.toolTurns(1, "gateway-sonnet-x")
+	res := g.run(context.Background(), "claude-sonnet-4-5", nil)
+	if res.Err != nil || res.CostUSD != nil {
+		t.Fatalf("err %v, cost %v: want no error and an unknown cost", res.Err, res.CostUSD)
+	}
+	if got := g.result().Get("cost_usd"); got.Type != gjson.Null {
+		t.Errorf("result cost_usd = %s, want null", got.Raw)
+	}
+	for _, e := range g.entries("message") {
+		if e.Get("message.role").String() == "assistant" && e.Get("message.costUsd").Exists() {
+			t.Errorf("an answer of an unpriced model has a cost: %s", e.Raw)
+		}
+	}
+
+	g = newBudgetRig(t)
+	g.toolTurns(3, "gateway-sonnet-x")
+	res = g.run(context.Background(), "claude-sonnet-4-5", func(c *runner.Config) { c.MaxCostUSD = 1 })
+	if code, reason := runner.Classify(res.Err); code != 6 || reason != "budget" {
+		t.Fatalf("exit %d %s (%v), want 6 budget", code, reason, res.Err)
+	}
+	if n := len(g.srv.Requests()); n != 1 {
+		t.Errorf("%d requests, want 1: the budget cannot be kept after the first answer", n)
+	}
+	want := `stopped before request 2: the cost of request 1 is not known (it was answered by anthropic model "gateway-sonnet-x", which has no price (give one with --pricing FILE)), so --max-cost-usd $1.0000 cannot be kept`
+	if res.Err.Error() != want {
+		t.Errorf("error:\n%s\nwant\n%s", res.Err, want)
+	}
+	// An answer without usage.
+	g = newBudgetRig(t)
+	g.srv.Enqueue(providertest.Response{
+		Body: []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[]}}\n\n" +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"c\",\"name\":\"bash\",\"input\":{}}}\n\n" +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"command\\\":\\\"true\\\"}\"}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")})
+	res = g.run(context.Background(), "claude-sonnet-4-5", func(c *runner.Config) { c.MaxCostUSD = 1 })
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "the cost of request 1 is not known (its answer reported no usage)") {
+		t.Errorf("no usage: %v", res.Err)
+	}
+}
+
 func TestCostBudgetStopsBeforeARequestAndTheSessionResumes(t *testing.T) {
 	g := newBudgetRig(t)
 	g.toolTurns(5, "claude-sonnet-4-5")

@@ -347,7 +347,10 @@ type run struct {
 	lastTokens int64
 	lastTurn   time.Duration
 	noticed    bool
-	checks     *checkGate // nil without --check
+	// unpriced says why the run's cost became unknown, for the budget's
+	// stop; "" while it is known.
+	unpriced string
+	checks   *checkGate // nil without --check
 
 	promptOpts modelctx.Options // the last context gathered, for compaction
 	window     windowState      // how full the window is (window.go)
