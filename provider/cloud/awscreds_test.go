@@ -144,7 +144,7 @@ func TestBedrockProfiles(t *testing.T) {
 		want string
 	}{
 		{map[string]string{"AWS_PROFILE": "nope"}, `AWS_PROFILE: profile "nope" is in neither`},
-		{map[string]string{"AWS_PROFILE": "sso"}, `profile "sso" uses sso_session, which awl does not read`},
+		{map[string]string{"AWS_PROFILE": "sso"}, `profile "sso": sso_session "corp" has no [sso-session corp] section`},
 		{map[string]string{"AWS_ACCESS_KEY_ID": "AKID", "AWS_REGION": "us-east-1"}, "must be set together"},
 		{map[string]string{"AWS_PROFILE": "ci", "AWS_REGION": "", "AWS_CONFIG_FILE": "/nonexistent"}, "no AWS region: set AWS_REGION"},
 		{map[string]string{"AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_REGION": "us-east-1"}, "no AWS credentials: set AWS_ACCESS_KEY_ID"},

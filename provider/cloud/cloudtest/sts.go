@@ -39,6 +39,9 @@ type STS struct {
 // STSCall is one request STS took.
 type STSCall struct {
 	Action, RoleArn, SessionName, ExternalID string
+	// Form is the request's whole form, ContentType its media type.
+	Form        url.Values
+	ContentType string
 	// Err is why it was refused; nil when it was answered.
 	Err error
 }
@@ -80,7 +83,8 @@ func Issue(n int) aws.Credentials {
 func (s *STS) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	form, _ := url.ParseQuery(string(body))
-	call := STSCall{Action: form.Get("Action"), RoleArn: form.Get("RoleArn"), SessionName: form.Get("RoleSessionName"), ExternalID: form.Get("ExternalId")}
+	call := STSCall{Action: form.Get("Action"), RoleArn: form.Get("RoleArn"), SessionName: form.Get("RoleSessionName"), ExternalID: form.Get("ExternalId"),
+		Form: form, ContentType: r.Header.Get("Content-Type")}
 	code, msg := "", ""
 	switch {
 	case r.Method != http.MethodPost || form.Get("Version") != "2011-06-15" || call.RoleArn == "" || call.SessionName == "":
