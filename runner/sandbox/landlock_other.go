@@ -41,6 +41,8 @@ func (*nsInit) allReadOnly() bool { return false }
 
 func (*nsInit) close() {}
 
+func (*nsInit) sibling() *nsInit { return nil }
+
 // becomeSubreaper: only Linux has child subreapers.
 func becomeSubreaper() bool { return false }
 

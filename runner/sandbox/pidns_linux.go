@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -355,6 +356,27 @@ func (n *nsInit) enter(cmd *exec.Cmd) (*os.File, error) {
 	cmd.Args = append(args, cmd.Args[1:]...)
 	cmd.Path = n.nsenter
 	return wd, nil
+}
+
+// sibling is another init like n, of namespaces of its own with the
+// same directories read-only (MCP servers', apart from the tools'); nil
+// when it cannot start. As root it starts with the first process that
+// joins it.
+func (n *nsInit) sibling() *nsInit {
+	if !n.user {
+		return &nsInit{readOnly: n.readOnly}
+	}
+	m, err := userNamespaces(n.readOnly)
+	if err == nil {
+		err = m.start()
+	}
+	if err != nil || m.procMounted != n.procMounted || !slices.Equal(m.roDone, n.roDone) {
+		if m != nil {
+			m.close()
+		}
+		return nil
+	}
+	return m
 }
 
 // close kills the init, and with it every process left in the namespace.

@@ -271,6 +271,32 @@ type Sandbox struct {
 	// procs are the processes Start started, which sweep leaves to
 	// whoever waits for them. Shared with withNet.
 	procs *startedSet
+	// srv are the namespaces MCP servers run in, where there is an ns.
+	// Shared with withNet.
+	srv *serverNS
+}
+
+// serverNS is the init of the namespaces MCP servers run in, apart from
+// the tools': a PID namespace of their own, whose processes the tools'
+// /proc does not list, so that no tool reads a server's command line
+// (its args). Made at the first server; where it cannot be, servers run
+// in the tools' namespaces.
+type serverNS struct {
+	once sync.Once
+	ns   *nsInit
+}
+
+// serversNS is the namespaces' init for MCP servers: s.ns's sibling, or
+// s.ns itself where there can be none.
+func (s *Sandbox) serversNS() *nsInit {
+	if s.ns == nil || s.srv == nil {
+		return s.ns
+	}
+	s.srv.once.Do(func() { s.srv.ns = s.ns.sibling() })
+	if s.srv.ns == nil {
+		return s.ns
+	}
+	return s.srv.ns
 }
 
 // startedSet is the set of the pids Start started.
@@ -384,6 +410,7 @@ func (s *Sandbox) namespaces() {
 		return
 	case namespacesAvailable():
 		s.ns = &nsInit{readOnly: readOnly}
+		s.srv = &serverNS{}
 		s.status.Enforced.Processes, s.status.Enforced.Proc = true, true
 		s.status.GitReadOnly = len(readOnly) > 0
 		s.readOnlyIDs = dirIDs(readOnly)
@@ -398,6 +425,7 @@ func (s *Sandbox) namespaces() {
 		return
 	}
 	s.ns = ns
+	s.srv = &serverNS{}
 	s.status.Enforced.Processes, s.status.Enforced.Proc = true, ns.procMounted
 	s.status.GitReadOnly = len(readOnly) > 0 && ns.allReadOnly()
 	s.readOnlyIDs = dirIDs(readOnly)
@@ -437,7 +465,7 @@ func (s *Sandbox) WithNetwork() (*Sandbox, error) {
 	if s.withNet != nil {
 		return s.withNet, nil
 	}
-	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs, ns: s.ns, readOnlyIDs: s.readOnlyIDs, reap: s.reap, cg: s.cg, procs: s.procs, git: s.git}
+	n := &Sandbox{Policy: s.Policy, status: s.status, dirs: s.dirs, ns: s.ns, readOnlyIDs: s.readOnlyIDs, reap: s.reap, cg: s.cg, procs: s.procs, git: s.git, srv: s.srv}
 	n.Network = true
 	n.status.Network = true
 	if s.rules != nil {
@@ -488,6 +516,9 @@ func (s *Sandbox) Close() error {
 	s.sweep()
 	if s.ns != nil {
 		s.ns.close()
+	}
+	if s.srv != nil && s.srv.ns != nil {
+		s.srv.ns.close()
 	}
 	return os.RemoveAll(s.TmpDir)
 }
@@ -547,7 +578,11 @@ func (s *Sandbox) start(cmd *exec.Cmd, server bool) error {
 	if s.git != nil {
 		after = s.lookGit
 	}
-	if err := s.rules.start(cmd, s.ns, after, server, procs); err != nil {
+	ns := s.ns
+	if server {
+		ns = s.serversNS()
+	}
+	if err := s.rules.start(cmd, ns, after, server, procs); err != nil {
 		return err
 	}
 	s.procs.mu.Lock()
