@@ -50,6 +50,8 @@ type server struct {
 	ceiling *runCmd
 	// dir is the session directory every call's run uses.
 	dir string
+	// watch sends the runs still going SIGTERM if the server dies.
+	watch runWatch
 }
 
 func (c *mcpServeCmd) Run(a *app, store *session.Store) error {
@@ -402,6 +404,7 @@ func (s *server) runChild(ctx context.Context, argv []string, prompt string, pro
 	if err := cmd.Start(); err != nil {
 		return mcpserve.Result{Text: "starting awl run: " + err.Error(), IsError: true}
 	}
+	s.watch.track(cmd.Process.Pid, true)
 	var result map[string]any
 	sessionID := ""
 	br := bufio.NewReaderSize(out, 64<<10)
@@ -419,6 +422,7 @@ func (s *server) runChild(ctx context.Context, argv []string, prompt string, pro
 		}
 	}
 	werr := cmd.Wait()
+	s.watch.track(cmd.Process.Pid, false)
 	if result == nil {
 		code := -1
 		var ee *exec.ExitError

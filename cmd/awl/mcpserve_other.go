@@ -1,8 +1,12 @@
-//go:build !linux
+//go:build !unix
 
 package main
 
 import "syscall"
 
-// childAttr has no death signal to ask for outside Linux.
 func childAttr() *syscall.SysProcAttr { return nil }
+
+// runWatch has no watchdog to start outside Unix.
+type runWatch struct{}
+
+func (*runWatch) track(int, bool) {}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/provider/providertest"
 )
 
@@ -234,12 +236,7 @@ func TestMCPServeGoSDK(t *testing.T) {
 		_, err := cs.CallTool(cctx, &sdk.CallToolParams{Name: "resume", Arguments: map[string]any{"session": id, "prompt": "third"}})
 		done <- err
 	}()
-	waitFor(t, 20*time.Second, "the command to start", func() bool {
-		b, err := os.ReadFile(pidFile)
-		return err == nil && strings.HasSuffix(string(b), "\n")
-	})
-	b, _ := os.ReadFile(pidFile)
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	pid := waitPid(t, pidFile)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the cancelled call returned %v", err)
@@ -273,4 +270,378 @@ func TestMCPServeGoSDK(t *testing.T) {
 		t.Fatalf("after the cancellation: %v %+v", err, res)
 	}
 	e.verifySession(t, path)
+}
+
+// sessionFiles are the session files under the sessions directory.
+func (e *serveEnv) sessionFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(e.sessions, "*", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// startBlocked calls run with a command that would take 30 s, in a
+// goroutine, and returns once the command has started: its pid, and the
+// call's outcome to come.
+func (e *serveEnv) startBlocked(ctx context.Context, t *testing.T, cs *sdk.ClientSession, tool string, args map[string]any) (int, chan error) {
+	t.Helper()
+	pidFile := filepath.Join(e.dir, "pid")
+	os.Remove(pidFile)
+	e.model.Enqueue(providertest.ToolCall("openai-chat", "call_b", "bash", `{"command":"echo $$ > pid; exec sleep 30"}`))
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		done <- err
+	}()
+	return waitPid(t, pidFile), done
+}
+
+// waitPid waits for the command the model asked for to write its pid to
+// pidFile, and returns it.
+func waitPid(t *testing.T, pidFile string) int {
+	t.Helper()
+	waitFor(t, 20*time.Second, "the command to start", func() bool {
+		b, err := os.ReadFile(pidFile)
+		return err == nil && strings.HasSuffix(string(b), "\n")
+	})
+	b, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// The client going away mid-turn, by closing stdin or by the server being
+// killed: the run ends as an interrupt or a SIGTERM ends it, its session
+// consistent, its command stopped, and no process of it is left. (go-sdk's
+// Close waits for the calls in flight, so the client here is raw.)
+func TestMCPServeClientGone(t *testing.T) {
+	for _, how := range []string{"stdin closed", "server killed"} {
+		t.Run(how, func(t *testing.T) {
+			e := newServeEnv(t)
+			cmd := e.command()
+			cmd.Stderr = testWriter{t}
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() {
+				io.Copy(io.Discard, stdout)
+				exited <- cmd.Wait()
+			}()
+			t.Cleanup(func() { cmd.Process.Kill() })
+			pidFile := filepath.Join(e.dir, "pid")
+			e.model.Enqueue(providertest.ToolCall("openai-chat", "call_b", "bash", `{"command":"echo $$ > pid; exec sleep 30"}`))
+			io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n"+
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run","arguments":{"prompt":"block"}}}`+"\n")
+			pid := waitPid(t, pidFile)
+			files := e.sessionFiles(t)
+			if len(files) != 1 {
+				t.Fatalf("sessions %v", files)
+			}
+			if how == "stdin closed" {
+				stdin.Close()
+				select {
+				case err := <-exited:
+					if err != nil {
+						t.Errorf("the server exited with %v", err)
+					}
+				case <-time.After(15 * time.Second):
+					t.Fatal("the server did not exit when its stdin closed")
+				}
+			} else {
+				cmd.Process.Kill()
+			}
+			waitFor(t, 15*time.Second, "the run entry", func() bool {
+				r := lastRun(t, files[0])
+				return r != nil && r["reason"] == "interrupted"
+			})
+			waitFor(t, 5*time.Second, "the command to be stopped", func() bool { return !alive(pid) })
+			e.verifySession(t, files[0])
+			// The run's process is gone too: nothing has the session
+			// locked, so a resume of it runs.
+			e.model.Enqueue(providertest.Text("openai-chat", "resumed"))
+			run := exec.Command("awl", "run", "--provider", "openai-chat", "--model", "m", "--no-stdin", "-o", "json", "--resume", files[0], "go on")
+			run.Env, run.Dir = e.env, e.dir
+			if out, err := run.CombinedOutput(); err != nil || !strings.Contains(string(out), `"text":"resumed"`) {
+				t.Fatalf("resume after the server went: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// Two calls on one server run side by side, each in its own session:
+// the fake model answers neither until both requests have arrived.
+func TestMCPServeConcurrentCalls(t *testing.T) {
+	e := newServeEnv(t)
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	e.model.RespondWith(func(n int, req providertest.Request) providertest.Response {
+		arrived.Done()
+		both := make(chan struct{})
+		go func() { arrived.Wait(); close(both) }()
+		select {
+		case <-both:
+		case <-time.After(20 * time.Second):
+			return providertest.Text("openai-chat", "alone")
+		}
+		if strings.Contains(string(req.Body), "alpha") {
+			return providertest.Text("openai-chat", "A")
+		}
+		return providertest.Text("openai-chat", "B")
+	})
+	cs, _ := e.connect(t, nil)
+	var wg sync.WaitGroup
+	got := make([]*sdk.CallToolResult, 2)
+	errs := make([]error, 2)
+	for i, p := range []string{"alpha", "beta"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": p}})
+		}()
+	}
+	wg.Wait()
+	for i, want := range []string{"A", "B"} {
+		if errs[i] != nil || got[i].IsError || resultText(got[i]) != want {
+			t.Fatalf("call %d: %v %+v", i, errs[i], got[i])
+		}
+	}
+	a, b := structured(t, got[0]), structured(t, got[1])
+	if a["session_id"] == b["session_id"] {
+		t.Errorf("both calls in session %v", a["session_id"])
+	}
+	for _, s := range []map[string]any{a, b} {
+		e.verifySession(t, s["session_path"].(string))
+	}
+}
+
+// A prompt of 12 MiB reaches the model whole: it goes to the run on its
+// stdin, not as an argument.
+func TestMCPServeHugePrompt(t *testing.T) {
+	e := newServeEnv(t)
+	cs, _ := e.connect(t, nil)
+	prompt := strings.Repeat("0123456789abcdef", 12<<16) + "END"
+	e.model.Enqueue(providertest.Text("openai-chat", "read it"))
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": prompt}})
+	if err != nil || res.IsError || resultText(res) != "read it" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	reqs := e.model.Requests()
+	if len(reqs) != 1 || len(reqs[0].Body) < len(prompt) || !strings.Contains(string(reqs[0].Body), "abcdefEND") {
+		t.Fatalf("the request did not carry the prompt (%d requests)", len(reqs))
+	}
+}
+
+// A resume of a session that does not exist, or that a running call
+// holds, is an error result with the run's exit 3; arguments a tool does
+// not take are an error result too, and no run.
+func TestMCPServeRefusedCalls(t *testing.T) {
+	e := newServeEnv(t)
+	cs, _ := e.connect(t, nil)
+	ctx := context.Background()
+	call := func(tool string, args map[string]any) (*sdk.CallToolResult, map[string]any) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError {
+			t.Fatalf("%s %v: not an error: %+v", tool, args, res)
+		}
+		if res.StructuredContent == nil {
+			return res, nil
+		}
+		return res, structured(t, res)
+	}
+	res, st := call("resume", map[string]any{"session": "01900000-0000-7000-8000-000000000000", "prompt": "hi"})
+	if st["exit_code"] != 3.0 || st["reason"] != "session_error" || !strings.HasPrefix(resultText(res), "awl run exited 3 (session_error): ") {
+		t.Errorf("a missing session: %s %v", resultText(res), st)
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"run", map[string]any{"prompt": "hi", "max_turn": 3}, `unknown field "max_turn"`},
+		{"run", map[string]any{"prompt": "  "}, "prompt must be a non-empty string"},
+		{"run", map[string]any{"prompt": "hi", "session": "x"}, "run starts a new session"},
+		{"resume", map[string]any{"prompt": "hi"}, "session must name a session"},
+		{"run", map[string]any{"prompt": "hi", "timeout": "soon"}, `timeout "soon"`},
+		{"run", map[string]any{"prompt": "hi", "sandbox": "none"}, `sandbox "none"`},
+		{"run", map[string]any{"prompt": "hi", "tools": []string{""}}, "empty rule"},
+	} {
+		if res, _ := call(c.tool, c.args); !strings.Contains(resultText(res), c.want) {
+			t.Errorf("%s %v: %q lacks %q", c.tool, c.args, resultText(res), c.want)
+		}
+	}
+	if n := len(e.model.Requests()); n != 0 {
+		t.Fatalf("refused calls made %d model requests", n)
+	}
+
+	// A session a running call holds.
+	e.model.Enqueue(providertest.Text("openai-chat", "first"))
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "hi"}})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	id := structured(t, res)["session_id"].(string)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_, done := e.startBlocked(cctx, t, cs, "resume", map[string]any{"session": id, "prompt": "block"})
+	res, st = call("resume", map[string]any{"session": id, "prompt": "meanwhile"})
+	if st["exit_code"] != 3.0 || !strings.Contains(resultText(res), "in use") && !strings.Contains(resultText(res), "lock") && !strings.Contains(resultText(res), "busy") {
+		t.Errorf("a session in use: %s %v", resultText(res), st)
+	}
+	cancel()
+	<-done
+}
+
+// The server's flags and configuration are the ceiling: a caller's
+// larger limit, looser sandbox or other tools never loosen them.
+func TestMCPServeNarrowing(t *testing.T) {
+	schema := runSchema()
+	ceil := &runCmd{MaxTurns: 5, Tools: []string{"read,grep"}, Sandbox: "workspace-write", Timeout: time.Minute}
+	for _, c := range []struct {
+		o    serveOptions
+		want string
+	}{
+		{serveOptions{MaxTurns: 10}, ""},
+		{serveOptions{MaxTurns: 3}, "--max-turns=3"},
+		{serveOptions{MaxCostUSD: 0.5}, "--max-cost-usd=0.5"},
+		{serveOptions{Timeout: "1h"}, ""},
+		{serveOptions{Timeout: "30s"}, "--timeout=30s"},
+		{serveOptions{Sandbox: "off"}, ""},
+		{serveOptions{Sandbox: "read-only"}, "--sandbox=read-only"},
+		{serveOptions{Tools: []string{"bash,read"}}, "--tools=read"},
+		{serveOptions{Tools: []string{"bash"}}, "--no-tools"},
+		{serveOptions{Tools: []string{}}, "--no-tools"},
+		{serveOptions{DenyTools: []string{"grep"}}, "--deny-tools=grep"},
+		{serveOptions{Model: "other"}, "--model=other"},
+	} {
+		flags, _, err := c.o.runFlags(ceil, schema)
+		if err != nil || strings.Join(flags, " ") != c.want {
+			t.Errorf("%+v: %q %v, want %q", c.o, flags, err, c.want)
+		}
+	}
+	// The server's own --tools give way to the intersection.
+	if got := withoutFlags([]string{"--tools", "read,grep", "--max-turns=5", "--tools=ls"}, []string{"tools"}); strings.Join(got, " ") != "--max-turns=5" {
+		t.Errorf("withoutFlags: %q", got)
+	}
+
+	// End to end: a user configuration file's max-turns = 1 holds
+	// against a caller's 5, and its tools against a caller's bash.
+	e := newServeEnv(t)
+	cfg := filepath.Join(e.dir, "home", ".config", "awl", "config.toml")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	if err := os.WriteFile(cfg, []byte("max-turns = 1\ntools = [\"read\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := e.connect(t, nil)
+	e.model.Enqueue(providertest.ToolCall("openai-chat", "call_1", "read", `{"path":"x"}`))
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "hi", "max_turns": 5, "tools": []string{"bash", "read"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := structured(t, res)
+	if st["exit_code"] != 6.0 || st["reason"] != "max_turns" || !res.IsError {
+		t.Errorf("a caller's max_turns loosened the configuration's: %v", st)
+	}
+	var body struct {
+		Tools []struct {
+			Function struct{ Name string } `json:"function"`
+		} `json:"tools"`
+	}
+	json.Unmarshal(e.model.Requests()[0].Body, &body)
+	if len(body.Tools) != 1 || body.Tools[0].Function.Name != "read" {
+		t.Errorf("tools offered %+v, want read alone", body.Tools)
+	}
+}
+
+// The official MCP TypeScript SDK's client (testdata/mcpserve/client.mjs)
+// calls run with a progress callback, resumes the returned session and
+// cancels a third call midway: the SDK accepts the answers (it checks the
+// structured content against each tool's output schema), and every
+// session verifies, the cancelled run's ended as an interrupt ends it.
+func TestMCPServeTypeScriptSDK(t *testing.T) {
+	sdkDir, err := filepath.Abs(filepath.Join("..", "..", "runner", "mcp", "testdata", "npm", "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := testenv.NPMServerMissing(sdkDir); why != "" {
+		testenv.Require(t, why)
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "mcpserve", "client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newServeEnv(t)
+	e.model.Enqueue(
+		providertest.ToolCall("openai-chat", "call_1", "bash", `{"command":"echo hi"}`),
+		providertest.Text("openai-chat", "One."),
+		providertest.Text("openai-chat", "Two."),
+		providertest.ToolCall("openai-chat", "call_3", "bash", `{"command":"echo $$ > pid; exec sleep 30"}`),
+	)
+	cmd := exec.Command("node", script, "awl", "mcp", "serve", "--provider", "openai-chat", "--model", "m")
+	cmd.Dir = e.dir
+	cmd.Env = append(e.env, "MCP_SDK="+sdkDir)
+	cmd.Stderr = testWriter{t}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the TypeScript client: %v\n%s", err, out)
+	}
+	var got struct {
+		Server   struct{ Name string }
+		Tools    []string
+		Run      sdkResult
+		Progress []struct {
+			Progress float64
+			Message  string
+		}
+		Resume sdkResult
+		Third  string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got.Server.Name != "awl" || strings.Join(got.Tools, ",") != "run,resume,fork" {
+		t.Errorf("server %+v, tools %v", got.Server, got.Tools)
+	}
+	id := got.Run.Structured["session_id"]
+	if got.Run.IsError || got.Run.Content[0].Text != "One." || id == nil || got.Run.Structured["exit_code"] != 0.0 {
+		t.Errorf("run: %+v", got.Run)
+	}
+	if len(got.Progress) < 3 || got.Progress[0].Message != "session "+id.(string) || got.Progress[len(got.Progress)-1].Progress != float64(len(got.Progress)) {
+		t.Errorf("progress %+v", got.Progress)
+	}
+	if got.Resume.IsError || got.Resume.Content[0].Text != "Two." || got.Resume.Structured["session_id"] != id {
+		t.Errorf("resume: %+v", got.Resume)
+	}
+	if !strings.Contains(got.Third, "the caller gave up") {
+		t.Errorf("the cancelled call: %q", got.Third)
+	}
+	path := got.Run.Structured["session_path"].(string)
+	waitFor(t, 15*time.Second, "the cancelled run's run entry", func() bool {
+		r := lastRun(t, path)
+		return r != nil && r["reason"] == "interrupted"
+	})
+	e.verifySession(t, path)
+}
+
+// sdkResult is a tool call's result as the TypeScript SDK returns it.
+type sdkResult struct {
+	Content []struct {
+		Type, Text string
+	}
+	Structured map[string]any `json:"structuredContent"`
+	IsError    bool
 }
