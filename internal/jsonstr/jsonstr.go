@@ -11,16 +11,17 @@ import (
 )
 
 // jsonEscape is how encoding/json (HTML escaping off) writes each ASCII
-// byte: "" for as it is.
-var jsonEscape = func() (t [utf8.RuneSelf]string) {
-	const hex = "0123456789abcdef"
-	for c := range 0x20 {
-		t[c] = `\u00` + hex[c>>4:c>>4+1] + hex[c&0xf:c&0xf+1]
-	}
-	t['\b'], t['\f'], t['\n'], t['\r'], t['\t'] = `\b`, `\f`, `\n`, `\r`, `\t`
-	t['"'], t['\\'] = `\"`, `\\`
-	return t
-}()
+// byte: "" for as it is. A literal, which the linker lays out, where a
+// computed table needs an initialiser at every start of awl
+// (TestEscapeTable checks it against the rule).
+var jsonEscape = [utf8.RuneSelf]string{
+	0: `\u0000`, 1: `\u0001`, 2: `\u0002`, 3: `\u0003`, 4: `\u0004`, 5: `\u0005`,
+	6: `\u0006`, 7: `\u0007`, 8: `\b`, 9: `\t`, 10: `\n`, 11: `\u000b`, 12: `\f`, 13: `\r`,
+	14: `\u000e`, 15: `\u000f`, 16: `\u0010`, 17: `\u0011`, 18: `\u0012`, 19: `\u0013`,
+	20: `\u0014`, 21: `\u0015`, 22: `\u0016`, 23: `\u0017`, 24: `\u0018`, 25: `\u0019`,
+	26: `\u001a`, 27: `\u001b`, 28: `\u001c`, 29: `\u001d`, 30: `\u001e`, 31: `\u001f`,
+	'"': `\"`, '\\': `\\`,
+}
 
 const (
 	lsb8 = 0x0101010101010101

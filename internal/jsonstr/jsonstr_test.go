@@ -114,3 +114,20 @@ func TestSkipPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapeTable: the literal table holds, for every ASCII byte, what
+// encoding/json writes for it (HTML escaping off) when that is not the byte
+// itself, and "" otherwise.
+func TestEscapeTable(t *testing.T) {
+	for c := range len(jsonEscape) {
+		q := encodingJSON(t, string(rune(c)))
+		got := string(q[1 : len(q)-1])
+		want := got
+		if got == string(rune(c)) {
+			want = ""
+		}
+		if jsonEscape[c] != want {
+			t.Errorf("jsonEscape[%#x] = %q, encoding/json writes %q", c, jsonEscape[c], got)
+		}
+	}
+}

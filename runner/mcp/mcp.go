@@ -651,13 +651,17 @@ func configSecrets(cfg Server) []string {
 	return slices.DeleteFunc(vs, func(v string) bool { return strings.TrimSpace(v) == "" })
 }
 
-// plainEnv are the variables that name where things are or how to show
-// them, never a credential: their values are no secret.
-var plainEnv = map[string]bool{
-	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "SHELL": true, "PWD": true,
-	"TERM": true, "LANG": true, "LANGUAGE": true, "TZ": true, "TMPDIR": true, "TMP": true, "TEMP": true,
-	"NODE_PATH": true, "NODE_ENV": true, "PYTHONPATH": true, "PYTHONHOME": true, "VIRTUAL_ENV": true,
-	"GOPATH": true, "GOROOT": true, "JAVA_HOME": true, "LD_LIBRARY_PATH": true,
+// plainEnv reports the variables that name where things are or how to
+// show them, never a credential: their values are no secret. (A switch: a
+// package-level map is built by an initialiser at every start of awl.)
+func plainEnv(k string) bool {
+	switch k {
+	case "PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "TERM", "LANG", "LANGUAGE", "TZ",
+		"TMPDIR", "TMP", "TEMP", "NODE_PATH", "NODE_ENV", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV",
+		"GOPATH", "GOROOT", "JAVA_HOME", "LD_LIBRARY_PATH":
+		return true
+	}
+	return false
 }
 
 // envSecret reports whether the value v an MCP server's configuration
@@ -668,7 +672,7 @@ var plainEnv = map[string]bool{
 // or directory that exists. Shorter values than the redactor takes (8
 // bytes) it leaves anyway.
 func envSecret(k, v string) bool {
-	if strings.TrimSpace(v) == "" || plainEnv[k] || strings.HasPrefix(k, "LC_") || strings.HasPrefix(k, "XDG_") {
+	if strings.TrimSpace(v) == "" || plainEnv(k) || strings.HasPrefix(k, "LC_") || strings.HasPrefix(k, "XDG_") {
 		return false
 	}
 	if filepath.IsAbs(v) {
