@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -85,14 +86,14 @@ const mcpServeMaxMessage = 64 << 20
 const serveUsage = `Usage: awl mcp serve [RUN FLAGS]
 
 Serve awl over MCP on stdin and stdout (JSON-RPC, one message a line).
-The tools run, resume, fork and sessions each start an ` + "`awl run`" + ` with
+The tools run, resume and fork each start an ` + "`awl run`" + ` with
 RUN FLAGS (any flag of awl run but the prompt, session and output ones),
 the configuration files applying as they do to awl run; a caller's
 options only narrow them. See docs/mcp.md.
 `
 
 const serveInstructions = "awl runs an LLM agent to completion on a prompt, in the server's working directory, with the server's tools, sandbox and budgets. " +
-	"Call run with a prompt; the result gives the final answer, the session id, the exit code and the usage. Call resume with that session id to go on with the conversation, fork to branch it."
+	"Call run with a prompt; the result gives the final answer, the session id, the exit code and the usage. Call resume with that session id to go on with the conversation, fork to branch it; sessions lists the sessions."
 
 // serveCeiling parses the server's run flags as `awl run` would, refuses
 // the ones a call sets, and resolves the configuration over them.
@@ -314,7 +315,65 @@ func (s *server) tools() []mcpserve.Tool {
 				return s.call(ctx, args, "fork", progress)
 			},
 		},
+		{
+			Name: "sessions", Title: "List awl's sessions",
+			Description: "List the sessions of the server's directory (or of every directory with all), oldest first, as `awl sessions --json` does: each one's id, first prompt, final answer, status, cost and last run.",
+			InputSchema: json.RawMessage(sessionsInputSchema), OutputSchema: json.RawMessage(`{"type":"object","properties":{"sessions":{"type":"array","items":{"type":"object"}}},"required":["sessions"]}`),
+			ReadOnly: true,
+			Call: func(ctx context.Context, args json.RawMessage, _ func(string)) mcpserve.Result {
+				return s.sessions(ctx, args)
+			},
+		},
 	}
+}
+
+const sessionsInputSchema = `{"type":"object","properties":{` +
+	`"all":{"type":"boolean","description":"Every directory's sessions, not only the server's directory's."},` +
+	`"limit":{"type":"integer","minimum":1,"description":"Keep the newest N (default 20)."},` +
+	`"since":{"type":"string","description":"Keep those modified within this long (30d, 24h, 90m)."}` +
+	`},"additionalProperties":false}`
+
+// sessions lists the sessions as `awl sessions --json` does, in the
+// directory the runs use.
+func (s *server) sessions(ctx context.Context, args json.RawMessage) mcpserve.Result {
+	var o struct {
+		All   bool   `json:"all"`
+		Limit int    `json:"limit"`
+		Since string `json:"since"`
+	}
+	if len(args) > 0 && string(args) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(args))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&o); err != nil {
+			return mcpserve.Result{Text: "arguments: " + err.Error(), IsError: true}
+		}
+	}
+	if o.Limit < 0 {
+		return mcpserve.Result{Text: "arguments: limit must be positive", IsError: true}
+	}
+	argv := []string{"--session-dir=" + s.dir, "sessions", "list", "--json", "--limit=" + strconv.Itoa(cmp.Or(o.Limit, 20))}
+	if o.All {
+		argv = append(argv, "--all")
+	}
+	if o.Since != "" {
+		argv = append(argv, "--since="+o.Since)
+	}
+	cmd := exec.CommandContext(ctx, s.exe, argv...)
+	cmd.Dir = s.ceiling.Dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return mcpserve.Result{Text: strings.TrimSpace("awl sessions: " + stderr.String()), IsError: true}
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(out, &list); err != nil {
+		return mcpserve.Result{Text: "awl sessions: " + err.Error(), IsError: true}
+	}
+	if list == nil {
+		list = []json.RawMessage{}
+	}
+	return mcpserve.Result{Text: string(bytes.TrimSpace(out)), Structured: map[string]any{"sessions": list}}
 }
 
 // runInputSchema is the input schema of run, or with a session, of resume

@@ -190,7 +190,7 @@ func TestMCPServeGoSDK(t *testing.T) {
 	for _, tl := range lt.Tools {
 		names = append(names, tl.Name)
 	}
-	if strings.Join(names, ",") != "run,resume,fork" {
+	if strings.Join(names, ",") != "run,resume,fork,sessions" {
 		t.Fatalf("tools %v", names)
 	}
 
@@ -613,7 +613,7 @@ func TestMCPServeTypeScriptSDK(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if got.Server.Name != "awl" || strings.Join(got.Tools, ",") != "run,resume,fork" {
+	if got.Server.Name != "awl" || strings.Join(got.Tools, ",") != "run,resume,fork,sessions" {
 		t.Errorf("server %+v, tools %v", got.Server, got.Tools)
 	}
 	id := got.Run.Structured["session_id"]
@@ -644,4 +644,64 @@ type sdkResult struct {
 	}
 	Structured map[string]any `json:"structuredContent"`
 	IsError    bool
+}
+
+// fork starts a new session from a run's and leaves that one as it was;
+// output_schema makes the answer a validated JSON value; sessions lists
+// both.
+func TestMCPServeForkSchemaSessions(t *testing.T) {
+	e := newServeEnv(t)
+	cs, _ := e.connect(t, nil)
+	ctx := context.Background()
+	e.model.Enqueue(providertest.Text("openai-chat", "One."))
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "first"}})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	first := structured(t, res)
+	before := len(entries(t, first["session_path"].(string)))
+
+	e.model.Enqueue(providertest.Text("openai-chat", `{"verdict":"approve"}`))
+	schema := map[string]any{"type": "object", "properties": map[string]any{"verdict": map[string]any{"enum": []string{"approve", "reject"}}}, "required": []string{"verdict"}}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "fork", Arguments: map[string]any{"session": first["session_id"], "prompt": "judge", "output_schema": schema}})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	fork := structured(t, res)
+	if fork["session_id"] == first["session_id"] || fork["exit_code"] != 0.0 {
+		t.Fatalf("fork: %v", fork)
+	}
+	if v, _ := fork["structured"].(map[string]any); v["verdict"] != "approve" {
+		t.Errorf("structured %v", fork["structured"])
+	}
+	if n := len(entries(t, first["session_path"].(string))); n != before {
+		t.Errorf("the forked session went from %d entries to %d", before, n)
+	}
+	// The fork's request carried the first exchange.
+	if reqs := e.model.Requests(); !strings.Contains(string(reqs[1].Body), "One.") {
+		t.Errorf("the fork's request lacks the first answer")
+	}
+	// An answer that does not validate is exit 7, an error result.
+	e.model.Enqueue(providertest.Text("openai-chat", `{"verdict":"maybe"}`), providertest.Text("openai-chat", `{"verdict":"maybe"}`), providertest.Text("openai-chat", `{"verdict":"maybe"}`))
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "judge", "output_schema": schema}})
+	if err != nil || !res.IsError || structured(t, res)["exit_code"] != 7.0 {
+		t.Errorf("an invalid answer: %v %+v", err, res)
+	}
+
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "sessions", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("sessions: %v %+v", err, res)
+	}
+	list, _ := structured(t, res)["sessions"].([]any)
+	var ids []string
+	for _, it := range list {
+		ids = append(ids, it.(map[string]any)["id"].(string))
+	}
+	if len(ids) != 3 || ids[0] != first["session_id"] || ids[1] != fork["session_id"] {
+		t.Errorf("sessions %v", ids)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "sessions", Arguments: map[string]any{"limit": 1}})
+	if l, _ := structured(t, res)["sessions"].([]any); err != nil || len(l) != 1 {
+		t.Errorf("sessions, limit 1: %v %v", err, l)
+	}
 }
