@@ -69,6 +69,15 @@ func (r *run) finish(d time.Duration) {
 	for _, t := range cfg.Tools {
 		e.Flags.Tools = append(e.Flags.Tools, t.Name())
 	}
+	if allow, deny := cfg.Policy.Rules(); allow != nil || deny != nil {
+		e.Flags.Rules = &session.RunRules{Allow: allow, Deny: deny}
+	}
+	if cfg.RecordedHooks == nil { // a replay runs no hook
+		for _, h := range cfg.Hooks {
+			e.Flags.ToolHooks = append(e.Flags.ToolHooks, h.Cmd)
+		}
+	}
+	e.Flags.FailOnDeny = cfg.FailOnDeny
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

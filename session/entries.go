@@ -99,6 +99,20 @@ type RunFlags struct {
 	CacheTTL string `json:"cacheTtl,omitempty"`
 	// ServiceTier is --service-tier, when given.
 	ServiceTier string `json:"serviceTier,omitempty"`
+	// Rules are the rules of --tools and --deny-tools (and their
+	// configuration keys) the run judged calls by, when any was given.
+	Rules *RunRules `json:"rules,omitempty"`
+	// ToolHooks are the --tool-hook commands, in order, when any was given.
+	ToolHooks []string `json:"toolHooks,omitempty"`
+	// FailOnDeny is --fail-on-deny.
+	FailOnDeny bool `json:"failOnDeny,omitempty"`
+}
+
+// RunRules are a run's tool rules, each as written, lists split on the
+// commas outside parentheses.
+type RunRules struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
 }
 
 // Prune is the members of a prune entry.

@@ -156,6 +156,8 @@ type runCmd struct {
 
 	// given is the record of the flags the command line gave (given.go).
 	given givenFlags
+	// recordedRules are the tool rules of a --replay recording's step.
+	recordedRules *session.RunRules
 }
 
 // Run runs a prompt.
@@ -647,7 +649,7 @@ func (c *runCmd) resolveModel(a *app, store *session.Store, st *runSetup) error 
 		// no next step fails in readPromptInput, with its prompt in the
 		// diff.
 		if step, err := rp.Next(continued(st.resumed, st.forked), ""); err == nil {
-			c.recordedSchema = step.Schema
+			c.recordedSchema, c.recordedRules = step.Schema, step.Rules
 		}
 	}
 	return nil
@@ -661,7 +663,8 @@ func (c *runCmd) buildTools(a *app, st *runSetup) error {
 		return err
 	}
 	st.toolEnv = tool.Env{Dir: st.cwd, Getenv: a.getenv, Environ: toolEnviron(st.toolSecrets), Confine: confiner(st.sb)}
-	if st.policy, err = c.toolPolicy(st.cwd, tool.Builtins(st.toolEnv)); err != nil {
+	allow, deny := c.ruleLists(a)
+	if st.policy, err = c.toolPolicy(st.cwd, tool.Builtins(st.toolEnv), allow, deny); err != nil {
 		return err
 	}
 	c.policy = st.policy
@@ -1052,19 +1055,54 @@ func confiner(sb *sandbox.Sandbox) tool.Confiner {
 // toolPolicy builds the tool policy of --tools, --deny-tools and
 // --no-tools. A rule that names no built-in tool is a usage error, unless
 // it is a glob or an MCP tool's name: an MCP server may be down.
-func (c *runCmd) toolPolicy(cwd string, builtins []tool.Tool) (*policy.Policy, error) {
+func (c *runCmd) toolPolicy(cwd string, builtins []tool.Tool, allow, deny []string) (*policy.Policy, error) {
 	names := make([]string, len(builtins))
 	for i, t := range builtins {
 		names[i] = t.Name()
 	}
 	p, err := policy.New(policy.Options{
-		Allow: c.Tools, Deny: c.DenyTools, NoTools: c.NoTools, Dir: cwd,
+		Allow: allow, Deny: deny, NoTools: c.NoTools, Dir: cwd,
 		Known: func(n string) bool { return slices.Contains(names, n) }, Builtins: names,
 	})
 	if err != nil {
 		return nil, runner.Usagef(err.Error())
 	}
 	return p, nil
+}
+
+// ruleLists returns the rules of --tools and --deny-tools (or their
+// configuration keys) the run judges calls by. A replay that gives none
+// takes those the recording's step ran under, and says so on stderr, so
+// that a call the recording's rules denied is denied again rather than
+// run for real; one that gives rules other than the recording's keeps
+// its own and says on stderr that they differ: a call they judge
+// otherwise diverges from the recording there.
+func (c *runCmd) ruleLists(a *app) (allow, deny []string) {
+	allow, deny = c.Tools, c.DenyTools
+	rec := c.recordedRules
+	if rec == nil {
+		return allow, deny
+	}
+	if allow == nil && deny == nil && !c.NoTools {
+		fmt.Fprintf(a.stderr, "awl: replay: calls are judged by the recording's rules: %s\n", describeRules(rec))
+		return rec.Allow, rec.Deny
+	}
+	if !slices.Equal(ruleList(allow), rec.Allow) || !slices.Equal(ruleList(deny), rec.Deny) {
+		fmt.Fprintf(a.stderr, "awl: replay: the rules differ from the recording's (%s): a call they judge otherwise diverges from the recording\n", describeRules(rec))
+	}
+	return allow, deny
+}
+
+// describeRules writes recorded rules as the flags that give them.
+func describeRules(r *session.RunRules) string {
+	var parts []string
+	if len(r.Allow) > 0 {
+		parts = append(parts, fmt.Sprintf("--tools %q", strings.Join(r.Allow, ",")))
+	}
+	if len(r.Deny) > 0 {
+		parts = append(parts, fmt.Sprintf("--deny-tools %q", strings.Join(r.Deny, ",")))
+	}
+	return strings.Join(parts, " ")
 }
 
 // hooks are the --tool-hook commands, run in the run's directory with the

@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -243,11 +244,13 @@ func (r *Provider) Prompts() []conv.Message {
 func (r *Provider) Remaining() int { return len(r.answers) - r.served - 1 }
 
 // Step is what a run replays next: the prompts of the recording's step
-// that follows the conversation so far, and the output schema in force at
-// the end of that step (nil for none).
+// that follows the conversation so far, the output schema in force at
+// the end of that step (nil for none), and the tool rules its run entry
+// records (nil when it records none, or the step has no run entry).
 type Step struct {
 	Prompts []conv.Message
 	Schema  []byte
+	Rules   *session.RunRules
 }
 
 // Next returns the recording's next step after history, the conversation
@@ -293,6 +296,12 @@ func (r *Provider) Next(history []conv.Message, given string) (Step, error) {
 	}
 	if base, err := modelctx.LastBaseline(r.path[:next.stepEnd]); err == nil && base != nil {
 		step.Schema = base.OutputSchema
+	}
+	if next.stepEnd < len(r.path) {
+		var run session.Run
+		if json.Unmarshal(r.path[next.stepEnd].Fields, &run) == nil {
+			step.Rules = run.Flags.Rules
+		}
 	}
 	return step, nil
 }

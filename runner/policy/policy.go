@@ -310,6 +310,21 @@ func (d *Denial) Error() string {
 	return fmt.Sprintf("%s: denied: %s", d.Tool, d.Reason)
 }
 
+// Rules lists every rule, allow and deny, as written: what a run entry
+// records of the policy. Both are nil for a policy with no rules.
+func (p *Policy) Rules() (allow, deny []string) {
+	if p == nil {
+		return nil, nil
+	}
+	for _, r := range p.allow {
+		allow = append(allow, r.Text)
+	}
+	for _, r := range p.deny {
+		deny = append(deny, r.Text)
+	}
+	return allow, deny
+}
+
 // PatternRules lists the rules with argument patterns, allow and deny, as
 // written: what the model is told besides the tools offered (the rules of
 // names alone are in that list already).
