@@ -98,9 +98,14 @@ type nsInit struct {
 	// commands, root in the user namespace, would otherwise hold every
 	// capability there. "" otherwise.
 	setpriv string
-	once    sync.Once
-	err     error
-	proc    *os.Process
+	// helper, when not "", is where commands exec the embedded
+	// nsenterHelper (/proc/self/fd/N of a sealed memfd) instead of
+	// nsenter: it clears the bounding set, full in the user namespace,
+	// which nsenter leaves so (not root only).
+	helper string
+	once   sync.Once
+	err    error
+	proc   *os.Process
 	// procMounted, and roDone (as many as readOnly, in order): what the
 	// init did.
 	procMounted bool
@@ -154,7 +159,50 @@ func userNamespaces(readOnly []string) (*nsInit, error) {
 			return nil, fmt.Errorf("%s is not installed (util-linux has mount, nsenter and setpriv)", c)
 		}
 	}
+	if n.setpriv == "" {
+		n.helper = helperPath()
+	}
 	return n, nil
+}
+
+var helperOnce struct {
+	sync.Once
+	path string
+}
+
+// helperPath is the path the embedded nsenterHelper is exec'd at: a
+// sealed memfd, at a descriptor high enough that no descriptor a command
+// is given (os/exec moves them to 0, 1, 2, 3…) lands on it before exec;
+// "" where there is no helper or it cannot be made.
+func helperPath() string {
+	helperOnce.Do(func() {
+		if len(nsenterHelper) == 0 {
+			return
+		}
+		fd, err := unix.MemfdCreate("awl-nsenter", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+		if err != nil {
+			return
+		}
+		defer unix.Close(fd)
+		if n, err := unix.Write(fd, nsenterHelper); err != nil || n != len(nsenterHelper) {
+			return
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL); err != nil {
+			return
+		}
+		// Executable only through a descriptor not open for writing.
+		ro, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return
+		}
+		high, err := unix.FcntlInt(uintptr(ro), unix.F_DUPFD_CLOEXEC, 512)
+		unix.Close(ro)
+		if err != nil {
+			return
+		}
+		helperOnce.path = fmt.Sprintf("/proc/self/fd/%d", high)
+	})
+	return helperOnce.path
 }
 
 // start starts the init, once; later calls return the first one's error.
@@ -343,6 +391,11 @@ func (n *nsInit) enter(cmd *exec.Cmd) (*os.File, error) {
 	}
 	fd := len(cmd.ExtraFiles) + 3
 	cmd.ExtraFiles = append(cmd.ExtraFiles, n.files[0], n.files[1], n.files[2], wd)
+	if n.helper != "" {
+		cmd.Args = append([]string{"awl-nsenter", strconv.Itoa(fd), path}, cmd.Args[1:]...)
+		cmd.Path = n.helper
+		return wd, nil
+	}
 	args := []string{"nsenter",
 		fmt.Sprintf("--user=/proc/self/fd/%d", fd), fmt.Sprintf("--mount=/proc/self/fd/%d", fd+1),
 		fmt.Sprintf("--pid=/proc/self/fd/%d", fd+2), fmt.Sprintf("--wd=/proc/self/fd/%d", fd+3),
