@@ -390,6 +390,73 @@ func TestBashWhole(t *testing.T) {
 	}
 }
 
+// TestBashDenyOnly tries to get past deny rules alone (bash allowed
+// otherwise, the judge on because a bash deny rule exists) with what runs
+// a denied program under another name: a path, a launcher (sudo, flock,
+// chrt, …), a program that runs its arguments through a shell, git's
+// options before its subcommand. What the rules do not name still runs.
+func TestBashDenyOnly(t *testing.T) {
+	p := mustNew(t, Options{Deny: []string{"bash(rm *),bash(git push *)"}})
+	for cmd, allow := range map[string]bool{
+		"/bin/rm x":                              false,
+		"./rm x":                                 false,
+		"/usr/bin/git push origin":               false,
+		"timeout 5 /bin/rm x":                    false,
+		"env /bin/rm x":                          false,
+		"command /bin/rm x":                      false,
+		"time /bin/rm x":                         false,
+		"echo f | xargs /bin/rm":                 false,
+		"find . -exec /bin/rm {} +":              false,
+		"sudo rm -rf /":                          false,
+		"sudo -u root rm x":                      false,
+		"sudo -E /bin/rm x":                      false,
+		"doas rm x":                              false,
+		"pkexec rm x":                            false,
+		"flock /tmp/l rm x":                      false,
+		"ionice -c3 rm x":                        false,
+		"chrt 1 rm x":                            false,
+		"taskset 1 /bin/rm x":                    false,
+		"strace -f rm x":                         false,
+		"chroot / rm x":                          false,
+		"unshare -r rm x":                        false,
+		"nsenter -t 1 -m rm x":                   false,
+		"fakeroot rm x":                          false,
+		"sudo git -C . push origin":              false,
+		"sudo sudo rm x":                         false,
+		"sudo $CMD x":                            false,
+		"sudo rm$X":                              false,
+		`sudo "$(echo rm)" x`:                    false,
+		"watch rm x":                             false,
+		"watch 'rm x'":                           false,
+		"su -c 'rm x'":                           false,
+		"script -qc 'rm x' /dev/null":            false,
+		"ssh host rm x":                          false,
+		"parallel rm ::: x":                      false,
+		"git -C . push origin":                   false,
+		"git -c core.sshCommand=x push":          false,
+		"git --git-dir=.git --work-tree=. push":  false,
+		"git --git-dir .git push":                false,
+		"git --no-pager push":                    false,
+		"git -C sub status":                      true,
+		"git --no-pager log -1":                  true,
+		"/usr/bin/git status":                    true,
+		"sudo apt-get install -y jq":             true,
+		"sudo -u nobody make test":               true,
+		"flock /tmp/l make test":                 true,
+		"echo rm x":                              true,
+		"ls -l /bin/rm":                          true,
+		"rmdir x":                                true,
+		"git commit -m 'rm the old push code'":   true,
+		"git -C . pushd":                         true,
+		"printf '%s\\n' 'sudo rm x' > /dev/null": true,
+		"cat <<'EOF'\nsudo rm -rf /\nEOF":        true,
+	} {
+		if d := p.Bash(cmd); (d == nil) != allow {
+			t.Errorf("%q: allowed %v, want %v (%v)", cmd, d == nil, allow, d)
+		}
+	}
+}
+
 // TestBashHuge: very long and very deeply nested commands are judged in
 // bounded time, without exhausting the stack.
 func TestBashHuge(t *testing.T) {

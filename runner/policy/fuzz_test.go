@@ -118,7 +118,7 @@ func concrete(p *Policy, words []string) string {
 	}
 	for _, c := range cmds {
 		for _, r := range p.deny {
-			if r.cmd != nil && r.cmd.match(c, false) {
+			if r.cmd != nil && r.cmd.deniedBy(c, 0) {
 				return "deny rule " + r.Text
 			}
 		}

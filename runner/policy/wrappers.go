@@ -85,6 +85,12 @@ func unwrap(cmds [][]arg, args []arg) ([][]arg, string) {
 		if isShell(base) {
 			return cmds, fmt.Sprintf("%s runs a script", base)
 		}
+		if isScriptRunner(base) {
+			return cmds, fmt.Sprintf("%s runs its arguments through a shell", base)
+		}
+		if isLauncher(base) && slices.ContainsFunc(args[1:], func(a arg) bool { return !a.static || a.multi }) {
+			return cmds, fmt.Sprintf("%s runs a command, and a word of it is not in the text", base)
+		}
 		if isNameTaker(base) {
 			for _, a := range args[1:] {
 				if a.static && strings.Contains(a.s, "[") && strings.ContainsAny(a.s, "$`") {
@@ -351,7 +357,7 @@ func (j *judge) simple(args []arg, n syntax.Node) {
 // whole).
 func (j *judge) match(c []arg, n syntax.Node) {
 	for _, r := range j.p.deny {
-		if r.cmd != nil && r.cmd.match(c, true) {
+		if r.cmd != nil && r.cmd.deniedBy(c, 0) {
 			j.deny(r.Text, fmt.Sprintf("%q matches it", j.text(n)))
 			return
 		}
