@@ -115,6 +115,12 @@ func (h Hook) run(ctx context.Context, req HookRequest) HookDecision {
 			reason = "no reason given"
 		}
 		return deny("%s", reason)
+	case *a.Decision == "ask":
+		// Claude Code's hooks may ask the user: a run has no one to ask.
+		if a.Reason != "" {
+			return deny("the hook asks for a person's approval (%s), and no one can answer in this run", a.Reason)
+		}
+		return deny("the hook asks for a person's approval, and no one can answer in this run")
 	case *a.Decision != "allow":
 		return deny(`the hook's decision %q is neither "allow" nor "deny"`, *a.Decision)
 	}
