@@ -96,10 +96,11 @@ func (v *vertex) token() (string, error) {
 }
 
 // fileSecrets records the secrets of the credentials file: a service
-// account's private key, a user's refresh token, a workload identity
-// file's subject token (the file it names).
+// account's private key, a user's refresh token and client secret, a
+// workload identity file's subject token (the file it names), and those
+// of an impersonating file's source credentials.
 func (v *vertex) fileSecrets(data []byte) {
-	var f struct {
+	type file struct {
 		PrivateKey       string `json:"private_key"`
 		RefreshToken     string `json:"refresh_token"`
 		ClientSecret     string `json:"client_secret"`
@@ -107,15 +108,24 @@ func (v *vertex) fileSecrets(data []byte) {
 			File string `json:"file"`
 		} `json:"credential_source"`
 	}
+	var f struct {
+		file
+		Source *file `json:"source_credentials"`
+	}
 	if json.Unmarshal(data, &f) != nil {
 		return
 	}
-	v.secrets.add("GOOGLE_APPLICATION_CREDENTIALS", f.PrivateKey)
-	v.secrets.add("GOOGLE_APPLICATION_CREDENTIALS", f.RefreshToken)
-	v.secrets.add("GOOGLE_APPLICATION_CREDENTIALS", f.ClientSecret)
-	if f.CredentialSource.File != "" {
-		if tok, err := os.ReadFile(f.CredentialSource.File); err == nil {
-			v.secrets.add("GOOGLE_APPLICATION_CREDENTIALS", strings.TrimSpace(string(tok)))
+	for _, c := range []*file{&f.file, f.Source} {
+		if c == nil {
+			continue
+		}
+		v.secrets.add("GOOGLE_APPLICATION_CREDENTIALS", c.PrivateKey)
+		v.secrets.add("GOOGLE_APPLICATION_CREDENTIALS", c.RefreshToken)
+		v.secrets.add("GOOGLE_APPLICATION_CREDENTIALS", c.ClientSecret)
+		if c.CredentialSource.File != "" {
+			if tok, err := os.ReadFile(c.CredentialSource.File); err == nil {
+				v.secrets.add("GOOGLE_APPLICATION_CREDENTIALS", strings.TrimSpace(string(tok)))
+			}
 		}
 	}
 }

@@ -221,3 +221,82 @@ func TestVertexRefreshTold(t *testing.T) {
 		t.Errorf("a value told twice: %v", told)
 	}
 }
+
+// TestVertexImpersonation: an impersonated_service_account file (gcloud's
+// --impersonate-service-account) and an external_account file with
+// service_account_impersonation_url (google-github-actions/auth given a
+// service_account) have golang.org/x/oauth2/google take the source
+// credentials' token (the service account's JWT grant, or the federated
+// token at STS) to the IAM Service Account Credentials API's
+// generateAccessToken on 127.0.0.1 (the file's URL), which checks the
+// caller's token, the target account, the delegation chain and the
+// scope as IAM does; Vertex AI is sent the impersonated account's token.
+// It and the source key join the redactor; an account IAM refuses is a
+// config error, at start, in IAM's words.
+func TestVertexImpersonation(t *testing.T) {
+	g := cloudtest.NewGoogle(newKey(t))
+	defer g.Close()
+	v := cloudtest.NewVertex(g.ImpersonatedToken)
+	defer v.Close()
+	dir := t.TempDir()
+	run := func(t *testing.T, file []byte, want []string) provider.Provider {
+		t.Helper()
+		cred := write(t, dir, "adc.json", string(file))
+		getenv := googleEnv(t, "", map[string]string{"GOOGLE_APPLICATION_CREDENTIALS": cred, "GOOGLE_CLOUD_PROJECT": "proj-imp"})
+		before := len(g.Calls())
+		v.Enqueue(recorded(t, "text-max-tokens.sse"))
+		p, err := provider.New(NameVertex, provider.Options{BaseURL: v.URL, Getenv: getenv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Stream(context.Background(), vertexHello(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if calls := g.Calls()[before:]; !slices.Equal(calls, want) {
+			t.Errorf("calls %v, want %v", calls, want)
+		}
+		return p
+	}
+	t.Run("service account source", func(t *testing.T) {
+		p := run(t, g.ImpersonatedJSON(g.ServiceAccountJSON()), []string{"token", "iam"})
+		held := map[string]bool{}
+		key := false
+		for _, s := range provider.Secrets(p) {
+			held[s.Value] = true
+			key = key || strings.Contains(s.Value, "PRIVATE KEY")
+		}
+		if !held[g.ImpersonatedToken] || !key {
+			t.Errorf("the impersonated token or the source's key is not for the redactor")
+		}
+	})
+	t.Run("user source", func(t *testing.T) {
+		p := run(t, g.ImpersonatedJSON(g.AuthorizedUserJSON()), []string{"token", "iam"})
+		held := map[string]bool{}
+		for _, s := range provider.Secrets(p) {
+			held[s.Value] = true
+		}
+		if !held[g.RefreshToken] || !held[g.ClientSecret] {
+			t.Errorf("the source user's refresh token or client secret is not for the redactor")
+		}
+	})
+	t.Run("delegates", func(t *testing.T) {
+		g.Delegates = []string{"projects/-/serviceAccounts/middle@proj-1.iam.gserviceaccount.com"}
+		defer func() { g.Delegates = nil }()
+		run(t, g.ImpersonatedJSON(g.ServiceAccountJSON()), []string{"token", "iam"})
+	})
+	t.Run("workload identity", func(t *testing.T) {
+		tok := write(t, dir, "oidc", g.Subject)
+		run(t, g.ExternalAccountImpersonatingJSON(tok), []string{"sts", "iam"})
+	})
+	t.Run("refused", func(t *testing.T) {
+		file := g.ImpersonatedJSON(g.ServiceAccountJSON())
+		file = []byte(strings.Replace(string(file), g.Target, "someone-else@proj-1.iam.gserviceaccount.com", 1))
+		cred := write(t, dir, "adc.json", string(file))
+		getenv := googleEnv(t, "", map[string]string{"GOOGLE_APPLICATION_CREDENTIALS": cred, "GOOGLE_CLOUD_PROJECT": "proj-imp"})
+		_, err := provider.New(NameVertex, provider.Options{BaseURL: v.URL, Getenv: getenv})
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Kind != provider.KindConfig || !strings.Contains(pe.Message, "iam.serviceAccounts.getAccessToken' denied") {
+			t.Fatalf("err %v", err)
+		}
+	})
+}

@@ -13,8 +13,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Google is a fake of Google's token endpoints and metadata server on
@@ -22,7 +24,9 @@ import (
 // exchanged at (the signature checked with the account's public key),
 // the STS token exchange of workload identity federation (the subject
 // token checked), and the metadata server's token (with its
-// Metadata-Flavor header). Each gives AccessToken.
+// Metadata-Flavor header). Each gives AccessToken. The IAM Service
+// Account Credentials API's generateAccessToken, which impersonation
+// calls with one of those tokens, gives ImpersonatedToken for Target.
 type Google struct {
 	URL         string
 	AccessToken string
@@ -32,6 +36,15 @@ type Google struct {
 	Subject string
 	Email   string
 	Project string
+	// Target is the service account the caller may impersonate, through
+	// Delegates (each projects/-/serviceAccounts/EMAIL) when set;
+	// ImpersonatedToken its access token.
+	Target            string
+	Delegates         []string
+	ImpersonatedToken string
+	// RefreshToken and ClientSecret are an authorized user's, as
+	// `gcloud auth application-default login` stores them.
+	RefreshToken, ClientSecret string
 
 	srv   *httptest.Server
 	mu    sync.Mutex
@@ -40,7 +53,9 @@ type Google struct {
 
 // NewGoogle starts the fake.
 func NewGoogle(key *rsa.PrivateKey) *Google {
-	g := &Google{AccessToken: "ya29.fake-access-token-0123456789", Key: key, Subject: "gh-oidc-subject-token", Email: "awl@proj-1.iam.gserviceaccount.com", Project: "proj-1"}
+	g := &Google{AccessToken: "ya29.fake-access-token-0123456789", Key: key, Subject: "gh-oidc-subject-token", Email: "awl@proj-1.iam.gserviceaccount.com", Project: "proj-1",
+		Target: "vertex-runner@proj-1.iam.gserviceaccount.com", ImpersonatedToken: "ya29.impersonated-SENTINEL-9876543210",
+		RefreshToken: "1//user-refresh-SENTINEL-0123456789", ClientSecret: "d-FL95Q19q7MQmFpd7hHD0Ty"}
 	g.srv = httptest.NewServer(http.HandlerFunc(g.serve))
 	g.URL = g.srv.URL
 	return g
@@ -49,7 +64,8 @@ func NewGoogle(key *rsa.PrivateKey) *Google {
 // Close stops the server.
 func (g *Google) Close() { g.srv.Close() }
 
-// Calls lists what was asked, "token", "sts" or "metadata", in order.
+// Calls lists what was asked, "token", "sts", "metadata" or "iam", in
+// order.
 func (g *Google) Calls() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -80,6 +96,42 @@ func (g *Google) ExternalAccountJSON(tokenFile string) []byte {
 	return data
 }
 
+// AuthorizedUserJSON is an authorized user's file, as `gcloud auth
+// application-default login` writes one, whose token endpoint is the
+// fake.
+func (g *Google) AuthorizedUserJSON() []byte {
+	data, _ := json.Marshal(map[string]string{"type": "authorized_user", "client_id": "764086051850-user.apps.googleusercontent.com",
+		"client_secret": g.ClientSecret, "refresh_token": g.RefreshToken, "token_uri": g.URL + "/token"})
+	return data
+}
+
+// ImpersonationURL is the generateAccessToken URL of account.
+func (g *Google) ImpersonationURL(account string) string {
+	return g.URL + "/v1/projects/-/serviceAccounts/" + account + ":generateAccessToken"
+}
+
+// ImpersonatedJSON is an impersonated_service_account file, as `gcloud
+// auth application-default login --impersonate-service-account` writes
+// one: source's credentials (a file's JSON) impersonate Target, through
+// Delegates.
+func (g *Google) ImpersonatedJSON(source []byte) []byte {
+	data, _ := json.Marshal(map[string]any{"type": "impersonated_service_account",
+		"service_account_impersonation_url": g.ImpersonationURL(g.Target), "delegates": g.Delegates,
+		"source_credentials": json.RawMessage(source)})
+	return data
+}
+
+// ExternalAccountImpersonatingJSON is ExternalAccountJSON with the
+// service account impersonation google-github-actions/auth adds when
+// given one (service_account): the federated token impersonates Target.
+func (g *Google) ExternalAccountImpersonatingJSON(tokenFile string) []byte {
+	var m map[string]any
+	json.Unmarshal(g.ExternalAccountJSON(tokenFile), &m)
+	m["service_account_impersonation_url"] = g.ImpersonationURL(g.Target)
+	data, _ := json.Marshal(m)
+	return data
+}
+
 func (g *Google) record(what string) {
 	g.mu.Lock()
 	g.calls = append(g.calls, what)
@@ -91,6 +143,9 @@ func (g *Google) serve(w http.ResponseWriter, r *http.Request) {
 	form, _ := url.ParseQuery(string(body))
 	ok := false
 	switch {
+	case r.URL.Path == "/token" && form.Get("grant_type") == "refresh_token":
+		g.record("token")
+		ok = form.Get("refresh_token") == g.RefreshToken && form.Get("client_id") == "764086051850-user.apps.googleusercontent.com" && form.Get("client_secret") == g.ClientSecret
 	case r.URL.Path == "/token":
 		g.record("token")
 		ok = form.Get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer" && g.checkJWT(form.Get("assertion"))
@@ -98,6 +153,10 @@ func (g *Google) serve(w http.ResponseWriter, r *http.Request) {
 		g.record("sts")
 		ok = form.Get("grant_type") == "urn:ietf:params:oauth:grant-type:token-exchange" && form.Get("subject_token") == g.Subject &&
 			strings.Contains(form.Get("scope"), "cloud-platform")
+	case strings.HasPrefix(r.URL.Path, "/v1/projects/-/serviceAccounts/"):
+		g.record("iam")
+		g.impersonate(w, r, body)
+		return
 	case r.URL.Path == "/computeMetadata/v1/instance/service-accounts/default/token":
 		g.record("metadata")
 		ok = r.Header.Get("Metadata-Flavor") == "Google"
@@ -197,5 +256,36 @@ func (v *Vertex) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write(sse)
+	}
+}
+
+// impersonate is generateAccessToken as IAM checks it: a POST for Target
+// with a caller's access token, the delegation chain the account
+// allows, and a lifetime of at most an hour, for the cloud-platform
+// scope.
+func (g *Google) impersonate(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		Delegates []string `json:"delegates"`
+		Scope     []string `json:"scope"`
+		Lifetime  string   `json:"lifetime"`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	deny := func(code int, status, msg string) {
+		w.WriteHeader(code)
+		fmt.Fprintf(w, `{"error":{"code":%d,"message":%q,"status":%q}}`, code, msg, status)
+	}
+	switch {
+	case r.Header.Get("Authorization") != "Bearer "+g.AccessToken:
+		deny(http.StatusUnauthorized, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token.")
+	case r.Method != http.MethodPost || r.URL.Path != "/v1/projects/-/serviceAccounts/"+g.Target+":generateAccessToken":
+		deny(http.StatusForbidden, "PERMISSION_DENIED", "Permission 'iam.serviceAccounts.getAccessToken' denied on resource (or it may not exist).")
+	case json.Unmarshal(body, &req) != nil || !slices.Contains(req.Scope, "https://www.googleapis.com/auth/cloud-platform"):
+		deny(http.StatusBadRequest, "INVALID_ARGUMENT", "Request contains an invalid argument.")
+	case !slices.Equal(req.Delegates, g.Delegates) && !(len(req.Delegates) == 0 && len(g.Delegates) == 0):
+		deny(http.StatusForbidden, "PERMISSION_DENIED", "Permission 'iam.serviceAccounts.getAccessToken' denied on resource (or it may not exist).")
+	case req.Lifetime != "" && req.Lifetime != "3600s":
+		deny(http.StatusBadRequest, "INVALID_ARGUMENT", "The lifetime must be at most 3600s.")
+	default:
+		fmt.Fprintf(w, `{"accessToken":%q,"expireTime":%q}`, g.ImpersonatedToken, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
 	}
 }
