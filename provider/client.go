@@ -79,7 +79,8 @@ func newClient(name string, opts Options, cloud bool) (Provider, error) {
 	if opts.MaxRetries < 0 {
 		opts.MaxRetries = 0
 	}
-	c := &client{name: name, keyVar: spec.KeyVar, url: base + w.path(), opts: opts, w: w, maxEvent: maxEventBytes, warm: wd}
+	c := &client{name: name, keyVar: spec.KeyVar, url: base + w.path(), opts: opts, w: w, maxEvent: maxEventBytes, warm: wd,
+		tiers: spec.ServiceTiers, tierHeader: spec.TierHeader}
 	if spec.Cloud != nil && cloud {
 		var err error
 		if c.cloud, err = spec.Cloud(opts); err != nil {
@@ -160,6 +161,17 @@ type client struct {
 	// cloud, for a cloud provider, makes each request's endpoint and
 	// credentials, and reads its stream (cloud.go).
 	cloud Cloud
+	// tiers and tierHeader are the cloud's --service-tier values and the
+	// header that carries them (Spec.ServiceTiers, Spec.TierHeader).
+	tiers      map[string]string
+	tierHeader string
+}
+
+// endpoint is where one request goes: its URL, and headers of its own
+// besides the wire API's and the credentials.
+type endpoint struct {
+	url    string
+	header http.Header
 }
 
 var (
@@ -186,15 +198,23 @@ func (c *client) Stream(ctx context.Context, req Request, emit func(Event)) (msg
 	if req.Model == "" {
 		req.Model = DefaultModel(c.name)
 	}
+	to := endpoint{url: c.url}
+	if c.tiers != nil {
+		// A cloud's tier is its own: in its header, or nowhere; never the
+		// wire API's service_tier in the body.
+		if v := c.tiers[req.ServiceTier]; v != "" && c.tierHeader != "" {
+			to.header = http.Header{c.tierHeader: {v}}
+		}
+		req.ServiceTier = ""
+	}
 	body, err := c.w.encode(req)
 	if err != nil {
 		return conv.Message{}, &Error{Kind: KindRequest, Provider: c.name, Message: "encode request: " + err.Error()}
 	}
-	url := c.url
 	if c.cloud != nil {
-		url = c.cloud.URL(req.Model)
+		to.url = c.cloud.URL(req.Model)
 	}
-	return c.retry(ctx, url, body, emit)
+	return c.retry(ctx, to, body, emit)
 }
 
 // errStall is the cancellation cause of an attempt that went quiet.
@@ -202,13 +222,13 @@ var errStall = errors.New("stream stalled")
 
 // attempt sends body once and decodes the answer. A failure is a *wireError
 // that says whether another attempt may succeed, or ctx's error.
-func (c *client) attempt(ctx context.Context, url string, body reqBody, emit func(Event), idleTimeout time.Duration) (conv.Message, error) {
+func (c *client) attempt(ctx context.Context, to endpoint, body reqBody, emit func(Event), idleTimeout time.Duration) (conv.Message, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idle := time.AfterFunc(idleTimeout, func() { cancel(errStall) })
 	defer idle.Stop()
 
-	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, url, body.reader())
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, to.url, body.reader())
 	if err != nil {
 		return conv.Message{}, &wireError{kind: KindConfig, msg: "build request: " + err.Error()}
 	}
@@ -219,6 +239,9 @@ func (c *client) attempt(ctx context.Context, url string, body reqBody, emit fun
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream, application/json")
 	c.w.setHeaders(hreq.Header, c.opts.APIKey)
+	for k, v := range to.header {
+		hreq.Header[k] = v
+	}
 	if c.cloud != nil {
 		if err := c.cloud.Authorize(actx, hreq, body.reader); err != nil {
 			if ctx.Err() != nil {

@@ -297,10 +297,14 @@ type Options struct {
 // "24h" (extended prompt cache retention) on gpt-4.1, gpt-5 and its
 // versions and codex models, the only retention of gpt-5.5 and later; a
 // model of an OpenAI-compatible server is given the parameter as asked.
+// A cloud with its own rule (Spec.CacheTTL) is asked that.
 func ExtendedCache(provider, model, ttl string) (bool, string) {
+	spec, _ := Lookup(provider)
 	switch {
 	case ttl == "" || ttl == "5m":
 		return true, ""
+	case spec.CacheTTL != nil:
+		return spec.CacheTTL(model, ttl)
 	case Family(provider) == NameAnthropic:
 		if ttl == "1h" {
 			return true, ""
@@ -325,8 +329,17 @@ func ExtendedCache(provider, model, ttl string) (bool, string) {
 // tier, and if not, why. OpenAI (Responses and Chat Completions) takes
 // auto, default, flex and priority as its service_tier; Anthropic's
 // service_tier is auto (its Priority Tier capacity when the organisation
-// has it, else standard) or standard_only, which awl calls default.
+// has it, else standard) or standard_only, which awl calls default. A
+// cloud with tiers of its own (Spec.ServiceTiers) takes those.
 func ServiceTierOffered(provider, tier string) (bool, string) {
+	if spec, _ := Lookup(provider); spec.ServiceTiers != nil && tier != "" {
+		if _, ok := spec.ServiceTiers[tier]; ok {
+			return true, ""
+		}
+		if ok, _ := ServiceTierOffered(NameOpenAI, tier); ok {
+			return false, spec.NoTier
+		}
+	}
 	switch tier {
 	case "", "auto", "default":
 		return true, ""
@@ -337,6 +350,14 @@ func ServiceTierOffered(provider, tier string) (bool, string) {
 		return false, "Anthropic's API takes service_tier auto (Priority Tier capacity when your organisation has it) or standard_only (--service-tier default); it has no " + tier + " tier"
 	}
 	return false, "want auto, default, flex or priority"
+}
+
+// CloudTiers says whether provider is a cloud that sells service tiers of
+// its own (Spec.ServiceTiers): its flex and priority requests are priced
+// only at prices the table lists for them (modelinfo.Terms.ListedTiers).
+func CloudTiers(provider string) bool {
+	spec, _ := Lookup(provider)
+	return spec.ServiceTiers != nil
 }
 
 // anthropicTier is --service-tier as Anthropic's service_tier.

@@ -75,6 +75,18 @@ type Spec struct {
 	// the model table knows it by (a Bedrock inference profile to its
 	// Anthropic model); "" when it names no model the table may know.
 	TableModel func(model string) string
+	// ServiceTiers, for a cloud that offers its own subset of the
+	// --service-tier values, maps each it takes to what is sent: the
+	// value of header TierHeader, or nothing for ""; the wire API's
+	// service_tier is never in its body. Another value is refused with
+	// NoTier's reason. nil: the wire API's own tiers.
+	ServiceTiers map[string]string
+	TierHeader   string
+	NoTier       string
+	// CacheTTL, when set, says whether the cloud offers --cache-ttl ttl
+	// ("1h", "24h") for model, the model table's name for it when the
+	// table knows it, and if not, why. nil: the wire API's rule.
+	CacheTTL func(model, ttl string) (bool, string)
 }
 
 // Provider names, as given to New and recorded in sessions.

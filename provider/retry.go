@@ -58,13 +58,13 @@ func (e *wireError) Error() string { return e.msg }
 
 // retry runs attempts until one completes, a failure is final, retries run
 // out or ctx is done.
-func (c *client) retry(ctx context.Context, url string, body reqBody, emit func(Event)) (conv.Message, error) {
+func (c *client) retry(ctx context.Context, to endpoint, body reqBody, emit func(Event)) (conv.Message, error) {
 	// stalled is what stalls have cost this request: their idle time and
 	// the waits after them (Options.StallBudget).
 	var stalled time.Duration
 	for n := 0; ; n++ {
 		idle := min(c.opts.IdleTimeout, c.opts.StallBudget-stalled)
-		msg, err := c.attempt(ctx, url, body, emit, idle)
+		msg, err := c.attempt(ctx, to, body, emit, idle)
 		if err == nil {
 			return msg, nil
 		}

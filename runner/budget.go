@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/awlrun/awl/conv"
+	"github.com/awlrun/awl/provider"
 	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/runner/modelinfo"
 )
@@ -30,7 +31,8 @@ func (r *run) priceOf(msg conv.Message) *float64 {
 		return nil
 	}
 	// The tier the API says served the request is the one it bills.
-	c, ok := m.CostOn(*msg.Usage, modelinfo.Terms{CacheTTL: r.cfg.CacheTTL, Tier: cmp.Or(msg.ServiceTier, r.cfg.ServiceTier)})
+	c, ok := m.CostOn(*msg.Usage, modelinfo.Terms{CacheTTL: r.cfg.CacheTTL, Tier: cmp.Or(msg.ServiceTier, r.cfg.ServiceTier),
+		ListedTiers: provider.CloudTiers(r.cfg.Provider.Name())})
 	if !ok {
 		return nil
 	}
@@ -67,7 +69,7 @@ func (r *run) whyUnpriced(msg conv.Message) string {
 		return fmt.Sprintf("%s model %q has no price (give one with --pricing FILE)", r.cfg.Provider.Name(), model)
 	default:
 		tier := cmp.Or(msg.ServiceTier, r.cfg.ServiceTier)
-		if _, ok := m.ServiceTier(tier); !ok {
+		if _, ok := m.TierPrice(tier, provider.CloudTiers(r.cfg.Provider.Name())); !ok {
 			return fmt.Sprintf("%s model %q has no price for the %s service tier (give one with --pricing FILE)", r.cfg.Provider.Name(), model, tier)
 		}
 		return fmt.Sprintf("%s model %q could not be priced", r.cfg.Provider.Name(), model)

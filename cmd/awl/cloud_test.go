@@ -336,3 +336,42 @@ func TestCloudRefreshRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestBedrockTierAndCacheTTL (issue 51 on the clouds): --cache-ttl 1h on
+// a Claude model Bedrock keeps no hour's cache for, and a Bedrock flex
+// budget the table has no flex price for, are exit 2 before anything is
+// sent; a flex run sends Bedrock's tier header, not the Messages API's
+// service_tier, and its cost is unknown (null), not the standard price.
+func TestBedrockTierAndCacheTTL(t *testing.T) {
+	fake := cloudtest.NewBedrock("us-east-1", awsTestCreds)
+	defer fake.Close()
+	bedrockEnv(t, fake)
+	const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "anthropic.claude-3-5-haiku-20241022-v1:0", "--cache-ttl", "1h"},
+			"--cache-ttl 1h: Bedrock offers the 1-hour prompt cache on Claude Haiku, Sonnet and Opus 4.5 and later models, not on claude-3-5-haiku"},
+		{[]string{"--model", model, "--cache-ttl", "24h"}, "--cache-ttl 24h: Bedrock keeps Claude's prompt cache 5 minutes, or 1 hour"},
+		{[]string{"--model", model, "--service-tier", "flex", "--max-cost-usd", "1"}, "--max-cost-usd cannot be kept: awl's price table has no flex price"},
+	} {
+		code, _, errs := awl(t, append(append([]string{"--provider", "bedrock"}, tc.args...), "hi")...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d: %s", tc.args, code, errs)
+		}
+	}
+	if len(fake.Requests()) != 0 {
+		t.Fatalf("a refused run sent %d requests", len(fake.Requests()))
+	}
+	fake.Enqueue(frames(providertest.Turn{Text: "done"}))
+	code, out, errs := awl(t, "--provider", "bedrock", "--model", model, "--service-tier", "flex", "--cache-ttl", "1h", "-o", "json", "hi")
+	if code != 0 || !strings.Contains(out, `"cost_usd":null`) {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	r := fake.Requests()[0]
+	if r.Header.Get("X-Amzn-Bedrock-Service-Tier") != "flex" || gjson.GetBytes(r.Body, "service_tier").Exists() ||
+		gjson.GetBytes(r.Body, "system.#.cache_control.ttl").String() != `["1h"]` {
+		t.Errorf("header %q, body %s", r.Header.Get("X-Amzn-Bedrock-Service-Tier"), r.Body)
+	}
+}

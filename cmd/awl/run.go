@@ -692,7 +692,11 @@ func (c *runCmd) priceModel(a *app, st *runSetup) error {
 	if st.replay {
 		return nil
 	}
-	if err := checkCacheTTL(c.CacheTTL, st.prov.Name(), st.model); err != nil {
+	model := st.model
+	if m, ok := st.prices.Lookup(st.prov.Name(), model); ok {
+		model = m.Name // an Azure deployment, a Bedrock inference profile: the model it serves
+	}
+	if err := checkCacheTTL(c.CacheTTL, st.prov.Name(), model); err != nil {
 		return err
 	}
 	return c.checkServiceTier(st)
@@ -710,7 +714,7 @@ func (c *runCmd) checkServiceTier(st *runSetup) error {
 	}
 	if c.MaxCostUSD > 0 {
 		if m, ok := st.prices.Lookup(st.prov.Name(), st.model); ok {
-			if _, ok := m.ServiceTier(c.ServiceTier); !ok {
+			if _, ok := m.TierPrice(c.ServiceTier, provider.CloudTiers(st.prov.Name())); !ok {
 				return runner.Usagef(fmt.Sprintf("--max-cost-usd cannot be kept: awl's price table has no %s price for %s (add one with --pricing)", c.ServiceTier, st.model))
 			}
 		}

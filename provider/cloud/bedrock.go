@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,49 @@ var bedrockSpec = provider.Spec{
 	AnthropicVersion: "bedrock-2023-05-31", OmitStream: true,
 	Cloud:      newBedrock,
 	TableModel: bedrockTableModel,
+	// Bedrock's own tiers (InvokeModelWithResponseStream's
+	// X-Amzn-Bedrock-Service-Tier: default, flex, priority), for the
+	// models Bedrock offers them on; it has no auto, whose nearest is
+	// its default, asked for by sending nothing.
+	ServiceTiers: map[string]string{"auto": "", "default": "default", "flex": "flex", "priority": "priority"},
+	TierHeader:   "X-Amzn-Bedrock-Service-Tier",
+	CacheTTL:     bedrockCacheTTL,
+}
+
+// bedrockCacheTTL: Bedrock keeps Claude's cache 5 minutes, or an hour
+// (cache_control's ttl "1h") on Claude Haiku, Sonnet and Opus 4.5 and
+// later models; a model the table does not know is asked as given.
+func bedrockCacheTTL(model, ttl string) (bool, string) {
+	if ttl != "1h" {
+		return false, "Bedrock keeps Claude's prompt cache 5 minutes, or 1 hour on Claude 4.5 and later models (--cache-ttl 5m or 1h)"
+	}
+	if major, minor, ok := claudeVersion(model); ok && (major < 4 || major == 4 && minor < 5) {
+		return false, fmt.Sprintf("Bedrock offers the 1-hour prompt cache on Claude Haiku, Sonnet and Opus 4.5 and later models, not on %s", model)
+	}
+	return true, ""
+}
+
+// claudeVersion reads the version of a Claude model's table name:
+// claude-sonnet-4-5 is 4.5, claude-3-7-sonnet 3.7, claude-opus-4 4.0.
+func claudeVersion(name string) (major, minor int, ok bool) {
+	rest, found := strings.CutPrefix(name, "claude-")
+	if !found {
+		return 0, 0, false
+	}
+	var nums []int
+	for _, part := range strings.Split(rest, "-") {
+		n, err := strconv.Atoi(part)
+		switch {
+		case err == nil && n < 100:
+			nums = append(nums, n)
+		case len(nums) > 0:
+			return nums[0], append(nums, 0)[1], true
+		}
+	}
+	if len(nums) == 0 {
+		return 0, 0, false
+	}
+	return nums[0], append(nums, 0)[1], true
 }
 
 // bedrock is Amazon Bedrock's runtime endpoint in one region, with the

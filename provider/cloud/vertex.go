@@ -32,6 +32,14 @@ var vertexSpec = provider.Spec{
 	AnthropicVersion: "vertex-2023-10-16",
 	Cloud:            newVertex,
 	TableModel:       vertexTableModel,
+	// Vertex AI serves Claude pay-as-you-go, or from the project's
+	// Provisioned Throughput first when it has some: streamRawPredict
+	// takes no service tier. auto and default are what it does anyway.
+	ServiceTiers: map[string]string{"auto": "", "default": ""},
+	NoTier:       "Claude on Vertex AI has no flex or priority tier: it is served pay-as-you-go, or from the project's Provisioned Throughput when it has some",
+	CacheTTL: func(_, ttl string) (bool, string) {
+		return ttl == "1h", "Vertex AI keeps Claude's prompt cache 5 minutes or 1 hour (--cache-ttl 5m or 1h)"
+	},
 }
 
 // vertex is Vertex AI's endpoint for one project and region, with the

@@ -96,6 +96,11 @@ type Terms struct {
 	// Tier is the service tier that served the request, as the API
 	// reported it (or as it was asked for, when it reported none).
 	Tier string
+	// ListedTiers: a flex or priority request is priced only at the
+	// entry's own Flex or Priority prices, unknown without them. A cloud
+	// (Amazon Bedrock) sells its tiers at discounts and premiums of its
+	// own, not at the rules of the wire API's provider.
+	ListedTiers bool
 }
 
 // ServiceTier is the price of a request the service tier tier served,
@@ -119,6 +124,20 @@ func (m Model) ServiceTier(tier string) (Price, bool) {
 	return m.Price, true
 }
 
+// TierPrice is ServiceTier, or with listed only the entry's own Flex or
+// Priority prices for those tiers (Terms.ListedTiers).
+func (m Model) TierPrice(tier string, listed bool) (Price, bool) {
+	switch {
+	case !listed || tier != "flex" && tier != "priority":
+		return m.ServiceTier(tier)
+	case tier == "flex" && m.Flex != nil:
+		return *m.Flex, true
+	case tier == "priority" && m.Priority != nil:
+		return *m.Priority, true
+	}
+	return Price{}, false
+}
+
 // CostOf returns what a request with usage u, sent on terms, cost: 0 when
 // the tier's price is not known (CostOn says so).
 func (m Model) CostOf(u conv.Usage, terms Terms) float64 {
@@ -128,7 +147,7 @@ func (m Model) CostOf(u conv.Usage, terms Terms) float64 {
 
 // CostOn is CostOf, and whether the price was known.
 func (m Model) CostOn(u conv.Usage, terms Terms) (float64, bool) {
-	p, ok := m.ServiceTier(terms.Tier)
+	p, ok := m.TierPrice(terms.Tier, terms.ListedTiers)
 	if !ok {
 		return 0, false
 	}
