@@ -209,32 +209,42 @@ func (s *awsSetup) sso(getenv func(string) string, hc *http.Client, p awsProfile
 	if r.endpoint == "" {
 		r.endpoint = "https://portal.sso." + region + ".amazonaws.com"
 	}
+	r.oidc, _ = first(getenv, "AWS_ENDPOINT_URL_SSO_OIDC", "AWS_ENDPOINT_URL")
+	if r.oidc == "" {
+		r.oidc = "https://oidc." + region + ".amazonaws.com"
+	}
 	return r, fmt.Sprintf("IAM Identity Center's role %s in account %s (%s)", r.role, r.account, where), nil
 }
 
 // ssoRole is the SSO portal's GetRoleCredentials for the cached token.
 // The token is read again at each refresh (a later `aws sso login`
-// renews it); awl does not refresh an expired one itself.
+// renews it); an expired one that came with a refresh token (an
+// sso_session's) is refreshed at the SSO OIDC service's CreateToken and
+// written back, as the AWS SDKs do.
 type ssoRole struct {
-	hc                                    *http.Client
-	endpoint, cache, account, role, login string
-	secrets                               *secretSet
+	hc                                          *http.Client
+	endpoint, oidc, cache, account, role, login string
+	secrets                                     *secretSet
 }
 
-// Retrieve implements aws.CredentialsProvider.
-func (r *ssoRole) Retrieve(ctx context.Context) (aws.Credentials, error) {
+// ssoToken is the cache file's fields awl reads.
+type ssoToken struct {
+	AccessToken  string `json:"accessToken"`
+	ExpiresAt    string `json:"expiresAt"`
+	RefreshToken string `json:"refreshToken"`
+	ClientID     string `json:"clientId"`
+	ClientSecret string `json:"clientSecret"`
+}
+
+// token reads the cached token, refreshed when it has expired and can be.
+func (r *ssoRole) token(ctx context.Context) (string, error) {
 	data, err := os.ReadFile(r.cache)
 	if err != nil {
-		return aws.Credentials{}, fmt.Errorf("no IAM Identity Center token cached (%v): run `%s`", err, r.login)
+		return "", fmt.Errorf("no IAM Identity Center token cached (%v): run `%s`", err, r.login)
 	}
-	var tok struct {
-		AccessToken  string `json:"accessToken"`
-		ExpiresAt    string `json:"expiresAt"`
-		RefreshToken string `json:"refreshToken"`
-		ClientSecret string `json:"clientSecret"`
-	}
+	var tok ssoToken
 	if err := json.Unmarshal(data, &tok); err != nil {
-		return aws.Credentials{}, fmt.Errorf("%s: %v: run `%s`", r.cache, err, r.login)
+		return "", fmt.Errorf("%s: %v: run `%s`", r.cache, err, r.login)
 	}
 	for _, v := range []string{tok.AccessToken, tok.RefreshToken, tok.ClientSecret} {
 		r.secrets.add("AWS_SSO_TOKEN", v)
@@ -242,16 +252,108 @@ func (r *ssoRole) Retrieve(ctx context.Context) (aws.Credentials, error) {
 	expires, err := time.Parse(time.RFC3339, tok.ExpiresAt)
 	switch {
 	case tok.AccessToken == "" || err != nil:
-		return aws.Credentials{}, fmt.Errorf("%s holds no access token with its expiry: run `%s`", r.cache, r.login)
-	case !time.Now().Before(expires):
-		return aws.Credentials{}, fmt.Errorf("the IAM Identity Center token cached in %s expired at %s: run `%s`", r.cache, expires.UTC().Format(time.RFC3339), r.login)
+		return "", fmt.Errorf("%s holds no access token with its expiry: run `%s`", r.cache, r.login)
+	case time.Now().Before(expires):
+		return tok.AccessToken, nil
+	case tok.RefreshToken == "" || tok.ClientID == "" || tok.ClientSecret == "":
+		return "", fmt.Errorf("the IAM Identity Center token cached in %s expired at %s: run `%s`", r.cache, expires.UTC().Format(time.RFC3339), r.login)
+	}
+	fresh, err := r.refresh(ctx, tok, data)
+	if err != nil {
+		return "", fmt.Errorf("the IAM Identity Center token cached in %s expired at %s and could not be refreshed (%v): run `%s`", r.cache, expires.UTC().Format(time.RFC3339), err, r.login)
+	}
+	return fresh, nil
+}
+
+// refresh is SSO OIDC's CreateToken with the refresh token; the new
+// token is written back to the cache file (data, its other fields kept),
+// whole or not at all.
+func (r *ssoRole) refresh(ctx context.Context, tok ssoToken, data []byte) (string, error) {
+	body, _ := json.Marshal(map[string]string{"clientId": tok.ClientID, "clientSecret": tok.ClientSecret, "grantType": "refresh_token", "refreshToken": tok.RefreshToken})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(r.oidc, "/")+"/token", strings.NewReader(string(body)))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", err
+	}
+	var out struct {
+		AccessToken  string `json:"accessToken"`
+		ExpiresIn    int64  `json:"expiresIn"`
+		RefreshToken string `json:"refreshToken"`
+		Error        string `json:"error"`
+		Description  string `json:"error_description"`
+	}
+	json.Unmarshal(answer, &out)
+	if resp.StatusCode != http.StatusOK || out.AccessToken == "" {
+		return "", fmt.Errorf("CreateToken: %s: %s %s", resp.Status, out.Error, out.Description)
+	}
+	r.secrets.add("AWS_SSO_TOKEN", out.AccessToken)
+	r.secrets.add("AWS_SSO_TOKEN", out.RefreshToken)
+	var file map[string]json.RawMessage
+	if json.Unmarshal(data, &file) != nil {
+		file = map[string]json.RawMessage{}
+	}
+	set := func(k, v string) { file[k], _ = json.Marshal(v) }
+	set("accessToken", out.AccessToken)
+	set("expiresAt", time.Now().Add(time.Duration(out.ExpiresIn)*time.Second).UTC().Format(time.RFC3339))
+	if out.RefreshToken != "" {
+		set("refreshToken", out.RefreshToken)
+	}
+	updated, _ := json.MarshalIndent(file, "", "  ")
+	return out.AccessToken, writeFileAtomic(r.cache, updated)
+}
+
+// writeFileAtomic replaces path with data through a temporary file in
+// its directory, keeping its mode: a reader sees the old file or the
+// new, never half of one.
+func writeFileAtomic(path string, data []byte) error {
+	mode := os.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".awl-sso-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// Retrieve implements aws.CredentialsProvider.
+func (r *ssoRole) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	access, err := r.token(ctx)
+	if err != nil {
+		return aws.Credentials{}, err
 	}
 	q := url.Values{"account_id": {r.account}, "role_name": {r.role}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(r.endpoint, "/")+"/federation/credentials?"+q.Encode(), nil)
 	if err != nil {
 		return aws.Credentials{}, err
 	}
-	req.Header.Set("x-amz-sso_bearer_token", tok.AccessToken)
+	req.Header.Set("x-amz-sso_bearer_token", access)
 	resp, err := r.hc.Do(req)
 	if err != nil {
 		return aws.Credentials{}, fmt.Errorf("IAM Identity Center GetRoleCredentials: %w", err)

@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials/ssocreds"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/sso"
+	"github.com/aws/aws-sdk-go-v2/service/ssooidc"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/awlrun/awl/provider"
@@ -163,8 +165,12 @@ func TestBedrockAssumeRole(t *testing.T) {
 // checks the bearer token, the account and the role as the portal does)
 // for the role's credentials, as ssocreds asks for them. The cached
 // token, its refresh token and client secret, and the role's credentials
-// join the redactor. No cached token, an expired one and a token the
-// portal refuses are config errors naming `aws sso login`.
+// join the redactor. An expired token is refreshed at SSO OIDC's
+// CreateToken (the fake checks the client and the refresh token) with
+// the request ssocreds' token provider sends, and written back. No cached
+// token, an expired one without a refresh token or whose refresh is
+// refused, and a token the portal refuses are config errors naming `aws
+// sso login`.
 func TestBedrockSSO(t *testing.T) {
 	const account, roleName = "111122223333", "Developer"
 	portal := cloudtest.NewSSO("sso-access-token-SENTINEL-aoaAAAAAGcNjZ", account, roleName)
@@ -173,7 +179,7 @@ func TestBedrockSSO(t *testing.T) {
 		"[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = us-east-1\nsso_registration_scopes = sso:account:access\n" +
 		"[profile legacy]\nsso_start_url = https://old.awsapps.com/start\nsso_region = us-east-1\nsso_account_id = " + account + "\nsso_role_name = " + roleName + "\n" +
 		"[profile half]\nsso_session = corp\n"
-	getenv, home := profileEnv(t, config, "", map[string]string{"AWS_PROFILE": "dev", "AWS_ENDPOINT_URL_SSO": portal.URL})
+	getenv, home := profileEnv(t, config, "", map[string]string{"AWS_PROFILE": "dev", "AWS_ENDPOINT_URL_SSO": portal.URL, "AWS_ENDPOINT_URL_SSO_OIDC": portal.URL})
 	t.Setenv("HOME", home) // ssocreds finds the cache from the process's home
 	cacheFile := func(key string) string {
 		path, err := ssocreds.StandardCachedTokenFilepath(key)
@@ -183,17 +189,24 @@ func TestBedrockSSO(t *testing.T) {
 		os.MkdirAll(filepath.Dir(path), 0o700)
 		return path
 	}
-	cache := func(key, token string, expires time.Time) string {
+	portal.ClientID, portal.ClientSecret, portal.RefreshToken = "client-id-1", "client-secret-SENTINEL-xyz", "refresh-token-SENTINEL-abc"
+	// cache writes what `aws sso login` leaves: with an sso_session, the
+	// client's registration and a refresh token too (refresh "").
+	cache := func(key, token string, expires time.Time, refresh string) string {
 		path := cacheFile(key)
-		write(t, filepath.Dir(path), filepath.Base(path), fmt.Sprintf(`{"startUrl":"https://corp.awsapps.com/start","region":"us-east-1","accessToken":%q,"expiresAt":%q,"clientId":"client-id-1","clientSecret":"client-secret-SENTINEL-xyz","registrationExpiresAt":"2099-01-01T00:00:00Z","refreshToken":"refresh-token-SENTINEL-abc"}`,
-			token, expires.UTC().Format(time.RFC3339)))
+		more := ""
+		if refresh != "" {
+			more = fmt.Sprintf(`,"clientId":"client-id-1","clientSecret":"client-secret-SENTINEL-xyz","registrationExpiresAt":"2099-01-01T00:00:00Z","refreshToken":%q`, refresh)
+		}
+		write(t, filepath.Dir(path), filepath.Base(path), fmt.Sprintf(`{"startUrl":"https://corp.awsapps.com/start","region":"us-east-1","accessToken":%q,"expiresAt":%q%s}`,
+			token, expires.UTC().Format(time.RFC3339), more))
 		return path
 	}
-	path := cache("corp", portal.AccessToken, time.Now().Add(time.Hour))
+	path := cache("corp", portal.Token(), time.Now().Add(time.Hour), portal.RefreshToken)
 
 	p := bedrockOK(t, getenv, portal.Latest)
 	h := held(p)
-	for _, v := range []string{portal.AccessToken, "refresh-token-SENTINEL-abc", "client-secret-SENTINEL-xyz", portal.Latest().SecretAccessKey, portal.Latest().SessionToken} {
+	for _, v := range []string{portal.Token(), "refresh-token-SENTINEL-abc", "client-secret-SENTINEL-xyz", portal.Latest().SecretAccessKey, portal.Latest().SessionToken} {
 		if !h[v] {
 			t.Errorf("%q is not for the redactor", v)
 		}
@@ -217,22 +230,59 @@ func TestBedrockSSO(t *testing.T) {
 			return getenv(k)
 		}
 	}
-	cache("https://old.awsapps.com/start", portal.AccessToken, time.Now().Add(time.Hour))
+	cache("https://old.awsapps.com/start", portal.Token(), time.Now().Add(time.Hour), "")
 	bedrockOK(t, with("legacy"), portal.Latest)
+
+	// An expired token with its refresh token: refreshed at SSO OIDC's
+	// CreateToken, as ssocreds' token provider does, the new token sent to
+	// the portal and written back over the cache file, the file's other
+	// fields and mode kept.
+	before := portal.Token()
+	cache("corp", "expired-token-0123456789", time.Now().Add(-time.Minute), portal.RefreshToken)
+	p = bedrockOK(t, getenv, portal.Latest)
+	if portal.Token() == before || len(portal.Refreshes) != 1 {
+		t.Fatalf("no refresh: %v", portal.Refreshes)
+	}
+	var file map[string]string
+	data, _ := os.ReadFile(path)
+	json.Unmarshal(data, &file)
+	fi, _ := os.Stat(path)
+	if file["accessToken"] != portal.Token() || file["refreshToken"] != portal.RefreshToken || file["startUrl"] != "https://corp.awsapps.com/start" ||
+		file["registrationExpiresAt"] != "2099-01-01T00:00:00Z" || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the cache file after the refresh (mode %v): %s", fi.Mode(), data)
+	}
+	if exp, err := time.Parse(time.RFC3339, file["expiresAt"]); err != nil || time.Until(exp) < 7*time.Hour {
+		t.Errorf("expiresAt %q", file["expiresAt"])
+	}
+	if h := held(p); !h[portal.Token()] || !h[portal.RefreshToken] {
+		t.Errorf("the refreshed tokens are not for the redactor")
+	}
+	cache("corp", "expired-token-0123456789", time.Now().Add(-time.Minute), portal.RefreshToken)
+	oidc := ssooidc.New(ssooidc.Options{Region: "us-east-1", BaseEndpoint: aws.String(portal.URL), HTTPClient: http.DefaultClient})
+	if _, err := ssocreds.NewSSOTokenProvider(oidc, path).RetrieveBearerToken(context.Background()); err != nil {
+		t.Fatalf("ssocreds' token provider against the fake: %v", err)
+	}
+	ours, sdks := portal.Refreshes[0], portal.Refreshes[1]
+	ours["refreshToken"], sdks["refreshToken"] = "", "" // each sent the refresh token it held, as it must
+	if fmt.Sprint(ours) != fmt.Sprint(sdks) {
+		t.Errorf("awl's CreateToken %v, ssocreds' %v", ours, sdks)
+	}
 
 	os.Remove(cacheFile("https://old.awsapps.com/start"))
 	for _, tc := range []struct {
 		profile, token string
 		expires        time.Time
+		refresh        string
 		want           string
 	}{
-		{"legacy", "", time.Time{}, "no IAM Identity Center token cached"},
-		{"dev", portal.AccessToken, time.Now().Add(-time.Minute), "expired at"},
-		{"dev", "revoked-token-0123456789", time.Now().Add(time.Hour), "UnauthorizedException: Session token not found or invalid"},
-		{"half", portal.AccessToken, time.Now().Add(time.Hour), `profile "half" uses IAM Identity Center but has no`},
+		{"legacy", "", time.Time{}, "", "no IAM Identity Center token cached"},
+		{"dev", portal.Token(), time.Now().Add(-time.Minute), "", "expired at"},
+		{"dev", portal.Token(), time.Now().Add(-time.Minute), "revoked-refresh-token", "could not be refreshed (CreateToken: 400 Bad Request: invalid_grant"},
+		{"dev", "revoked-token-0123456789", time.Now().Add(time.Hour), "", "UnauthorizedException: Session token not found or invalid"},
+		{"half", portal.Token(), time.Now().Add(time.Hour), "", `profile "half" uses IAM Identity Center but has no`},
 	} {
 		if tc.token != "" {
-			cache("corp", tc.token, tc.expires)
+			cache("corp", tc.token, tc.expires, tc.refresh)
 		}
 		msg := configErrOf(t, with(tc.profile))
 		if !strings.Contains(msg, tc.want) || tc.profile != "half" && !strings.Contains(msg, "aws sso login --") {

@@ -1,6 +1,7 @@
 package cloudtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,13 +18,20 @@ import (
 // AccessToken, sent in the x-amz-sso_bearer_token header, and the
 // account and role must be the ones it grants. Each success issues new
 // credentials (Issue's, numbered after STS's range) that expire after
-// Lifetime.
+// Lifetime. It is the SSO OIDC service too: CreateToken (POST /token)
+// with the refresh_token grant, for ClientID and ClientSecret and
+// RefreshToken, gives a new AccessToken (which the portal then takes)
+// and a new RefreshToken, as the service rotates them.
 type SSO struct {
 	URL         string
 	AccessToken string
 	AccountID   string
 	RoleName    string
 	Lifetime    time.Duration
+
+	ClientID, ClientSecret, RefreshToken string
+	// Refreshes are the CreateToken bodies taken, decoded.
+	Refreshes []map[string]any
 
 	srv    *httptest.Server
 	mu     sync.Mutex
@@ -55,6 +63,13 @@ func (s *SSO) Calls() []SSOCall {
 	return append([]SSOCall(nil), s.calls...)
 }
 
+// Token is the access token the portal takes now.
+func (s *SSO) Token() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.AccessToken
+}
+
 // Latest is the credentials issued last.
 func (s *SSO) Latest() aws.Credentials {
 	s.mu.Lock()
@@ -66,6 +81,10 @@ func (s *SSO) Latest() aws.Credentials {
 }
 
 func (s *SSO) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/token" {
+		s.createToken(w, r)
+		return
+	}
 	io.Copy(io.Discard, r.Body)
 	q := r.URL.Query()
 	call := SSOCall{Method: r.Method, Path: r.URL.Path, AccountID: q.Get("account_id"), RoleName: q.Get("role_name"), Token: r.Header.Get("X-Amz-Sso_bearer_token")}
@@ -79,7 +98,7 @@ func (s *SSO) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method != http.MethodGet || r.URL.Path != "/federation/credentials" || call.AccountID == "" || call.RoleName == "":
 		fail(http.StatusBadRequest, "InvalidRequestException", "account_id and role_name are required")
-	case call.Token == "" || call.Token != s.AccessToken:
+	case call.Token == "" || call.Token != s.Token():
 		fail(http.StatusUnauthorized, "UnauthorizedException", "Session token not found or invalid")
 	case call.AccountID != s.AccountID || call.RoleName != s.RoleName:
 		fail(http.StatusForbidden, "ForbiddenException", "No access")
@@ -96,4 +115,30 @@ func (s *SSO) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.calls = append(s.calls, call)
 	s.mu.Unlock()
+}
+
+// createToken is SSO OIDC's CreateToken for the refresh_token grant.
+func (s *SSO) createToken(w http.ResponseWriter, r *http.Request) {
+	var in map[string]any
+	err := json.NewDecoder(r.Body).Decode(&in)
+	w.Header().Set("Content-Type", "application/json")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Refreshes = append(s.Refreshes, in)
+	switch {
+	case err != nil || r.Method != http.MethodPost || in["grantType"] != "refresh_token":
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":"invalid_request","error_description":"grantType refresh_token expected"}`)
+	case in["clientId"] != s.ClientID || in["clientSecret"] != s.ClientSecret:
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":"invalid_client","error_description":"Client authentication failed"}`)
+	case s.RefreshToken == "" || in["refreshToken"] != s.RefreshToken:
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":"invalid_grant","error_description":"Invalid refresh token provided"}`)
+	default:
+		n := len(s.Refreshes)
+		s.AccessToken = fmt.Sprintf("sso-refreshed-access-%d-SENTINEL", n)
+		s.RefreshToken = fmt.Sprintf("sso-rotated-refresh-%d-SENTINEL", n)
+		fmt.Fprintf(w, `{"accessToken":%q,"expiresIn":28800,"refreshToken":%q,"tokenType":"Bearer"}`, s.AccessToken, s.RefreshToken)
+	}
 }
