@@ -163,7 +163,7 @@ type client struct {
 	cloud Cloud
 	// tiers and tierHeader are the cloud's --service-tier values and the
 	// header that carries them (Spec.ServiceTiers, Spec.TierHeader).
-	tiers      map[string]string
+	tiers      func(string) (string, bool)
 	tierHeader string
 }
 
@@ -202,7 +202,7 @@ func (c *client) Stream(ctx context.Context, req Request, emit func(Event)) (msg
 	if c.tiers != nil {
 		// A cloud's tier is its own: in its header, or nowhere; never the
 		// wire API's service_tier in the body.
-		if v := c.tiers[req.ServiceTier]; v != "" && c.tierHeader != "" {
+		if v, _ := c.tiers(req.ServiceTier); v != "" && c.tierHeader != "" {
 			to.header = http.Header{c.tierHeader: {v}}
 		}
 		req.ServiceTier = ""

@@ -333,7 +333,7 @@ func ExtendedCache(provider, model, ttl string) (bool, string) {
 // cloud with tiers of its own (Spec.ServiceTiers) takes those.
 func ServiceTierOffered(provider, tier string) (bool, string) {
 	if spec, _ := Lookup(provider); spec.ServiceTiers != nil && tier != "" {
-		if _, ok := spec.ServiceTiers[tier]; ok {
+		if _, ok := spec.ServiceTiers(tier); ok {
 			return true, ""
 		}
 		if ok, _ := ServiceTierOffered(NameOpenAI, tier); ok {

@@ -76,11 +76,12 @@ type Spec struct {
 	// Anthropic model); "" when it names no model the table may know.
 	TableModel func(model string) string
 	// ServiceTiers, for a cloud that offers its own subset of the
-	// --service-tier values, maps each it takes to what is sent: the
-	// value of header TierHeader, or nothing for ""; the wire API's
-	// service_tier is never in its body. Another value is refused with
-	// NoTier's reason. nil: the wire API's own tiers.
-	ServiceTiers map[string]string
+	// --service-tier values, says whether it takes tier and what is then
+	// sent: the value of header TierHeader, or nothing for ""; the wire
+	// API's service_tier is never in its body. Another value is refused
+	// with NoTier's reason. nil: the wire API's own tiers. (A function,
+	// not a map: a map in a Spec would be built by every start.)
+	ServiceTiers func(tier string) (sent string, ok bool)
 	TierHeader   string
 	NoTier       string
 	// CacheTTL, when set, says whether the cloud offers --cache-ttl ttl

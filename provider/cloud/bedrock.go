@@ -42,9 +42,17 @@ var bedrockSpec = provider.Spec{
 	// X-Amzn-Bedrock-Service-Tier: default, flex, priority), for the
 	// models Bedrock offers them on; it has no auto, whose nearest is
 	// its default, asked for by sending nothing.
-	ServiceTiers: map[string]string{"auto": "", "default": "default", "flex": "flex", "priority": "priority"},
-	TierHeader:   "X-Amzn-Bedrock-Service-Tier",
-	CacheTTL:     bedrockCacheTTL,
+	ServiceTiers: func(tier string) (string, bool) {
+		switch tier {
+		case "auto":
+			return "", true
+		case "default", "flex", "priority":
+			return tier, true
+		}
+		return "", false
+	},
+	TierHeader: "X-Amzn-Bedrock-Service-Tier",
+	CacheTTL:   bedrockCacheTTL,
 }
 
 // bedrockCacheTTL: Bedrock keeps Claude's cache 5 minutes, or an hour

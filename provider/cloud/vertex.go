@@ -35,7 +35,7 @@ var vertexSpec = provider.Spec{
 	// Vertex AI serves Claude pay-as-you-go, or from the project's
 	// Provisioned Throughput first when it has some: streamRawPredict
 	// takes no service tier. auto and default are what it does anyway.
-	ServiceTiers: map[string]string{"auto": "", "default": ""},
+	ServiceTiers: func(tier string) (string, bool) { return "", tier == "auto" || tier == "default" },
 	NoTier:       "Claude on Vertex AI has no flex or priority tier: it is served pay-as-you-go, or from the project's Provisioned Throughput when it has some",
 	CacheTTL: func(_, ttl string) (bool, string) {
 		return ttl == "1h", "Vertex AI keeps Claude's prompt cache 5 minutes or 1 hour (--cache-ttl 5m or 1h)"
