@@ -48,6 +48,11 @@ type Policy struct {
 	bashRules   bool   // a bash(…) rule exists, allow or deny
 	bashWhole   bool   // bash is allowed whole and no bash(…) deny rule exists
 	bashAllowed bool   // bash is allowed whole by the allow rules
+	// allowNamed holds the bash(…) allow patterns whose command name is
+	// a literal, by that name; allowWild the others: a command is tried
+	// only against the patterns that could match its name.
+	allowNamed map[string][]*cmdPattern
+	allowWild  []*cmdPattern
 }
 
 // Options are what a Policy is built from.
@@ -94,6 +99,18 @@ func New(o Options) (*Policy, error) {
 	p.bashRules = p.bashRules || bashDeny
 	p.bashAllowed = p.allowsWhole("bash")
 	p.bashWhole = !bashDeny && p.bashAllowed
+	for _, r := range p.allow {
+		switch {
+		case r.cmd == nil:
+		case r.cmd.name != "":
+			if p.allowNamed == nil {
+				p.allowNamed = map[string][]*cmdPattern{}
+			}
+			p.allowNamed[r.cmd.name] = append(p.allowNamed[r.cmd.name], r.cmd)
+		default:
+			p.allowWild = append(p.allowWild, r.cmd)
+		}
+	}
 	return p, nil
 }
 

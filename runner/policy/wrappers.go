@@ -365,10 +365,8 @@ func (j *judge) match(c []arg, n syntax.Node) {
 	if j.p.bashAllowed {
 		return
 	}
-	for _, r := range j.p.allow {
-		if r.cmd != nil && r.cmd.match(c, false) {
-			return
-		}
+	if j.p.allowedBy(c) {
+		return
 	}
 	var allowed []string
 	for _, r := range j.p.allow {
@@ -381,4 +379,29 @@ func (j *judge) match(c []arg, n syntax.Node) {
 		list = "none"
 	}
 	j.deny("", fmt.Sprintf("%q is not allowed by any rule (allowed commands: %s)", j.text(n), list))
+}
+
+// allowedBy reports whether some bash(…) allow rule certainly matches the
+// command c: those naming its command, then those whose name is a glob.
+func (p *Policy) allowedBy(c []arg) bool {
+	if len(c) > 0 && c[0].static && !c[0].multi {
+		for _, cp := range p.allowNamed[c[0].s] {
+			if cp.match(c, false) {
+				return true
+			}
+		}
+	} else {
+		for _, r := range p.allow {
+			if r.cmd != nil && r.cmd.match(c, false) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, cp := range p.allowWild {
+		if cp.match(c, false) {
+			return true
+		}
+	}
+	return false
 }
