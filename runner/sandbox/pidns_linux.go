@@ -179,7 +179,12 @@ func helperPath() string {
 		if len(nsenterHelper) == 0 {
 			return
 		}
-		fd, err := unix.MemfdCreate("awl-nsenter", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+		// MFD_EXEC (Linux 6.3) where vm.memfd_noexec would seal it
+		// non-executable; EINVAL before.
+		fd, err := unix.MemfdCreate("awl-nsenter", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
+		if err == unix.EINVAL {
+			fd, err = unix.MemfdCreate("awl-nsenter", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+		}
 		if err != nil {
 			return
 		}
@@ -200,7 +205,15 @@ func helperPath() string {
 		if err != nil {
 			return
 		}
-		helperOnce.path = fmt.Sprintf("/proc/self/fd/%d", high)
+		path := fmt.Sprintf("/proc/self/fd/%d", high)
+		// It must run here (a memfd may not be executable: vm.memfd_noexec
+		// 2, a security module): without arguments it exits 126.
+		var ee *exec.ExitError
+		if err := exec.Command(path).Run(); !errors.As(err, &ee) || ee.ExitCode() != 126 {
+			unix.Close(high)
+			return
+		}
+		helperOnce.path = path
 	})
 	return helperOnce.path
 }
