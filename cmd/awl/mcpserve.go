@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"slices"
@@ -60,7 +63,11 @@ func (c *mcpServeCmd) Run(a *app, store *session.Store) error {
 		fmt.Fprint(a.stdout, serveUsage)
 		return nil
 	}
-	ceiling, err := serveCeiling(a, c.RunFlags)
+	flags, addr, err := httpFlag(c.RunFlags)
+	if err != nil {
+		return err
+	}
+	ceiling, err := serveCeiling(a, flags)
 	if err != nil {
 		return err
 	}
@@ -68,7 +75,7 @@ func (c *mcpServeCmd) Run(a *app, store *session.Store) error {
 	if err != nil {
 		return err
 	}
-	srv := &server{a: a, exe: exe, flags: c.RunFlags, ceiling: ceiling, dir: ceiling.configured.store(store).Dir}
+	srv := &server{a: a, exe: exe, flags: flags, ceiling: ceiling, dir: ceiling.configured.store(store).Dir}
 	ms := &mcpserve.Server{
 		Name: "awl", Version: currentStamp().Version,
 		Instructions: serveInstructions,
@@ -76,7 +83,90 @@ func (c *mcpServeCmd) Run(a *app, store *session.Store) error {
 		MaxMessage:   mcpServeMaxMessage,
 		Log:          a.stderr,
 	}
+	if addr != "" {
+		return serveHTTP(a, ms, addr)
+	}
 	return ms.Serve(a.ctx, a.stdin, a.stdout)
+}
+
+// httpFlag takes --http ADDR out of the server's flags.
+func httpFlag(flags []string) (rest []string, addr string, err error) {
+	for i := 0; i < len(flags); i++ {
+		switch f := flags[i]; {
+		case f == "--http" && i+1 < len(flags):
+			addr = flags[i+1]
+			i++
+		case strings.HasPrefix(f, "--http="):
+			addr = strings.TrimPrefix(f, "--http=")
+		case f == "--http":
+			return nil, "", runner.Usagef("mcp serve: --http needs an address such as 127.0.0.1:8765")
+		default:
+			rest = append(rest, f)
+			continue
+		}
+		if addr == "" {
+			return nil, "", runner.Usagef("mcp serve: --http needs an address such as 127.0.0.1:8765")
+		}
+	}
+	return rest, addr, nil
+}
+
+// mcpTokenVar holds the bearer token of `awl mcp serve --http`; without
+// it awl makes one.
+const mcpTokenVar = "AWL_MCP_TOKEN"
+
+// serveHTTP serves ms over streamable HTTP on addr, a loopback address,
+// until a signal; every request must carry the bearer token, so that no
+// other user of the machine spends the server's key.
+func serveHTTP(a *app, ms *mcpserve.Server, addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return runner.Usagef(fmt.Sprintf("mcp serve: --http %q: want HOST:PORT, such as 127.0.0.1:8765", addr))
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return runner.Usagef(fmt.Sprintf("mcp serve: --http %q: only a loopback address (127.0.0.1, ::1, localhost): the server spends its key for whoever holds the token", addr))
+	}
+	token, from := a.getenv(mcpTokenVar), mcpTokenVar
+	if token == "" {
+		var b [32]byte
+		rand.Read(b[:])
+		token, from = hex.EncodeToString(b[:]), ""
+	} else if len(token) < 32 {
+		return runner.Usagef(mcpTokenVar + ": a bearer token of at least 32 characters, or unset for one awl makes")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return runner.Usagef("mcp serve: --http: " + err.Error())
+	}
+	h := ms.HTTPHandler(a.ctx, token)
+	url := "http://" + ln.Addr().String() + "/mcp"
+	if from == "" {
+		fmt.Fprintf(a.stderr, "awl: mcp serve: streamable HTTP at %s, bearer token %s\n", url, token)
+	} else {
+		fmt.Fprintf(a.stderr, "awl: mcp serve: streamable HTTP at %s, bearer token from %s\n", url, from)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mcpserve.Serve1(ctx, ln, h) }()
+	select {
+	case <-a.ctx.Done():
+	case err := <-done:
+		h.Close()
+		cancel()
+		return err
+	}
+	// Every call's run is interrupted and ends its session; then the
+	// connections close.
+	h.Close()
+	cancel()
+	<-done
+	return nil
+}
+
+// childEnviron is the environment of a call's run: the server's, without
+// the bearer token.
+func childEnviron() []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, mcpTokenVar+"=") })
 }
 
 // mcpServeMaxMessage is the longest request read: a prompt of a little
@@ -85,7 +175,9 @@ const mcpServeMaxMessage = 64 << 20
 
 const serveUsage = `Usage: awl mcp serve [RUN FLAGS]
 
-Serve awl over MCP on stdin and stdout (JSON-RPC, one message a line).
+Serve awl over MCP on stdin and stdout (JSON-RPC, one message a line),
+or with --http ADDR over streamable HTTP on a loopback address, every
+request carrying the bearer token of $AWL_MCP_TOKEN or one awl prints.
 The tools run, resume and fork each start an ` + "`awl run`" + ` with
 RUN FLAGS (any flag of awl run but the prompt, session and output ones),
 the configuration files applying as they do to awl run; a caller's
@@ -110,16 +202,16 @@ func serveCeiling(a *app, flags []string) (*runCmd, error) {
 		}
 		kctx, err := parse(parser, args)
 		if err != nil {
-			return nil, runner.Usagef("awl mcp serve: " + err.Error())
+			return nil, runner.Usagef("mcp serve: " + err.Error())
 		}
 		rc, rc.given = g.Run, givenOf(kctx)
 	}
 	if len(rc.Args) > 0 {
-		return nil, runner.Usagef(fmt.Sprintf("awl mcp serve: %q: a server takes run flags only; each call brings its prompt", rc.Args[0]))
+		return nil, runner.Usagef(fmt.Sprintf("mcp serve: %q: a server takes run flags only; each call brings its prompt", rc.Args[0]))
 	}
 	for _, name := range serveRefused {
 		if rc.given.has(name) {
-			return nil, runner.Usagef(fmt.Sprintf("awl mcp serve: --%s is each call's to set, not the server's", name))
+			return nil, runner.Usagef(fmt.Sprintf("mcp serve: --%s is each call's to set, not the server's", name))
 		}
 	}
 	if err := rc.configure(a); err != nil {
@@ -360,6 +452,7 @@ func (s *server) sessions(ctx context.Context, args json.RawMessage) mcpserve.Re
 	}
 	cmd := exec.CommandContext(ctx, s.exe, argv...)
 	cmd.Dir = s.ceiling.Dir
+	cmd.Env = childEnviron()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -455,6 +548,7 @@ func (s *server) runChild(ctx context.Context, argv []string, prompt string, pro
 	cmd.WaitDelay = childWait
 	cmd.Stderr = s.a.stderr
 	cmd.SysProcAttr = childAttr()
+	cmd.Env = childEnviron()
 	cmd.Stdin = strings.NewReader(prompt)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -584,6 +586,12 @@ func TestMCPServeTypeScriptSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) { tsClient(t, sdkDir, script, transport) })
+	}
+}
+
+func tsClient(t *testing.T, sdkDir, script, transport string) {
 	e := newServeEnv(t)
 	e.model.Enqueue(
 		providertest.ToolCall("openai-chat", "call_1", "bash", `{"command":"echo hi"}`),
@@ -594,6 +602,10 @@ func TestMCPServeTypeScriptSDK(t *testing.T) {
 	cmd := exec.Command("node", script, "awl", "mcp", "serve", "--provider", "openai-chat", "--model", "m")
 	cmd.Dir = e.dir
 	cmd.Env = append(e.env, "MCP_SDK="+sdkDir)
+	if transport == "http" {
+		_, url, token := e.startHTTP(t)
+		cmd.Env = append(cmd.Env, "MCP_URL="+url, "MCP_TOKEN="+token)
+	}
 	cmd.Stderr = testWriter{t}
 	out, err := cmd.Output()
 	if err != nil {
@@ -704,4 +716,145 @@ func TestMCPServeForkSchemaSessions(t *testing.T) {
 	if l, _ := structured(t, res)["sessions"].([]any); err != nil || len(l) != 1 {
 		t.Errorf("sessions, limit 1: %v %v", err, l)
 	}
+}
+
+// bearer adds an Authorization header to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// startHTTP starts `awl mcp serve --http 127.0.0.1:0` and returns the URL
+// and token it prints.
+func (e *serveEnv) startHTTP(t *testing.T, env ...string) (*exec.Cmd, string, string) {
+	t.Helper()
+	cmd := e.command("--http", "127.0.0.1:0")
+	cmd.Env = append(cmd.Env, env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	br := bufio.NewReader(stderr)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatalf("the server printed no address: %v", err)
+	}
+	go io.Copy(testWriter{t}, br)
+	m := regexp.MustCompile(`at (http://\S+), bearer token (\S+)`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("first line: %q", line)
+	}
+	return cmd, m[1], m[2]
+}
+
+// Over streamable HTTP, go-sdk's client runs, resumes and cancels as over
+// stdio; a request without the token, with another, or from a web page of
+// another origin is refused; a signal to the server interrupts the call in
+// flight and the server exits, the session ended.
+func TestMCPServeHTTP(t *testing.T) {
+	e := newServeEnv(t)
+	cmd, url, token := e.startHTTP(t)
+	for _, c := range []struct {
+		auth, origin string
+		want         int
+	}{
+		{"", "", http.StatusUnauthorized},
+		{"Bearer " + strings.Repeat("0", len(token)), "", http.StatusUnauthorized},
+		{"Bearer " + token, "https://evil.example", http.StatusForbidden},
+		{"Bearer " + token, "", http.StatusBadRequest}, // no session
+	} {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("auth %q origin %q: %d, want %d", c.auth, c.origin, resp.StatusCode, c.want)
+		}
+	}
+
+	var mu sync.Mutex
+	var progress []string
+	client := sdk.NewClient(&sdk.Implementation{Name: "awl-test", Version: "1"}, &sdk.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+		mu.Lock()
+		progress = append(progress, req.Params.Message)
+		mu.Unlock()
+	}})
+	ctx := context.Background()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	e.model.Enqueue(
+		providertest.ToolCall("openai-chat", "call_1", "bash", `{"command":"echo hi"}`),
+		providertest.Text("openai-chat", "One."),
+		providertest.Text("openai-chat", "Two."),
+	)
+	params := &sdk.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "first"}}
+	params.SetProgressToken("p")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil || res.IsError || resultText(res) != "One." {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	id := structured(t, res)["session_id"].(string)
+	mu.Lock()
+	if len(progress) < 2 || progress[0] != "session "+id {
+		t.Errorf("progress %q", progress)
+	}
+	mu.Unlock()
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "resume", Arguments: map[string]any{"session": id, "prompt": "second"}})
+	if err != nil || resultText(res) != "Two." {
+		t.Fatalf("resume: %v %+v", err, res)
+	}
+
+	// A cancellation, then a signal to the server while a call runs.
+	path := structured(t, res)["session_path"].(string)
+	cctx, cancel := context.WithCancel(ctx)
+	pid, done := e.startBlocked(cctx, t, cs, "resume", map[string]any{"session": id, "prompt": "third"})
+	cancel()
+	<-done
+	waitFor(t, 15*time.Second, "the cancelled run's end", func() bool {
+		r := lastRun(t, path)
+		return r != nil && r["reason"] == "interrupted" && !alive(pid)
+	})
+	pid, done = e.startBlocked(ctx, t, cs, "resume", map[string]any{"session": id, "prompt": "fourth"})
+	cmd.Process.Signal(os.Interrupt)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the server did not exit on SIGINT")
+	}
+	<-done
+	if alive(pid) {
+		t.Error("the command outlived the server")
+	}
+	runs := 0
+	for _, en := range entries(t, path) {
+		if en["type"] == "run" {
+			runs++
+		}
+	}
+	if runs != 4 || lastRun(t, path)["reason"] != "interrupted" {
+		t.Errorf("%d run entries, the last %v", runs, lastRun(t, path))
+	}
+	e.verifySession(t, path)
 }

@@ -96,7 +96,9 @@ type conn struct {
 	wmu   sync.Mutex
 	mu    sync.Mutex
 	calls map[string]context.CancelFunc // by request id, as sent
-	wg    sync.WaitGroup
+	// wg counts the calls in flight; ctx, over HTTP, is the session's.
+	wg  *sync.WaitGroup
+	ctx context.Context
 }
 
 // Serve answers the messages read from in on out until in ends or ctx is
@@ -104,7 +106,7 @@ type conn struct {
 // ended.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
-	c := &conn{s: s, out: out, calls: map[string]context.CancelFunc{}}
+	c := &conn{s: s, out: out, calls: map[string]context.CancelFunc{}, wg: &sync.WaitGroup{}}
 	defer func() {
 		cancel()
 		c.wg.Wait()
@@ -124,7 +126,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			}
 			return err
 		case line := <-lines:
-			c.handle(ctx, line)
+			c.handle(ctx, line, c.writeLine)
 		}
 	}
 }
@@ -151,7 +153,7 @@ func (s *Server) readLines(ctx context.Context, in io.Reader, lines chan<- []byt
 			continue
 		}
 		if tooLong {
-			c.fail(nil, CodeInvalidRequest, fmt.Sprintf("message over %d bytes: dropped", max))
+			fail(c.writeLine, nil, CodeInvalidRequest, fmt.Sprintf("message over %d bytes: dropped", max))
 			if s.Log != nil {
 				fmt.Fprintf(s.Log, "awl: mcp serve: a message over %d bytes was dropped\n", max)
 			}
@@ -169,53 +171,75 @@ func (s *Server) readLines(ctx context.Context, in io.Reader, lines chan<- []byt
 	}
 }
 
-// send writes one message as a line.
-func (c *conn) send(m message) {
-	m.JSONRPC = "2.0"
-	b, err := json.Marshal(m)
-	if err != nil {
-		b, _ = json.Marshal(message{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: CodeInternal, Message: err.Error()}})
-	}
+// writeLine writes one message as a line of out.
+func (c *conn) writeLine(m message) {
+	b := encode(m)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.out.Write(append(b, '\n'))
 }
 
+// encode is m as JSON-RPC 2.0.
+func encode(m message) []byte {
+	m.JSONRPC = "2.0"
+	b, err := json.Marshal(m)
+	if err != nil {
+		b, _ = json.Marshal(message{JSONRPC: "2.0", ID: m.ID, Error: &rpcError{Code: CodeInternal, Message: err.Error()}})
+	}
+	return b
+}
+
+// sendFunc sends a message where the answer to a request goes: a line of
+// stdout, or an HTTP response's event stream.
+type sendFunc func(message)
+
 // fail answers the request id with an error.
-func (c *conn) fail(id json.RawMessage, code int, msg string) {
+func fail(send sendFunc, id json.RawMessage, code int, msg string) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	c.send(message{ID: id, Error: &rpcError{Code: code, Message: msg}})
+	send(message{ID: id, Error: &rpcError{Code: code, Message: msg}})
 }
 
-// handle answers one line: a request, a notification, or something else.
-func (c *conn) handle(ctx context.Context, line []byte) {
+// answered is a channel already closed: what handle returns when it has
+// answered, or will not answer, at once. (Made when needed: nothing of
+// the server costs the start of a run.)
+func answered() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// handle answers one message, a request, a notification, or something
+// else, through send. The channel it returns is closed once the answer
+// has been sent (or, for a cancelled call, will not be).
+func (c *conn) handle(ctx context.Context, line []byte, send sendFunc) <-chan struct{} {
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {
-		if len(bytes.TrimSpace(line)) == 0 {
-			return
+		t := bytes.TrimSpace(line)
+		switch {
+		case len(t) == 0:
+		case t[0] == '[':
+			fail(send, nil, CodeInvalidRequest, "JSON-RPC batches are not supported")
+		default:
+			fail(send, nil, CodeParse, "not JSON: "+err.Error())
 		}
-		if t := bytes.TrimSpace(line); t[0] == '[' {
-			c.fail(nil, CodeInvalidRequest, "JSON-RPC batches are not supported")
-			return
-		}
-		c.fail(nil, CodeParse, "not JSON: "+err.Error())
-		return
+		return answered()
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
 	switch {
 	case m.JSONRPC != "2.0":
-		c.fail(m.ID, CodeInvalidRequest, `not JSON-RPC 2.0: "jsonrpc" must be "2.0"`)
+		fail(send, m.ID, CodeInvalidRequest, `not JSON-RPC 2.0: "jsonrpc" must be "2.0"`)
 	case m.Method == "" && hasID:
 		// A response: the server sends no requests, so none is awaited.
 	case m.Method == "":
-		c.fail(nil, CodeInvalidRequest, "neither a request nor a notification: no method")
+		fail(send, nil, CodeInvalidRequest, "neither a request nor a notification: no method")
 	case !hasID:
 		c.notification(m)
 	default:
-		c.request(ctx, m)
+		return c.request(ctx, m, send)
 	}
+	return answered()
 }
 
 // notification acts on a notification: a cancellation ends its call;
@@ -252,44 +276,49 @@ func idKey(id json.RawMessage) string {
 }
 
 // request answers a request.
-func (c *conn) request(ctx context.Context, m message) {
+func (c *conn) request(ctx context.Context, m message, send sendFunc) <-chan struct{} {
 	switch m.Method {
 	case "initialize":
-		c.initialize(m)
+		c.initialize(m, send)
 	case "ping":
-		c.send(message{ID: m.ID, Result: struct{}{}})
+		send(message{ID: m.ID, Result: struct{}{}})
 	case "tools/list":
-		c.send(message{ID: m.ID, Result: map[string]any{"tools": c.s.toolList()}})
+		send(message{ID: m.ID, Result: map[string]any{"tools": c.s.toolList()}})
 	case "tools/call":
-		c.call(ctx, m)
+		return c.call(ctx, m, send)
 	default:
-		c.fail(m.ID, CodeMethodNotFound, "method not found: "+m.Method)
+		fail(send, m.ID, CodeMethodNotFound, "method not found: "+m.Method)
 	}
+	return answered()
 }
 
 // initialize agrees on the version the client asked for when the server
 // speaks it, else offers its newest.
-func (c *conn) initialize(m message) {
+func (c *conn) initialize(m message, send sendFunc) {
 	var p struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	if err := json.Unmarshal(m.Params, &p); err != nil || p.ProtocolVersion == "" {
-		c.fail(m.ID, CodeInvalidParams, "initialize: params must be an object with a protocolVersion")
+		fail(send, m.ID, CodeInvalidParams, "initialize: params must be an object with a protocolVersion")
 		return
 	}
-	v := Versions[0]
-	if slices.Contains(Versions, p.ProtocolVersion) {
-		v = p.ProtocolVersion
-	}
 	res := map[string]any{
-		"protocolVersion": v,
+		"protocolVersion": negotiate(p.ProtocolVersion),
 		"capabilities":    map[string]any{"tools": map[string]any{"listChanged": false}},
 		"serverInfo":      map[string]any{"name": c.s.Name, "version": c.s.Version},
 	}
 	if c.s.Instructions != "" {
 		res["instructions"] = c.s.Instructions
 	}
-	c.send(message{ID: m.ID, Result: res})
+	send(message{ID: m.ID, Result: res})
+}
+
+// negotiate is the version the server answers a client asking for v.
+func negotiate(v string) string {
+	if slices.Contains(Versions, v) {
+		return v
+	}
+	return Versions[0]
 }
 
 // toolList is tools/list's tools.
@@ -311,7 +340,7 @@ func (s *Server) toolList() []map[string]any {
 
 // call runs a tools/call in a goroutine of its own; its answer is sent
 // when it ends, unless the client cancelled it (then nothing is).
-func (c *conn) call(ctx context.Context, m message) {
+func (c *conn) call(ctx context.Context, m message, send sendFunc) <-chan struct{} {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -320,29 +349,31 @@ func (c *conn) call(ctx context.Context, m message) {
 		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(m.Params, &p); err != nil {
-		c.fail(m.ID, CodeInvalidParams, "tools/call: params: "+err.Error())
-		return
+		fail(send, m.ID, CodeInvalidParams, "tools/call: params: "+err.Error())
+		return answered()
 	}
 	i := slices.IndexFunc(c.s.Tools, func(t Tool) bool { return t.Name == p.Name })
 	if i < 0 {
-		c.fail(m.ID, CodeInvalidParams, fmt.Sprintf("unknown tool %q", p.Name))
-		return
+		fail(send, m.ID, CodeInvalidParams, fmt.Sprintf("unknown tool %q", p.Name))
+		return answered()
 	}
 	key := idKey(m.ID)
 	c.mu.Lock()
 	if _, busy := c.calls[key]; busy {
 		c.mu.Unlock()
-		c.fail(m.ID, CodeInvalidRequest, "a call with this id is still running")
-		return
+		fail(send, m.ID, CodeInvalidRequest, "a call with this id is still running")
+		return answered()
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	c.calls[key] = cancel
 	c.mu.Unlock()
 	c.wg.Add(1)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		defer c.wg.Done()
 		defer cancel()
-		res := c.s.Tools[i].Call(cctx, p.Arguments, c.progress(p.Meta.ProgressToken))
+		res := c.s.Tools[i].Call(cctx, p.Arguments, progress(send, p.Meta.ProgressToken))
 		c.mu.Lock()
 		delete(c.calls, key)
 		c.mu.Unlock()
@@ -351,8 +382,9 @@ func (c *conn) call(ctx context.Context, m message) {
 			// client no longer waits for an answer.
 			return
 		}
-		c.send(message{ID: m.ID, Result: callResult(res)})
+		send(message{ID: m.ID, Result: callResult(res)})
 	}()
+	return done
 }
 
 // callResult is a tools/call result.
@@ -367,9 +399,9 @@ func callResult(r Result) map[string]any {
 	return out
 }
 
-// progress is a call's progress function: nil-safe, a no-op when the
-// client gave no token.
-func (c *conn) progress(token json.RawMessage) func(string) {
+// progress is a call's progress function: a no-op when the client gave
+// no token.
+func progress(send sendFunc, token json.RawMessage) func(string) {
 	if len(token) == 0 || string(token) == "null" {
 		return func(string) {}
 	}
@@ -379,8 +411,7 @@ func (c *conn) progress(token json.RawMessage) func(string) {
 		mu.Lock()
 		defer mu.Unlock()
 		n++
-		params := map[string]any{"progressToken": token, "progress": n, "message": msg}
-		b, _ := json.Marshal(params)
-		c.send(message{Method: "notifications/progress", Params: b})
+		b, _ := json.Marshal(map[string]any{"progressToken": token, "progress": n, "message": msg})
+		send(message{Method: "notifications/progress", Params: b})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -235,5 +237,106 @@ func TestGoSDKClient(t *testing.T) {
 	defer mu.Unlock()
 	if len(msgs) != 1 || msgs[0] != "echoing" {
 		t.Errorf("progress %v", msgs)
+	}
+}
+
+// Over HTTP: the token, the Origin, the session, the method and the size
+// are each checked; a JSON answer when it is ready at once, an event
+// stream for a call; DELETE ends a session and cancels its calls.
+func TestHTTP(t *testing.T) {
+	ended := make(chan struct{})
+	block := Tool{Name: "block", InputSchema: json.RawMessage(`{"type":"object"}`), Call: func(ctx context.Context, _ json.RawMessage, progress func(string)) Result {
+		progress("started")
+		<-ctx.Done()
+		close(ended)
+		return Result{}
+	}}
+	s := &Server{Name: "t", Tools: []Tool{echoTool(), block}, MaxMessage: 4096}
+	h := s.HTTPHandler(context.Background(), "tok")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- Serve1(ctx, ln, h) }()
+	defer func() {
+		h.Close()
+		stop()
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	}()
+	srv := struct{ URL string }{"http://" + ln.Addr().String()}
+	post := func(session, body string, header ...string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer tok")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || sid == "" || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(b), `"protocolVersion":"2025-06-18"`) {
+		t.Fatalf("initialize: %d %v %s", resp.StatusCode, resp.Header, b)
+	}
+	for _, c := range []struct {
+		name, session, body string
+		header              []string
+		want                int
+	}{
+		{"no token", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, []string{"Authorization", ""}, 401},
+		{"another origin", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, []string{"Origin", "http://attacker.example:8080"}, 403},
+		{"a loopback origin", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, []string{"Origin", "http://localhost:3000"}, 200},
+		{"no session", "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, nil, 400},
+		{"unknown session", "ffff", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, nil, 404},
+		{"a version not spoken", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, []string{"MCP-Protocol-Version", "1999-01-01"}, 400},
+		{"too large", sid, `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"` + strings.Repeat("a", 5000) + `"}}`, nil, 413},
+		{"a notification", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil, 202},
+	} {
+		resp := post(c.session, c.body, c.header...)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: %d, want %d", c.name, resp.StatusCode, c.want)
+		}
+	}
+	req, _ := http.NewRequest("GET", srv.URL+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != 405 {
+		t.Errorf("GET: %d", resp.StatusCode)
+	}
+	// A call that blocks streams its progress; DELETE cancels it.
+	resp = post(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","_meta":{"progressToken":"x"}}}`)
+	if resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("a call: %v", resp.Header)
+	}
+	line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+	if line != "event: message\n" {
+		t.Errorf("stream: %q", line)
+	}
+	req, _ = http.NewRequest("DELETE", srv.URL+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Mcp-Session-Id", sid)
+	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != 204 {
+		t.Errorf("DELETE: %d", resp.StatusCode)
+	}
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("DELETE did not cancel the session's call")
+	}
+	resp.Body.Close()
+	if resp := post(sid, `{"jsonrpc":"2.0","id":4,"method":"ping"}`); resp.StatusCode != 404 {
+		t.Errorf("after DELETE: %d", resp.StatusCode)
 	}
 }

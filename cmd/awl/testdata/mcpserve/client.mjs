@@ -3,17 +3,24 @@
 // lists the tools, calls run with a progress callback, resumes the
 // returned session, then calls resume again and cancels the call (an
 // AbortController) once the command the model asked for has written its
-// pid. It prints what it saw as one JSON object. TestMCPServeTypeScriptSDK
-// runs it against the fake model.
+// pid. It prints what it saw as one JSON object. With $MCP_URL and
+// $MCP_TOKEN it speaks streamable HTTP to that server (its arguments
+// unused), else it starts its arguments as a stdio server.
+// TestMCPServeTypeScriptSDK runs it against the fake model.
 import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const sdk = process.env.MCP_SDK;
 const { Client } = await import(`${sdk}/client/index.js`);
 const { StdioClientTransport } = await import(`${sdk}/client/stdio.js`);
+const { StreamableHTTPClientTransport } = await import(`${sdk}/client/streamableHttp.js`);
 
 const [command, ...args] = process.argv.slice(2);
-const transport = new StdioClientTransport({ command, args, env: process.env, stderr: 'inherit' });
+const transport = process.env.MCP_URL
+  ? new StreamableHTTPClientTransport(new URL(process.env.MCP_URL), {
+      requestInit: { headers: { Authorization: `Bearer ${process.env.MCP_TOKEN}` } },
+    })
+  : new StdioClientTransport({ command, args, env: process.env, stderr: 'inherit' });
 const client = new Client({ name: 'awl-ts-test', version: '1' });
 await client.connect(transport);
 
@@ -40,6 +47,12 @@ try {
   out.third = 'answered';
 } catch (e) {
   out.third = String(e?.message ?? e);
+}
+// The cancellation is sent in the background: give it time to leave
+// before the transport closes (over HTTP, close aborts what is in flight).
+await sleep(300);
+if (process.env.MCP_URL) {
+  await transport.terminateSession();
 }
 await client.close();
 console.log(JSON.stringify(out));
