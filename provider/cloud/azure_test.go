@@ -10,8 +10,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -184,5 +186,48 @@ func TestAzureDeployments(t *testing.T) {
 	}
 	if m, ok := table.Lookup(NameAzureChat, "prod-chat"); !ok || m.Input != 2.5 {
 		t.Errorf("prod-chat: %+v %v", m, ok)
+	}
+}
+
+// TestAzureEntraRefreshTold: an Entra ID token within five minutes of
+// its expiry is fetched anew, with the federated token file read again
+// (the CI rewrites it); each new access token and assertion is told to
+// OnSecret (the run's redactor) before it is used, once per value.
+func TestAzureEntraRefreshTold(t *testing.T) {
+	var n atomic.Int32
+	entra := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		form, _ := url.ParseQuery(string(body))
+		k := n.Add(1)
+		if form.Get("client_assertion") != fmt.Sprintf("eyJ.oidc-%d.sig", k) {
+			w.WriteHeader(400)
+			io.WriteString(w, `{"error":"invalid_client","error_description":"AADSTS700024: Client assertion is not within its valid time range."}`)
+			return
+		}
+		fmt.Fprintf(w, `{"token_type":"Bearer","expires_in":120,"access_token":"entra-access-%d-SENTINEL"}`, k)
+	}))
+	defer entra.Close()
+	dir := t.TempDir()
+	tokFile := filepath.Join(dir, "token")
+	var told []string
+	secrets := newSecrets(provider.Options{OnSecret: func(s provider.Secret) { told = append(told, s.Name+"="+s.Value) }})
+	e, err := newEntraToken(testEnv(t, map[string]string{"AZURE_CLIENT_ID": "client-1", "AZURE_TENANT_ID": "tenant-1",
+		"AZURE_FEDERATED_TOKEN_FILE": tokFile, "AZURE_AUTHORITY_HOST": entra.URL}), secrets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ {
+		os.WriteFile(tokFile, []byte(fmt.Sprintf("eyJ.oidc-%d.sig\n", i)), 0o600)
+		tok, err := e.get(context.Background())
+		want := fmt.Sprintf("entra-access-%d-SENTINEL", i)
+		if err != nil || tok != want {
+			t.Fatalf("get %d: %q %v", i, tok, err)
+		}
+		if !slices.Contains(told, "AZURE_OPENAI_AD_TOKEN="+want) || !slices.Contains(told, fmt.Sprintf("AZURE_FEDERATED_TOKEN_FILE=eyJ.oidc-%d.sig", i)) {
+			t.Errorf("after refresh %d, told %v", i, told)
+		}
+	}
+	if len(told) != 4 {
+		t.Errorf("told %d values, want 4 (two tokens, two assertions): %v", len(told), told)
 	}
 }
