@@ -32,7 +32,12 @@ import (
 // Config is one run.
 type Config struct {
 	Store *session.Store
-	Cwd   string
+	// BeforeCreate, when set, is called before the run creates its new
+	// session (or fork), the first thing it writes, after it has gathered
+	// what the session starts with: cmd/awl waits there for its signal
+	// handlers, which start on a thread of their own meanwhile.
+	BeforeCreate func()
+	Cwd          string
 	// Resume is the session to continue, opened (and locked) by the
 	// caller; Run takes it over and closes it. Nil starts a new session in
 	// Store, created once the prompt is known to be there.
@@ -607,6 +612,7 @@ func (r *run) createWithPrompt(names []string, blocks []conv.Block) (stored []se
 		es, gatherErr = r.promptEntries(names, blocks, nil)
 	}
 	if gatherErr != nil {
+		r.beforeCreate()
 		r.sess, err = cfg.Store.CreateWith(o)
 		return nil, gatherErr, err
 	}
@@ -614,6 +620,7 @@ func (r *run) createWithPrompt(names []string, blocks []conv.Block) (stored []se
 		es[i] = cfg.Redact.Entry(es[i])
 	}
 	o.DeferSync = true
+	r.beforeCreate()
 	r.sess, stored, err = cfg.Store.CreateAppending(o, es)
 	return stored, nil, err
 }
@@ -654,8 +661,16 @@ func (r *run) createFork(names []string, blocks []conv.Block) (stored []session.
 	for i := range es {
 		es[i] = cfg.Redact.Entry(es[i])
 	}
+	r.beforeCreate()
 	r.sess, stored, err = cfg.Store.CreateAppending(o, es)
 	return stored, gatherErr, err
+}
+
+// beforeCreate calls Config.BeforeCreate, if set.
+func (r *run) beforeCreate() {
+	if r.cfg.BeforeCreate != nil {
+		r.cfg.BeforeCreate()
+	}
 }
 
 // forkOf is the origin a fork's header records; nil for another session.

@@ -5,8 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -73,6 +77,63 @@ func TestRunWaitsForSignalsBeforeStdin(t *testing.T) {
 				t.Fatalf("exit %d: %s", c, errb.String())
 			}
 		})
+	}
+}
+
+// TestRunWithoutInputWaitsOnlyToCreate: a run that reads neither stdin
+// nor a named file waits for its signal handlers only before it creates
+// its session, so that the thread they start on comes up while the run
+// sets up: while the wait is held, the run gets as far as opening its
+// connection to the provider, and creates nothing and sends nothing.
+func TestRunWithoutInputWaitsOnlyToCreate(t *testing.T) {
+	var conns, requests atomic.Int32
+	body := providertest.Text("anthropic", "ok").Body
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(body)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	t.Setenv("ANTHROPIC_API_KEY", "k")
+	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	sessions := t.TempDir()
+	t.Setenv("AWL_SESSION_DIR", sessions)
+	t.Chdir(t.TempDir())
+
+	gate := make(chan struct{})
+	ctx := context.WithValue(context.Background(), signalsKey{}, gate)
+	done := make(chan int, 1)
+	var out, errb bytes.Buffer
+	go func() {
+		done <- mainAt(ctx, time.Now(), []string{"run", "--no-stdin", "-o", "json", "hi"}, &readSignal{read: make(chan struct{})}, &out, &errb)
+	}()
+	for deadline := time.Now().Add(5 * time.Second); conns.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no connection to the provider while the signals were awaited: the run waited before setting up")
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case c := <-done:
+		t.Fatalf("the run ended (exit %d) before the signals were caught: %s", c, errb.String())
+	default:
+	}
+	if files, _ := filepath.Glob(filepath.Join(sessions, "*", "*")); len(files) > 0 || requests.Load() > 0 {
+		t.Fatalf("before the signals were caught: session files %v, %d requests", files, requests.Load())
+	}
+	close(gate)
+	if c := <-done; c != 0 {
+		t.Fatalf("exit %d: %s", c, errb.String())
+	}
+	if requests.Load() != 1 {
+		t.Fatalf("%d requests, want 1", requests.Load())
 	}
 }
 
