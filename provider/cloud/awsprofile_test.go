@@ -312,3 +312,44 @@ func TestBedrockCredentialProcess(t *testing.T) {
 		t.Errorf("a failing process: %s", msg)
 	}
 }
+
+// TestWebIdentityMatchesTheSDK: awl's AssumeRoleWithWebIdentity (the
+// OIDC token a CI job is given, AWS_WEB_IDENTITY_TOKEN_FILE and
+// AWS_ROLE_ARN) and aws-sdk-go-v2's stscreds web identity provider send
+// the fake STS the same form, unsigned; a profile's
+// web_identity_token_file and role_arn are the same exchange.
+func TestWebIdentityMatchesTheSDK(t *testing.T) {
+	const role = "arn:aws:iam::123456789012:role/gha"
+	fake := cloudtest.NewSTS("us-east-1")
+	defer fake.Close()
+	fake.WebIdentityToken, fake.Lifetime = "eyJhbGciOiJSUzI1NiJ9.gh-actions.sig", time.Hour
+	dir := t.TempDir()
+	tokenFile := write(t, dir, "oidc", fake.WebIdentityToken)
+	getenv, _ := profileEnv(t, "[profile wi]\nrole_arn = "+role+"\nweb_identity_token_file = "+tokenFile+"\nrole_session_name = gha-run\n", "",
+		map[string]string{"AWS_ENDPOINT_URL_STS": fake.URL, "AWS_ROLE_ARN": role, "AWS_WEB_IDENTITY_TOKEN_FILE": tokenFile, "AWS_ROLE_SESSION_NAME": "gha-run"})
+	bedrockOK(t, getenv, fake.Latest)
+	profile := func(k string) string {
+		switch k {
+		case "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_SESSION_NAME":
+			return ""
+		case "AWS_PROFILE":
+			return "wi"
+		}
+		return getenv(k)
+	}
+	bedrockOK(t, profile, fake.Latest)
+	client := sts.New(sts.Options{Region: "us-east-1", BaseEndpoint: aws.String(fake.URL), HTTPClient: http.DefaultClient})
+	sdk := stscreds.NewWebIdentityRoleProvider(client, role, stscreds.IdentityTokenFile(tokenFile), func(o *stscreds.WebIdentityRoleOptions) { o.RoleSessionName = "gha-run" })
+	if _, err := sdk.Retrieve(context.Background()); err != nil {
+		t.Fatalf("stscreds against the fake STS: %v", err)
+	}
+	calls := fake.Calls()
+	if len(calls) != 3 {
+		t.Fatalf("STS calls %+v", calls)
+	}
+	for i, c := range calls {
+		if c.Err != nil || c.Action != "AssumeRoleWithWebIdentity" || c.Form.Encode() != calls[2].Form.Encode() {
+			t.Errorf("call %d: %+v, want the form stscreds sent: %s", i, c, calls[2].Form.Encode())
+		}
+	}
+}
