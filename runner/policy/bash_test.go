@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -480,6 +482,74 @@ func TestBashHuge(t *testing.T) {
 		}
 		if el := time.Since(start); el > 5*time.Second {
 			t.Errorf("%.60q…: took %v", cmd, el)
+		}
+	}
+}
+
+// TestBashDenyOnlyShells: under deny rules alone, a shell, or a program
+// that runs one, is never judged by its own words: what it runs is not in
+// the text, directly or under a launcher (sudo sh -c 'rm x'), and a
+// command name written with a path is git's too (/usr/bin/git -C . push).
+func TestBashDenyOnlyShells(t *testing.T) {
+	p := mustNew(t, Options{Deny: []string{"bash(rm *),bash(git push *)"}})
+	for cmd, allow := range map[string]bool{
+		"bash -c 'rm x'":                    false,
+		"/bin/sh -c 'rm x'":                 false,
+		"env bash -c 'rm x'":                false,
+		"bash x.sh":                         false,
+		"sudo sh -c 'rm x'":                 false,
+		"sudo bash -c 'rm x'":               false,
+		"sudo /bin/bash x.sh":               false,
+		"flock l bash -c 'rm x'":            false,
+		"chroot / sh -c 'rm x'":             false,
+		"strace -f sh -c 'rm x'":            false,
+		"sudo env bash -c 'rm x'":           false,
+		"sudo su -c 'rm x'":                 false,
+		"sudo source x":                     false,
+		"sudo -s 'rm x'":                    false,
+		"sudo -iu root 'rm x'":              false,
+		"sudo --login 'rm x'":               false,
+		"flock -c 'rm x' l":                 false,
+		"flock -n /tmp/l -c 'rm x'":         false,
+		"flock --command='rm x' l":          false,
+		"/usr/bin/git -C . push":            false,
+		"./git --no-pager push":             false,
+		"sudo /usr/bin/git -C . push":       false,
+		"git \"$SUB\" origin":               false,
+		"sudo -u nobody make test":          true,
+		"flock -n /tmp/l make test":         true,
+		"sudo apt-get install -y jq":        true,
+		"/usr/bin/git -C . status":          true,
+		"sudo ls -l .":                      true,
+		"bash --version > /dev/null; ls -l": false,
+	} {
+		if d := p.Bash(cmd); (d == nil) != allow {
+			t.Errorf("%q: allowed %v, want %v (%v)", cmd, d == nil, allow, d)
+		}
+	}
+}
+
+// TestBashRedirectThroughLink: a redirection's target is judged where it
+// lands, the links of its directory followed: write(src/**) does not let
+// echo > src/link/x write through src/link into .github.
+func TestBashRedirectThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"src/sub", ".github/workflows"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	os.Symlink("../.github", filepath.Join(dir, "src/link"))
+	os.Symlink("sub", filepath.Join(dir, "src/inner"))
+	p := mustNew(t, Options{Dir: dir, Allow: []string{"bash,write(src/**)"}})
+	for cmd, allow := range map[string]bool{
+		"echo x > src/a":                          true,
+		"echo x > src/inner/a":                    true,
+		"echo x > src/link/workflows/ci.yml":      false,
+		"echo x >> src/link/workflows/ci.yml":     false,
+		"echo x > src/a; echo y > src/link/x.yml": false,
+		"echo x > src/sub/../link/x":              false,
+	} {
+		if d := p.Bash(cmd); (d == nil) != allow {
+			t.Errorf("write(src/**): %q allowed %v, want %v (%v)", cmd, d == nil, allow, d)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 )
@@ -68,7 +69,8 @@ func (cp *cmdPattern) deniedBy(c []arg, depth int) bool {
 		}
 	}
 	if base == "git" {
-		if g := gitSubcommand(c); g != nil && cp.match(g, true) {
+		// Named by its last element too: /usr/bin/git -C . push.
+		if g := gitSubcommand(c); g != nil && (cp.match(g, true) || cp.match(append([]arg{{s: base, static: true}}, g[1:]...), true)) {
 			return true
 		}
 	}
@@ -97,4 +99,41 @@ func gitSubcommand(c []arg) []arg {
 		return nil
 	}
 	return append([]arg{c[0]}, c[i:]...)
+}
+
+// launcherRuns says why what the launcher name runs with args cannot be
+// judged, "" when it can: a plain word of it names a shell, a program that
+// runs its arguments through one, or a builtin that runs code (sudo sh -c
+// 'rm x', flock l bash x.sh, sudo su -c …), or an option makes the
+// launcher itself run a string through a shell (sudo -s, sudo -i, flock
+// -c). Not knowing each launcher's grammar, every plain word counts: sudo
+// apt-get install zsh cannot be judged either.
+func launcherRuns(name string, args []arg) string {
+	for _, a := range args {
+		if shellOption(name, a.s) {
+			return fmt.Sprintf("%s %s runs a string through a shell", name, a.s)
+		}
+		if strings.HasPrefix(a.s, "-") || a.s == "." {
+			continue
+		}
+		w := filepath.Base(a.s)
+		if _, ok := runsCode(w); ok || isShell(w) || isScriptRunner(w) {
+			return fmt.Sprintf("%s runs %s, which runs what the text does not show", name, w)
+		}
+	}
+	return ""
+}
+
+// shellOption reports the launchers' options that run a string through a
+// shell: sudo's -s and -i (alone or among other letters), --shell and
+// --login; flock's -c and --command.
+func shellOption(launcher, opt string) bool {
+	short := len(opt) > 1 && opt[0] == '-' && opt[1] != '-'
+	switch launcher {
+	case "sudo":
+		return opt == "--shell" || opt == "--login" || short && strings.ContainsAny(opt[1:], "si")
+	case "flock":
+		return strings.HasPrefix(opt, "--command") || short && strings.ContainsRune(opt[1:], 'c')
+	}
+	return false
 }

@@ -91,6 +91,11 @@ func unwrap(cmds [][]arg, args []arg) ([][]arg, string) {
 		if isLauncher(base) && slices.ContainsFunc(args[1:], func(a arg) bool { return !a.static || a.multi }) {
 			return cmds, fmt.Sprintf("%s runs a command, and a word of it is not in the text", base)
 		}
+		if isLauncher(base) {
+			if why := launcherRuns(base, args[1:]); why != "" {
+				return cmds, why
+			}
+		}
 		if isNameTaker(base) {
 			for _, a := range args[1:] {
 				if a.static && strings.Contains(a.s, "[") && strings.ContainsAny(a.s, "$`") {
