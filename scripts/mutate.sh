@@ -4,12 +4,13 @@
 # fails if any mutation survives (its tests pass), if its text is not found
 # exactly once, or if those tests fail without it. `make mutate` runs it.
 #
-# MUTATE_ONLY=PATTERN runs only the mutations whose name matches it (grep).
+# MUTATE_ONLY=PATTERN runs only the mutations whose name matches it (grep);
+# MUTATE_LIST=FILE reads the mutations from FILE instead (to try some).
 set -eu
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 repo=$(pwd)
-list=$repo/scripts/mutations.txt
+list=${MUTATE_LIST:-$repo/scripts/mutations.txt}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/awl-mutate.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 

@@ -211,6 +211,28 @@ func TestPaths(t *testing.T) {
 			t.Errorf("read(**) %s: allowed %v, want %v (%v)", path, d == nil, allow, d)
 		}
 	}
+	// A pattern that names what lies beside the run's directory (../)
+	// matches it: a deny rule so written denies it, however the path is
+	// spelt, and an allow rule so written allows it.
+	r := mustNew(t, Options{Dir: filepath.Join(dir, "src"), Allow: []string{"read,write(../docs/**)"}, Deny: []string{"read(../.github/**)"}})
+	for _, c := range []struct {
+		tool, path string
+		allow      bool
+	}{
+		{"read", "../.github/workflows/ci.yml", false},
+		{"read", dir + "/.github/workflows/ci.yml", false},
+		{"read", "link/workflows/ci.yml", false}, // src/link is ../.github
+		{"read", "../docs/x", true},
+		{"read", "a.go", true},
+		{"write", "../docs/x", true},
+		{"write", dir + "/docs/y", true},
+		{"write", "a.go", false},
+		{"write", "../.github/x", false},
+	} {
+		if d := r.CheckPath(c.tool, r.abs(c.path)); (d == nil) != c.allow {
+			t.Errorf("with ../ rules, %s %s: allowed %v, want %v (%v)", c.tool, c.path, d == nil, c.allow, d)
+		}
+	}
 	// A denial through a link says where it leads.
 	d := p.CheckPath("write", p.abs("src/link/x"))
 	if d == nil || !strings.Contains(d.Reason, "leads to "+filepath.Join(resolveExisting(dir), ".github/x")) {

@@ -248,6 +248,11 @@ func TestUntrustedProjectRefused(t *testing.T) {
 	if _, err := resolve(t, Input{Files: []*File{self}}); err == nil {
 		t.Error("a project file trusted itself")
 	}
+	// Alone, beside keys it may set, it is refused too, never ignored.
+	selfOnly := parse(t, Project, "model = \"m\"\ntrust-project = true\n")
+	if _, err := resolve(t, Input{Files: []*File{selfOnly}}); !errors.As(err, &ce) || ce.Code != 4 || len(ce.Lines) != 1 || !strings.Contains(ce.Lines[0], ":2: trust-project:") {
+		t.Errorf("trust-project in the project file: %v, want exit 4 naming :2: trust-project", err)
+	}
 	// The same keys in a named file are the workflow's own.
 	named := parse(t, Named, src)
 	if _, err := resolve(t, Input{Files: []*File{named}}); err != nil {

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -186,5 +187,37 @@ func TestDiscoverExplicitAndProject(t *testing.T) {
 	}
 	if d := ProjectDirs(OS, "/"); len(d) != 2 {
 		t.Errorf("outside a repository: %+v", d)
+	}
+}
+
+// TestBrokenSkillShadowsNothing: a skill with a problem is skipped, and
+// the good skill of its name found earlier stays offered: a project's
+// broken copy cannot take the user's skill away.
+func TestBrokenSkillShadowsNothing(t *testing.T) {
+	user, proj := t.TempDir(), t.TempDir()
+	writeSkill(t, user, "deploy", "---\nname: deploy\ndescription: the user's\n---\n")
+	writeSkill(t, proj, "deploy", "---\nname: deploy\ndescription: \"\"\n---\n")
+	all := Discover(OS, []Dir{{Path: user, Source: "user"}, {Path: proj, Source: "project"}})
+	off := Offered(all)
+	if len(off) != 1 || off[0].Description != "the user's" || off[0].Source != "user" {
+		t.Errorf("offered %+v, want the user's deploy", off)
+	}
+	if w := Warnings(all); len(w) != 1 || !strings.Contains(w[0], "description must be 1 to 1024 characters") || strings.Contains(w[0], "shadows") {
+		t.Errorf("warnings %q, want the broken one skipped and no shadowing", w)
+	}
+}
+
+// TestProjectDirsOutsideRepository: outside a repository only the run's
+// directory's own skills are the project's, never a parent's (a
+// /tmp/.agents/skills anyone could have made).
+func TestProjectDirsOutsideRepository(t *testing.T) {
+	var stats []string
+	fsys := FS{Stat: func(p string) (fs.FileInfo, error) { stats = append(stats, p); return nil, fs.ErrNotExist }}
+	var got []string
+	for _, d := range ProjectDirs(fsys, "/tmp/a/b") {
+		got = append(got, d.Path)
+	}
+	if want := []string{"/tmp/a/b/.agents/skills", "/tmp/a/b/.claude/skills"}; !slices.Equal(got, want) {
+		t.Errorf("project dirs %q, want %q (looked for %q)", got, want, stats)
 	}
 }
