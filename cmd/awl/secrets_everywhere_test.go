@@ -85,25 +85,27 @@ func runPlaces(t *testing.T, rcv *otlpReceiver, srv *providertest.Server, dir st
 
 // TestMCPEnvValuesRedactedEverywhere (issue 47): every value an MCP
 // server's configuration gives it in env, literal or from a ${VAR} the
-// tools' environment still holds, is a secret: a tool that prints it, as
+// tools' environment still holds, and what a ${VAR} in its args expands
+// to (a tool may read a command line in /proc), is a secret: a tool that prints it, as
 // it is, base64-encoded, or in the configuration file it reads, brings it
 // into no session line, event, request, span or report, with and without
 // the sandbox. What is clearly no secret (PATH, an existing directory)
 // stays readable.
 func TestMCPEnvValuesRedactedEverywhere(t *testing.T) {
-	const fromVar, literal = "db-pass-5ecret-0451", "literal-5ecret-token-77"
+	const fromVar, literal, argVar = "db-pass-5ecret-0451", "literal-5ecret-token-77", "arg-tok-5ecret-8080"
 	for _, sandbox := range []string{"off", "workspace-write"} {
 		t.Run(sandbox, func(t *testing.T) {
 			rcv := newOTLPReceiver(t)
 			srv, dir := traceEnv(t, rcv.URL)
 			t.Setenv("MCP_DB_PASS", fromVar)
+			t.Setenv("MCP_ARG_TOKEN", argVar)
 			plain := filepath.Join(dir, "plain-config-dir")
 			os.Mkdir(plain, 0o755)
 			cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"db": map[string]any{
-				"command": "false",
-				"env":     map[string]string{"DB_PASS": "${MCP_DB_PASS}", "API_TOKEN": literal, "PATH": "${PATH}", "DB_CONFIG_DIR": plain}}}})
+				"command": "false", "args": []string{"--token", "${MCP_ARG_TOKEN}", "${HOME}"},
+				"env": map[string]string{"DB_PASS": "${MCP_DB_PASS}", "API_TOKEN": literal, "PATH": "${PATH}", "DB_CONFIG_DIR": plain}}}})
 			os.WriteFile(filepath.Join(dir, "mcp.json"), cfg, 0o644)
-			input, _ := json.Marshal(map[string]string{"command": `echo "$MCP_DB_PASS"; printf %s "$MCP_DB_PASS" | base64; cat mcp.json; base64 -w0 mcp.json; echo; printf '%s\n' ` + plain})
+			input, _ := json.Marshal(map[string]string{"command": `echo "$MCP_DB_PASS $MCP_ARG_TOKEN"; printf %s "$MCP_DB_PASS" | base64; cat mcp.json; base64 -w0 mcp.json; echo; printf '%s\n' ` + plain})
 			srv.Enqueue(providertest.Stream("anthropic", providertest.Turn{InputTokens: 1, OutputTokens: 1,
 				Calls: []providertest.Call{{ID: "call_1", Name: "bash", Input: string(input)}}}))
 			srv.Enqueue(providertest.Stream("anthropic", providertest.Turn{InputTokens: 1, OutputTokens: 1, Text: "done"}))
@@ -115,7 +117,7 @@ func TestMCPEnvValuesRedactedEverywhere(t *testing.T) {
 			places := runPlaces(t, rcv, srv, dir, &out, &errb)
 			b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 			for where, data := range places {
-				for _, secret := range []string{fromVar, literal, b64(fromVar)[4:20], b64(literal)[4:24]} {
+				for _, secret := range []string{fromVar, literal, argVar, b64(fromVar)[4:20], b64(literal)[4:24]} {
 					if bytes.Contains(data, []byte(secret)) {
 						t.Errorf("%s holds %q", where, secret)
 					}

@@ -57,6 +57,10 @@ type Server struct {
 	// secrets are values that must never appear in error text: header
 	// values and the values of variables expanded into env entries.
 	secrets []string
+	// argVars are the values of the variables expanded into Args: a
+	// secret passed on the command line, which a tool reads in
+	// /proc/PID/cmdline where the server's PID namespace is not apart.
+	argVars []string
 }
 
 // The values of a server's "sandbox".
@@ -263,7 +267,7 @@ func parseServer(path string, data []byte, name string, raw json.RawMessage, get
 func expandServer(x *expander, rs *rawServer, s *Server) {
 	s.Command = x.expand(rs.Command, nil)
 	for _, a := range rs.Args {
-		s.Args = append(s.Args, x.expand(a, nil))
+		s.Args = append(s.Args, x.expand(a, &s.argVars))
 	}
 	s.Cwd = x.expand(rs.Cwd, nil)
 	s.URL = x.expand(rs.URL, &s.secrets)

@@ -631,7 +631,7 @@ func (s *server) redact(text string) string {
 // its headers' values, and the OAuth client secret, private key, and the
 // identity provider's client secret and ID token; and what it gives a
 // stdio server in env, every value but those clearly no secret
-// (envSecret).
+// (envSecret), and the values of the variables its args expand.
 func configSecrets(cfg Server) []string {
 	var vs []string
 	for _, v := range cfg.Headers {
@@ -639,6 +639,11 @@ func configSecrets(cfg Server) []string {
 	}
 	for k, v := range cfg.Env {
 		if envSecret(k, v) {
+			vs = append(vs, v)
+		}
+	}
+	for _, v := range cfg.argVars {
+		if envSecret("", v) {
 			vs = append(vs, v)
 		}
 	}
