@@ -374,4 +374,22 @@ func TestBedrockTierAndCacheTTL(t *testing.T) {
 		gjson.GetBytes(r.Body, "system.#.cache_control.ttl").String() != `["1h"]` {
 		t.Errorf("header %q, body %s", r.Header.Get("X-Amzn-Bedrock-Service-Tier"), r.Body)
 	}
+
+	// The answer's header says which tier served it: flex asked, default
+	// served, is recorded as default and priced at the standard list;
+	// flex served stays unpriced.
+	for _, tc := range []struct{ served, cost string }{{"default", `"cost_usd":0.0045`}, {"flex", `"cost_usd":null`}} {
+		a := frames(providertest.Turn{Text: "done"})
+		a.Tier = tc.served
+		fake.Enqueue(a)
+		code, out, errs = awl(t, "--provider", "bedrock", "--model", model, "--service-tier", "flex", "-o", "json", "hi")
+		if code != 0 || !strings.Contains(out, tc.cost) {
+			t.Fatalf("served %s: exit %d: %s %s", tc.served, code, out, errs)
+		}
+		path := gjson.Get(out, "session_path").Str
+		data, _ := os.ReadFile(path)
+		if !strings.Contains(string(data), `"serviceTier":"`+tc.served+`"`) {
+			t.Errorf("served %s: the session does not record it:\n%s", tc.served, data)
+		}
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/awlrun/awl/provider"
 )
@@ -51,7 +52,7 @@ var bedrockSpec = provider.Spec{
 		}
 		return "", false
 	},
-	TierHeader: "X-Amzn-Bedrock-Service-Tier",
+	TierHeader: bedrockTierHeader,
 	CacheTTL:   bedrockCacheTTL,
 }
 
@@ -178,8 +179,12 @@ func (b *bedrock) Stream(r io.Reader, h http.Header) (io.Reader, string) {
 	if ct := h.Get("Content-Type"); !strings.HasPrefix(ct, "application/vnd.amazon.eventstream") {
 		return r, ct
 	}
-	return &eventStreamSSE{src: bufio.NewReader(r), dec: eventstream.NewDecoder()}, "text/event-stream"
+	return &eventStreamSSE{src: bufio.NewReader(r), dec: eventstream.NewDecoder(), tier: h.Get(bedrockTierHeader)}, "text/event-stream"
 }
+
+// bedrockTierHeader asks for a service tier, and in the answer says which
+// one served the request.
+const bedrockTierHeader = "X-Amzn-Bedrock-Service-Tier"
 
 // Secrets implements provider.Cloud.
 func (b *bedrock) Secrets() []provider.Secret { return b.setup.secrets.all() }
@@ -197,6 +202,10 @@ type eventStreamSSE struct {
 	out     bytes.Buffer
 	err     error
 	payload []byte
+	// tier is the service tier the answer's header says served the
+	// request, given to the message as its usage's service_tier (the
+	// Messages API's place for it), which prices it.
+	tier string
 }
 
 func (e *eventStreamSSE) Read(p []byte) (int, error) {
@@ -264,7 +273,11 @@ func (e *eventStreamSSE) next() error {
 		if err != nil || !gjson.ValidBytes(data) {
 			return errors.New("event stream: a chunk whose bytes are not a JSON event")
 		}
-		e.event(gjson.GetBytes(data, "type").Str, data)
+		typ := gjson.GetBytes(data, "type").Str
+		if typ == "message_start" && e.tier != "" {
+			data, _ = sjson.SetBytes(data, "message.usage.service_tier", e.tier)
+		}
+		e.event(typ, data)
 	case "exception":
 		typ := header(":exception-type")
 		e.failure(typ, gjson.GetBytes(msg.Payload, "message").Str)

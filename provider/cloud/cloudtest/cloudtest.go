@@ -39,6 +39,9 @@ type Answer struct {
 	Status int
 	Body   string
 	Frames [][]byte
+	// Tier is the service tier the answer says served the request
+	// (X-Amzn-Bedrock-Service-Tier), "" for none.
+	Tier string
 }
 
 // Bedrock is the fake runtime endpoint.
@@ -115,6 +118,9 @@ func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"message":"fake Bedrock: no answer queued"}`)
 	default:
 		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+		if a.Tier != "" {
+			w.Header().Set("X-Amzn-Bedrock-Service-Tier", a.Tier)
+		}
 		w.Header().Set("X-Amzn-Bedrock-Content-Type", "application/json")
 		for _, f := range a.Frames {
 			w.Write(f)
