@@ -283,6 +283,7 @@ func (j *judge) redirect(r *syntax.Redirect) {
 		target = j.word(r.Word, false)
 	}
 	if r.Hdoc != nil {
+		// The body of a quoted delimiter's (<<'EOF') is one literal.
 		j.word(r.Hdoc, true)
 	}
 	switch r.Op {
@@ -410,6 +411,7 @@ func (j *judge) word(w *syntax.Word, quoted bool) arg {
 	if len(w.Parts) == 1 {
 		return j.part(w.Parts[0], quoted, true)
 	}
+	j.joinedDollar(w.Parts)
 	a := arg{static: true}
 	var b strings.Builder
 	for i, part := range w.Parts {
@@ -444,6 +446,7 @@ func (j *judge) part(part syntax.WordPart, quoted, first bool) arg {
 		}
 		return arg{s: x.Value, static: true}
 	case *syntax.DblQuoted:
+		j.joinedDollar(x.Parts)
 		a := arg{static: true}
 		for _, q := range x.Parts {
 			p := j.part(q, true, false)
@@ -453,7 +456,7 @@ func (j *judge) part(part syntax.WordPart, quoted, first bool) arg {
 		}
 		return a
 	case *syntax.ParamExp:
-		j.param(x)
+		j.param(x, quoted)
 		multi := !quoted || x.Param != nil && x.Param.Value == "@" || x.Index != nil && isAt(x.Index)
 		return arg{multi: multi}
 	case *syntax.CmdSubst:
@@ -489,7 +492,13 @@ func isAt(x syntax.ArithmExpr) bool {
 
 // param walks a parameter expansion: its nested words, and what makes bash
 // evaluate a value as code (an indirection, a subscript, ${x@P}).
-func (j *judge) param(x *syntax.ParamExp) {
+func (j *judge) param(x *syntax.ParamExp, quoted bool) {
+	if quoted && x.Exp != nil && sglQuotedCode(x.Exp.Word) {
+		// In double quotes (and here-documents) bash keeps the single
+		// quotes of ${x:-'…'} as text and expands what is between them:
+		// "${x:-'$(cmd)'}" runs cmd, which the parser reads as quoted.
+		j.cannot(fmt.Sprintf("%q: single quotes in a double-quoted ${…} do not quote in bash", j.text(x)))
+	}
 	if x.Excl {
 		j.cannot(fmt.Sprintf("the indirect expansion %q", j.text(x)))
 	}
@@ -531,4 +540,32 @@ func (j *judge) call(c *syntax.CallExpr) {
 		j.simple(j.args[base:], c)
 	}
 	j.args = j.args[:base]
+}
+
+// sglQuotedCode reports whether w has single-quoted text ('…' or $'…')
+// holding a $ or a backquote.
+func sglQuotedCode(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	for _, p := range w.Parts {
+		if q, ok := p.(*syntax.SglQuoted); ok && strings.ContainsAny(q.Value, "$`") {
+			return true
+		}
+	}
+	return false
+}
+
+// joinedDollar refuses a $ that ends a piece of literal text another
+// follows: the parser splits literal text only where a backslash-newline
+// was, which bash joins before it expands, in double quotes and unquoted
+// here-documents alike ("$\<newline>(cmd)" runs cmd).
+func (j *judge) joinedDollar(parts []syntax.WordPart) {
+	for i := 0; i+1 < len(parts); i++ {
+		l, ok := parts[i].(*syntax.Lit)
+		if _, next := parts[i+1].(*syntax.Lit); ok && next && strings.HasSuffix(l.Value, "$") {
+			j.cannot(fmt.Sprintf("%q: a $ and what follows it joined by a backslash-newline, which bash expands", j.text(l)))
+			return
+		}
+	}
 }

@@ -101,6 +101,28 @@ var bashCases = []struct {
 	{"git push \"$(echo a b c d e f g h i j k l m n o p q r s t u v w x y z)\"", false},
 	{"$(git status) rm", false},
 	{"cat $(ls $(git status) a) b > src/a; rm -f /", false},
+	// Where bash reads the text otherwise than the parser (each checked
+	// against bash 5.2): a backslash-newline in double quotes or an
+	// unquoted here-document joins "$" and "(…)", and single quotes in a
+	// double-quoted ${x:-…} are text, not quotes.
+	{"echo \"$\\\n(rm x)\"", false},
+	{"echo \"${x:-$\\\n(rm x)}\"", false},
+	{"echo \"$(echo \"$\\\n(rm x)\")\"", false},
+	{"cat <<EOF\n$\\\n(rm x)\nEOF", false},
+	{"cat <<EOF\n$\\\n{x:-$(rm x)}\nEOF", false},
+	{"echo \"${x:='$(rm x)'}\"", false},
+	{"echo \"${x:+'$(rm x)'}\"", false},
+	{"echo \"${x-'$(rm x)'}\"", false},
+	{"echo \"${x:-'`rm x`'}\"", false},
+	{"echo \"${x:-'${y:-$(rm x)}'}\"", false},
+	{"echo \"${x:-$'$(rm x)'}\"", false},
+	{"cat <<EOF\n${x:-'$(rm x)'}\nEOF", false},
+	{"echo ${x-'$(rm x)'}", true},
+	{"echo \"${x:-\\$(rm x)}\"", true},
+	{"echo \"a\\\nb $x\"", true},
+	{"cat <<'EOF'\n$\\\n(rm x)\nEOF", true},
+	{"cat <<E\\OF\n$(rm x)\nEOF", true},
+	{"cat <<E\"O\"F\n`rm x`\nEOF", false}, // literal to bash, expanded by mvdan.cc/sh: denied
 	// Here-documents.
 	{"cat <<EOF\n$(rm -rf /)\nEOF", false},
 	{"cat <<'EOF'\n$(rm -rf /)\nEOF", true},
