@@ -156,9 +156,9 @@ func (p *configPathCmd) Run(a *app) error {
 	}
 	user := config.UserFile(a.getenv)
 	dir := cmp.Or(p.Dir, a.getenv("AWL_CD"), ".")
-	locs, err := config.Find(configFS, dir, cmp.Or(p.Config, a.getenv("AWL_CONFIG")), user)
+	locs, err := (&runCmd{Dir: p.Dir, Config: p.Config}).findConfig(a)
 	if err != nil {
-		return configError(err)
+		return err
 	}
 	for _, l := range locs {
 		fmt.Fprintln(a.stdout, l.Path)

@@ -84,11 +84,9 @@ func (c *runCmd) loadConfig(a *app) (*configured, error) {
 		in.TrustProject = in.TrustProject || t
 	}
 	if !c.NoConfig {
-		named := cmp.Or(c.Config, a.getenv("AWL_CONFIG"))
-		dir := cmp.Or(c.Dir, a.getenv("AWL_CD"), ".")
-		locs, err := config.Find(configFS, dir, named, in.UserFile)
+		locs, err := c.findConfig(a)
 		if err != nil {
-			return nil, configError(err)
+			return nil, err
 		}
 		for _, l := range locs {
 			f, err := config.Read(configFS, l, schema)
@@ -103,6 +101,40 @@ func (c *runCmd) loadConfig(a *app) (*configured, error) {
 		return nil, configError(err)
 	}
 	return &configured{files: in.Files, profile: in.Profile, res: res}, nil
+}
+
+// findConfig says which configuration files to read: the one --config
+// or AWL_CONFIG names, else the user's and the nearest project file of
+// the walk up from the run's directory (-C, AWL_CD, or the working one).
+func (c *runCmd) findConfig(a *app) ([]config.Loc, error) {
+	named := cmp.Or(c.Config, a.getenv("AWL_CONFIG"))
+	var t *config.Tree
+	if named == "" {
+		var err error
+		if t, err = c.lookUp(a, cmp.Or(c.Dir, a.getenv("AWL_CD"), ".")); err != nil {
+			return nil, configError(err)
+		}
+	}
+	locs, err := config.Find(configFS, t, named)
+	if err != nil {
+		return nil, configError(err)
+	}
+	return locs, nil
+}
+
+// lookUp is the walk up from dir (config.Look), done once for a run: the
+// configuration files and the skills are found from the one walk.
+func (c *runCmd) lookUp(a *app, dir string) (*config.Tree, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if c.tree == nil || c.tree.Start != abs {
+		if c.tree, err = config.Look(configFS, abs, config.UserFile(a.getenv)); err != nil {
+			return nil, err
+		}
+	}
+	return c.tree, nil
 }
 
 // checkNoConfig refuses --no-config with a flag that names a file or a

@@ -44,7 +44,11 @@ func BenchmarkConfigStart(b *testing.B) {
 				if err := c.configure(a); err != nil {
 					b.Fatal(err)
 				}
-				all := skills.Discover(skillsFS, c.skillDirs(a, sub))
+				dirs, err := c.skillDirs(a, sub)
+				if err != nil {
+					b.Fatal(err)
+				}
+				all := skills.Discover(skillsFS, dirs)
 				if off := skills.Offered(all); withFiles && len(off) != 10 {
 					b.Fatalf("%d skills", len(off))
 				}

@@ -17,11 +17,13 @@ import (
 )
 
 // TestNoConfigReadsOnlyStats: a whole run with no configuration file and
-// no skill anywhere reads none: it stats the user's file, and
-// .awl/config.toml and .git in each directory from the run's up to the
-// repository's root; for skills, .git again on the way up, and a listing
-// of each skills directory, which fails. It opens nothing. With one
-// project file it opens that file alone, once.
+// no skill anywhere makes one directory read for each directory it looks
+// in, and nothing else: the user's directory ($XDG_CONFIG_HOME/awl, not
+// there) and each directory from the run's up to the repository's root,
+// once for the configuration and the skills together. It stats nothing and
+// opens nothing. With one project file and a .claude directory holding no
+// skills it stats and opens that file alone, once, and lists
+// .claude/skills alone; which file is read is the same.
 func TestNoConfigReadsOnlyStats(t *testing.T) {
 	srv := providertest.New()
 	defer srv.Close()
@@ -34,21 +36,22 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(tmp, "repo", ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var stats, opens []string
+	var ops []string
+	count := func(op, p string) { ops = append(ops, op+" "+p) }
 	configFS = config.FS{
-		Stat: func(p string) (fs.FileInfo, error) { stats = append(stats, p); return os.Stat(p) },
-		Open: func(p string) (*os.File, error) { opens = append(opens, p); return os.Open(p) },
+		Stat: func(p string) (fs.FileInfo, error) { count("stat", p); return os.Stat(p) },
+		Open: func(p string) (*os.File, error) { count("open", p); return os.Open(p) },
+		List: func(p string) ([]string, error) { count("list", p); return config.OS.List(p) },
 	}
 	defer func() { configFS = config.OS }()
-	var listed, skillOpens []string
 	skillsFS = skills.FS{
-		Stat:    func(p string) (fs.FileInfo, error) { stats = append(stats, p); return os.Stat(p) },
-		ReadDir: func(p string) ([]fs.DirEntry, error) { listed = append(listed, p); return os.ReadDir(p) },
-		Read:    func(p string) ([]byte, error) { skillOpens = append(skillOpens, p); return skills.OS.Read(p) },
+		ReadDir: func(p string) ([]fs.DirEntry, error) { count("readdir", p); return os.ReadDir(p) },
+		Read:    func(p string) ([]byte, error) { count("read", p); return skills.OS.Read(p) },
 	}
 	defer func() { skillsFS = skills.OS }()
 	run := func() {
 		t.Helper()
+		ops = nil
 		srv.Enqueue(providertest.Text("anthropic", "done"))
 		var stdout, stderr bytes.Buffer
 		if code := Main(context.Background(), []string{"run", "--no-stdin", "-C", deep, "hi"}, nil, &stdout, &stderr); code != 0 {
@@ -56,21 +59,12 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 		}
 	}
 	run()
-	want := []string{filepath.Join(tmp, "config", "awl", "config.toml")}
+	want := []string{"list " + filepath.Join(tmp, "config", "awl")}
 	for _, d := range []string{deep, filepath.Dir(deep), filepath.Join(tmp, "repo")} {
-		want = append(want, filepath.Join(d, ".awl", "config.toml"), filepath.Join(d, ".git"))
+		want = append(want, "list "+d)
 	}
-	// The skills' walk: .git from the run's directory up, then a listing
-	// of each skills directory, which is not there.
-	for _, d := range []string{deep, filepath.Dir(deep), filepath.Join(tmp, "repo")} {
-		want = append(want, filepath.Join(d, ".git"))
-	}
-	wantListed := []string{filepath.Join(tmp, "config", "awl", "skills")}
-	for _, d := range []string{filepath.Join(tmp, "repo"), filepath.Dir(deep), deep} {
-		wantListed = append(wantListed, filepath.Join(d, ".agents", "skills"), filepath.Join(d, ".claude", "skills"))
-	}
-	if !slices.Equal(stats, want) || len(opens) != 0 || !slices.Equal(listed, wantListed) || len(skillOpens) != 0 {
-		t.Errorf("with no configuration file and no skills the run statted\n %q\nwant\n %q\nlisted\n %q\nwant\n %q\nand opened %q %q", stats, want, listed, wantListed, opens, skillOpens)
+	if !slices.Equal(ops, want) {
+		t.Errorf("with no configuration file and no skills the run did\n %q\nwant\n %q", ops, want)
 	}
 	proj := filepath.Join(tmp, "repo", ".awl", "config.toml")
 	if err := os.Mkdir(filepath.Dir(proj), 0o755); err != nil {
@@ -79,10 +73,11 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 	if err := os.WriteFile(proj, []byte("max-turns = 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stats, opens = nil, nil
+	os.Mkdir(filepath.Join(deep, ".claude"), 0o755)
 	run()
-	if !slices.Equal(opens, []string{proj}) {
-		t.Errorf("with one project file the run opened %q", opens)
+	want = append(want, "stat "+proj, "open "+proj, "readdir "+filepath.Join(deep, ".claude", "skills"))
+	if !slices.Equal(ops, want) {
+		t.Errorf("with one project file the run did\n %q\nwant\n %q", ops, want)
 	}
 }
 

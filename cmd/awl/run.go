@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/awlrun/awl/cmd/awl/config"
 	"io"
 	"math"
 	"os"
@@ -153,6 +154,9 @@ type runCmd struct {
 	TrustProject bool   `name:"trust-project" config:"-"`
 	// configured is what configure read and set, for the run entry.
 	configured *configured
+	// tree is what the walk up from the run's directory found (lookUp),
+	// which the configuration and the skills share.
+	tree *config.Tree
 
 	// given is the record of the flags the command line gave (given.go).
 	given givenFlags

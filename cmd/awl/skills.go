@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/awlrun/awl/cmd/awl/config"
 	"github.com/awlrun/awl/cmd/awl/skills"
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/modelctx"
@@ -21,15 +20,23 @@ var skillsFS = skills.OS
 // a later skill shadowing an earlier one of its name: the user's
 // ($XDG_CONFIG_HOME/awl/skills), the project's (ProjectDirs), then
 // --skills or the skills key.
-func (c *runCmd) skillDirs(a *app, cwd string) []skills.Dir {
+func (c *runCmd) skillDirs(a *app, cwd string) ([]skills.Dir, error) {
 	if c.NoSkills {
-		return nil
+		return nil, nil
+	}
+	t, err := c.lookUp(a, cwd)
+	if err != nil {
+		return nil, err
 	}
 	var dirs []skills.Dir
-	if u := config.UserFile(a.getenv); u != "" {
-		dirs = append(dirs, skills.Dir{Path: filepath.Join(filepath.Dir(u), "skills"), Source: "user"})
+	if t.UserSkills {
+		dirs = append(dirs, skills.Dir{Path: filepath.Join(filepath.Dir(t.User), "skills"), Source: "user"})
 	}
-	dirs = append(dirs, skills.ProjectDirs(skillsFS, cwd)...)
+	levels := make([]skills.Level, len(t.Levels))
+	for i, l := range t.Levels {
+		levels[i] = skills.Level{Dir: l.Dir, Agents: l.Agents, Claude: l.Claude, Root: l.Git}
+	}
+	dirs = append(dirs, skills.ProjectDirs(levels)...)
 	from := strings.TrimPrefix(c.origin("skills"), "--")
 	for _, d := range c.Skills {
 		// As the other path flags: from where awl was started (enterDir
@@ -39,14 +46,18 @@ func (c *runCmd) skillDirs(a *app, cwd string) []skills.Dir {
 		}
 		dirs = append(dirs, skills.Dir{Path: d, Source: from, Explicit: true})
 	}
-	return dirs
+	return dirs, nil
 }
 
 // loadSkills finds the skills a run offers, says on stderr what it skips
 // and what shadows what, and cuts their catalogue to its budget. With
 // --skills-strict a skill with a problem is exit 2.
 func (c *runCmd) loadSkills(a *app, st *runSetup) error {
-	all := skills.Discover(skillsFS, c.skillDirs(a, st.cwd))
+	dirs, err := c.skillDirs(a, st.cwd)
+	if err != nil {
+		return err
+	}
+	all := skills.Discover(skillsFS, dirs)
 	if c.SkillsStrict {
 		var problems []string
 		for _, s := range all {
@@ -103,7 +114,11 @@ func (s *skillsCmd) Run(a *app) error {
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return runner.Usagef(fmt.Sprintf("--cd: %s is not a directory", cwd))
 	}
-	all := skills.Discover(skillsFS, c.skillDirs(a, cwd))
+	dirs, err := c.skillDirs(a, cwd)
+	if err != nil {
+		return err
+	}
+	all := skills.Discover(skillsFS, dirs)
 	offered := skills.Offered(all)
 	cut := skills.Cut(offered, skills.Budget)
 	if s.JSON {

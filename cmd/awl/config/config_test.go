@@ -309,23 +309,25 @@ func TestEnvOverFiles(t *testing.T) {
 	}
 }
 
-// countFS counts what Find and Read do.
+// countFS counts what Look, Find and Read do.
 type countFS struct {
-	stats, opens []string
+	ops []string
 }
 
 func (c *countFS) fs() FS {
 	return FS{
-		Stat: func(p string) (fs.FileInfo, error) { c.stats = append(c.stats, p); return os.Stat(p) },
-		Open: func(p string) (*os.File, error) { c.opens = append(c.opens, p); return os.Open(p) },
+		Stat: func(p string) (fs.FileInfo, error) { c.ops = append(c.ops, "stat "+p); return os.Stat(p) },
+		Open: func(p string) (*os.File, error) { c.ops = append(c.ops, "open "+p); return os.Open(p) },
+		List: func(p string) ([]string, error) { c.ops = append(c.ops, "list "+p); return OS.List(p) },
 	}
 }
 
-// TestFindStatsOnly: with no file anywhere, Find stats the user file and,
-// in each directory up to the repository's root, .awl/config.toml and
-// .git, and opens nothing; the nearest project file wins; a named file
-// stands alone; a FIFO is refused, not opened.
-func TestFindStatsOnly(t *testing.T) {
+// TestLookListsOnce: with no file anywhere, Look lists the user's
+// directory and each directory up to the repository's root, once each, and
+// Find neither stats nor opens anything; the nearest project file wins; a
+// named file stands alone; a FIFO is refused, not opened; a directory awl
+// may search but not list still yields its file, by a stat of each name.
+func TestLookListsOnce(t *testing.T) {
 	root := t.TempDir()
 	deep := filepath.Join(root, "repo", "a", "b")
 	if err := os.MkdirAll(deep, 0o755); err != nil {
@@ -334,17 +336,29 @@ func TestFindStatsOnly(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "repo", ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A hostile file above the repository's root is never looked at.
+	os.MkdirAll(filepath.Join(root, ".awl"), 0o755)
+	os.WriteFile(filepath.Join(root, ".awl", "config.toml"), []byte("base-url = \"https://attacker.example\"\n"), 0o644)
 	var c countFS
-	locs, err := Find(c.fs(), deep, "", filepath.Join(root, "home", "awl", "config.toml"))
+	user := filepath.Join(root, "home", "awl", "config.toml")
+	find := func(fsys FS, named string) ([]Loc, error) {
+		t.Helper()
+		tree, err := Look(fsys, deep, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Find(fsys, tree, named)
+	}
+	locs, err := find(c.fs(), "")
 	if err != nil || len(locs) != 0 {
 		t.Fatalf("Find: %v %v", locs, err)
 	}
-	want := []string{filepath.Join(root, "home", "awl", "config.toml")}
+	want := []string{"list " + filepath.Dir(user)}
 	for _, d := range []string{deep, filepath.Dir(deep), filepath.Join(root, "repo")} {
-		want = append(want, filepath.Join(d, ".awl", "config.toml"), filepath.Join(d, ".git"))
+		want = append(want, "list "+d)
 	}
-	if !slices.Equal(c.stats, want) || len(c.opens) != 0 {
-		t.Errorf("stats %q\nwant  %q\nopens %q", c.stats, want, c.opens)
+	if !slices.Equal(c.ops, want) {
+		t.Errorf("did %q\nwant %q", c.ops, want)
 	}
 	for _, d := range []string{filepath.Join(root, "repo"), filepath.Join(root, "repo", "a")} {
 		if err := os.MkdirAll(filepath.Join(d, ".awl"), 0o755); err != nil {
@@ -354,20 +368,52 @@ func TestFindStatsOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	locs, err = Find(OS, deep, "", "")
-	if err != nil || len(locs) != 1 || locs[0].Path != filepath.Join(root, "repo", "a", ".awl", "config.toml") || locs[0].Base != filepath.Join(root, "repo", "a") {
+	nearest := filepath.Join(root, "repo", "a", ".awl", "config.toml")
+	c.ops = nil
+	locs, err = find(c.fs(), "")
+	if err != nil || len(locs) != 1 || locs[0].Path != nearest || locs[0].Base != filepath.Join(root, "repo", "a") {
 		t.Errorf("nearest: %+v %v", locs, err)
 	}
-	locs, err = Find(OS, deep, "named.toml", "/u")
+	if want := append(slices.Clone(want), "stat "+nearest); !slices.Equal(c.ops, want) {
+		t.Errorf("with two project files, did %q\nwant %q", c.ops, want)
+	}
+	locs, err = find(OS, "named.toml")
 	if err != nil || len(locs) != 1 || locs[0].Role != Named {
 		t.Errorf("named: %+v %v", locs, err)
 	}
+	// A directory that may be searched, not listed: its file is found by
+	// the stats of each name.
+	mid := filepath.Join(root, "repo", "a")
+	if err := os.Chmod(mid, 0o311); err != nil {
+		t.Fatal(err)
+	}
+	c.ops = nil
+	locs, err = find(c.fs(), "")
+	os.Chmod(mid, 0o755)
+	if err != nil || len(locs) != 1 || locs[0].Path != nearest {
+		t.Errorf("unlistable: %+v %v", locs, err)
+	}
+	if os.Geteuid() != 0 && !slices.Contains(c.ops, "stat "+filepath.Join(mid, ".git")) {
+		t.Errorf("unlistable: no stat of each name: %q", c.ops)
+	}
+	// A .awl that is a symbolic link to a directory is followed, as a
+	// stat of .awl/config.toml follows it.
+	elsewhere := filepath.Join(root, "elsewhere")
+	os.MkdirAll(elsewhere, 0o755)
+	os.WriteFile(filepath.Join(elsewhere, "config.toml"), []byte("model = \"y\"\n"), 0o644)
+	if err := os.Symlink(elsewhere, filepath.Join(deep, ".awl")); err != nil {
+		t.Fatal(err)
+	}
+	if locs, err := find(OS, ""); err != nil || len(locs) != 1 || locs[0].Path != filepath.Join(deep, ".awl", "config.toml") {
+		t.Errorf("symlinked .awl: %+v %v", locs, err)
+	}
+	os.Remove(filepath.Join(deep, ".awl"))
 	fifo := filepath.Join(root, "repo", "a", "b", ".awl")
 	os.Mkdir(fifo, 0o755)
 	if err := mkfifo(filepath.Join(fifo, "config.toml")); err != nil {
 		t.Skip("no FIFO here:", err)
 	}
-	if _, err := Find(OS, deep, "", ""); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := find(OS, ""); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("FIFO: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 )
 
@@ -20,15 +21,28 @@ type Loc struct {
 	Base string
 }
 
-// FS is how Find and Read reach the file system; tests count what they
-// do through it.
+// FS is how Look, Find and Read reach the file system; tests count what
+// they do through it.
 type FS struct {
 	Stat func(string) (fs.FileInfo, error)
 	Open func(string) (*os.File, error)
+	// List names what a directory holds.
+	List func(string) ([]string, error)
 }
 
 // OS is the file system itself.
-var OS = FS{Stat: os.Stat, Open: os.Open}
+var OS = FS{Stat: os.Stat, Open: os.Open, List: listNames}
+
+// listNames names what dir holds. os.ReadDir opens a directory as one,
+// with none of the poller's system calls os.Open makes for a file.
+func listNames(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names, err
+}
 
 // UserFile is where the user's file is: $XDG_CONFIG_HOME/awl/config.toml,
 // or ~/.config/awl/config.toml when XDG_CONFIG_HOME is unset or not
@@ -43,12 +57,88 @@ func UserFile(getenv func(string) string) string {
 	return ""
 }
 
+// Tree is what a run finds of the files awl looks for, the configuration
+// files and the skills alike, with one directory read for each directory
+// it looks in.
+type Tree struct {
+	// Start is the run's directory, absolute.
+	Start string
+	// User is the user's file ("" when none can be said); UserConfig and
+	// UserSkills tell whether its directory holds config.toml and skills.
+	User                   string
+	UserConfig, UserSkills bool
+	// Levels are the directories from Start up to the repository's root
+	// (the nearest holding .git) or /, nearest first.
+	Levels []Level
+}
+
+// Level is one directory walked and which of the names awl looks for it
+// holds: .awl (the project file's), .git (the repository's root), .agents
+// and .claude (the project's skills).
+type Level struct {
+	Dir                      string
+	Awl, Git, Agents, Claude bool
+}
+
+// walkNames are the names Look looks for in each directory it walks.
+var walkNames = []string{".awl", ".git", ".agents", ".claude"}
+
+// Look reads the user's directory and each directory from dir up to the
+// repository's root or /: one directory read each (a directory that is
+// not there takes one failed open). It reads no file.
+func Look(fsys FS, dir, user string) (*Tree, error) {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tree{Start: d, User: user}
+	if user != "" {
+		has := look(fsys, filepath.Dir(user), []string{filepath.Base(user), "skills"})
+		t.UserConfig, t.UserSkills = has[0], has[1]
+	}
+	for {
+		has := look(fsys, d, walkNames)
+		l := Level{Dir: d, Awl: has[0], Git: has[1], Agents: has[2], Claude: has[3]}
+		t.Levels = append(t.Levels, l)
+		parent := filepath.Dir(d)
+		if l.Git || parent == d {
+			return t, nil
+		}
+		d = parent
+	}
+}
+
+// look tells which of names dir holds, from one listing of it. A
+// directory awl may search but not list (mode 0711) is asked by a stat of
+// each name instead; one that is not there, or that awl may not search,
+// holds none.
+func look(fsys FS, dir string, names []string) []bool {
+	has := make([]bool, len(names))
+	list, err := fsys.List(dir)
+	if err == nil {
+		for _, n := range list {
+			if i := slices.Index(names, n); i >= 0 {
+				has[i] = true
+			}
+		}
+		return has
+	}
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return has
+	}
+	for i, n := range names {
+		_, err := fsys.Stat(filepath.Join(dir, n))
+		has[i] = err == nil
+	}
+	return has
+}
+
 // Find says which files to read, lowest first: named alone when it is not
 // ""; else the user file, when there is one, and the nearest
-// .awl/config.toml from dir up to the repository's root (the directory
-// holding .git) or /. It stats one file per directory walked, and .git in
-// each it does not find one: it reads nothing.
-func Find(fsys FS, dir, named, user string) ([]Loc, error) {
+// .awl/config.toml of t's directories. It stats only a config.toml whose
+// directory holds one, to refuse what is not a regular file: it reads
+// nothing.
+func Find(fsys FS, t *Tree, named string) ([]Loc, error) {
 	if named != "" {
 		abs, err := filepath.Abs(named)
 		if err != nil {
@@ -57,35 +147,27 @@ func Find(fsys FS, dir, named, user string) ([]Loc, error) {
 		return []Loc{{Path: abs, Role: Named, Base: filepath.Dir(abs)}}, nil
 	}
 	var out []Loc
-	if user != "" {
-		if ok, err := exists(fsys, user); err != nil {
+	if t.UserConfig {
+		if ok, err := exists(fsys, t.User); err != nil {
 			return nil, err
 		} else if ok {
-			out = append(out, Loc{Path: user, Role: User, Base: filepath.Dir(user)})
+			out = append(out, Loc{Path: t.User, Role: User, Base: filepath.Dir(t.User)})
 		}
 	}
-	d, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		p := filepath.Join(d, ".awl", "config.toml")
+	for _, l := range t.Levels {
+		if !l.Awl {
+			continue
+		}
+		p := filepath.Join(l.Dir, ".awl", "config.toml")
 		ok, err := exists(fsys, p)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			return append(out, Loc{Path: p, Role: Project, Base: d}), nil
+			return append(out, Loc{Path: p, Role: Project, Base: l.Dir}), nil
 		}
-		if _, err := fsys.Stat(filepath.Join(d, ".git")); err == nil {
-			return out, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return out, nil
-		}
-		d = parent
 	}
+	return out, nil
 }
 
 // exists tells whether a configuration file is at p. Something there that

@@ -56,35 +56,43 @@ type Dir struct {
 	Explicit bool
 }
 
-// ProjectDirs are the project's skill directories for a run in cwd:
+// Level is one directory of the walk up from a run's directory: whether
+// it holds .agents and .claude, and whether it is the repository's root
+// (it holds .git).
+type Level struct {
+	Dir                  string
+	Agents, Claude, Root bool
+}
+
+// ProjectDirs are the project's skill directories for a run whose walk up
+// is levels (nearest first, ending at the repository's root or /):
 // .agents/skills (where `npx skills add` installs for any agent) and
-// .claude/skills, in each directory from the repository's root (the
-// nearest holding .git) down to cwd, outermost first, so a nearer skill
-// shadows a farther one; outside a repository, cwd's own.
-func ProjectDirs(fsys FS, cwd string) []Dir {
-	chain := []string{cwd}
-	for d := cwd; ; {
-		if _, err := fsys.Stat(filepath.Join(d, ".git")); err == nil {
-			break
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			chain = chain[:1]
-			break
-		}
-		d = parent
-		chain = append(chain, d)
+// .claude/skills, in each directory from the repository's root down to the
+// run's, outermost first, so a nearer skill shadows a farther one; outside
+// a repository, the run's directory's own. A directory with no .agents or
+// .claude is not listed.
+func ProjectDirs(levels []Level) []Dir {
+	if len(levels) == 0 {
+		return nil
+	}
+	if !levels[len(levels)-1].Root {
+		levels = levels[:1]
 	}
 	var out []Dir
-	for i := len(chain) - 1; i >= 0; i-- {
-		out = append(out, Dir{Path: filepath.Join(chain[i], ".agents", "skills"), Source: "project"}, Dir{Path: filepath.Join(chain[i], ".claude", "skills"), Source: "project"})
+	for i := len(levels) - 1; i >= 0; i-- {
+		l := levels[i]
+		if l.Agents {
+			out = append(out, Dir{Path: filepath.Join(l.Dir, ".agents", "skills"), Source: "project"})
+		}
+		if l.Claude {
+			out = append(out, Dir{Path: filepath.Join(l.Dir, ".claude", "skills"), Source: "project"})
+		}
 	}
 	return out
 }
 
 // FS is how Discover reaches the file system; tests count what it does.
 type FS struct {
-	Stat    func(string) (fs.FileInfo, error)
 	ReadDir func(string) ([]fs.DirEntry, error)
 	// Read reads the head of a SKILL.md: to the end of its front
 	// matter (readHead), refusing what is not a regular file
@@ -93,7 +101,7 @@ type FS struct {
 }
 
 // OS is the file system itself.
-var OS = FS{Stat: os.Stat, ReadDir: os.ReadDir, Read: readSKILL}
+var OS = FS{ReadDir: os.ReadDir, Read: readSKILL}
 
 // MaxSize is the largest SKILL.md read.
 const MaxSize = 1 << 20

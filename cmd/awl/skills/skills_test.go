@@ -173,19 +173,21 @@ func TestDiscoverExplicitAndProject(t *testing.T) {
 	if len(all) != 2 || all[0].Name != "one" || len(all[1].Problems) != 1 {
 		t.Errorf("%+v", all)
 	}
-	repo := filepath.Join(root, "repo")
-	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
-	sub := filepath.Join(repo, "a")
-	os.MkdirAll(sub, 0o755)
+	// A walk up from repo/a/b to repo (its root): .agents at the root and
+	// at b, .claude at a.
+	levels := []Level{{Dir: "/repo/a/b", Agents: true}, {Dir: "/repo/a", Claude: true}, {Dir: "/repo", Agents: true, Root: true}}
 	var got []string
-	for _, d := range ProjectDirs(OS, sub) {
-		got = append(got, strings.TrimPrefix(d.Path, root))
+	for _, d := range ProjectDirs(levels) {
+		got = append(got, d.Path)
 	}
-	want := []string{"/repo/.agents/skills", "/repo/.claude/skills", "/repo/a/.agents/skills", "/repo/a/.claude/skills"}
+	want := []string{"/repo/.agents/skills", "/repo/a/.claude/skills", "/repo/a/b/.agents/skills"}
 	if !slices.Equal(got, want) {
 		t.Errorf("project dirs %q, want %q", got, want)
 	}
-	if d := ProjectDirs(OS, "/"); len(d) != 2 {
+	// Outside a repository (the walk ends at / with no .git): the run's
+	// directory's own.
+	levels[2].Root = false
+	if d := ProjectDirs(levels); len(d) != 1 || d[0].Path != "/repo/a/b/.agents/skills" {
 		t.Errorf("outside a repository: %+v", d)
 	}
 }
