@@ -43,6 +43,9 @@ func runSchema() config.Schema {
 		k := config.Key{Name: f.name, Class: f.cfg, Default: f.def, Path: f.cfgPath, Enum: f.enum, Sep: f.sep}
 		if isRuleList(f.name) {
 			k.Split = policy.Split
+			if f.cfg == keyAllow {
+				k.Intersect = policy.Intersect
+			}
 		}
 		switch {
 		case f.slice:

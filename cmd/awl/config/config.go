@@ -93,6 +93,11 @@ type Key struct {
 	// (bash(echo a,b) is one rule), and a narrowing compares rule with
 	// rule.
 	Split func(string) []string
+	// Intersect, when set, is what an Allow list below and an untrusted
+	// project file's list above it allow together (the tool rules'
+	// meaning: bash(git *) and bash(git diff *) give bash(git diff *));
+	// unset, the items both lists hold as written.
+	Intersect func(below, above []string) []string
 }
 
 // Env is the key's environment variable: AWL_ and the name in upper case

@@ -190,14 +190,14 @@ func NarrowValue(k *Key, below Setting, v Value) (Value, bool) {
 		if !has {
 			return v, true
 		}
-		var both []string
+		if k.Intersect != nil {
+			return k.Intersect(below.Value.([]string), v.([]string)), true
+		}
+		both := []string{}
 		for _, s := range below.Value.([]string) {
 			if slices.Contains(v.([]string), s) {
 				both = append(both, s)
 			}
-		}
-		if both == nil {
-			both = []string{}
 		}
 		return both, true
 	case Deny:
