@@ -156,9 +156,18 @@ func (p *configPathCmd) Run(a *app) error {
 	}
 	user := config.UserFile(a.getenv)
 	dir := cmp.Or(p.Dir, a.getenv("AWL_CD"), ".")
-	locs, err := (&runCmd{Dir: p.Dir, Config: p.Config}).findConfig(a)
+	c := &runCmd{Dir: p.Dir, Config: p.Config}
+	locs, err := c.findConfig(a, dir)
 	if err != nil {
 		return err
+	}
+	// A user's file that sets cd moves the search (loadConfig): the files
+	// the run reads, when they can be read.
+	if cf, err := c.loadConfig(a); err == nil {
+		locs = locs[:0]
+		for _, f := range cf.files {
+			locs = append(locs, config.Loc{Path: f.Path})
+		}
 	}
 	for _, l := range locs {
 		fmt.Fprintln(a.stdout, l.Path)

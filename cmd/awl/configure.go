@@ -61,6 +61,9 @@ func runSchema() config.Schema {
 		}
 		s = append(s, k)
 	}
+	for i := range s {
+		s[i].Moves = s[i].Name == "cd"
+	}
 	return append(s, config.Key{Name: "session-dir", Class: keyTrusted, Path: true})
 }
 
@@ -86,35 +89,57 @@ func (c *runCmd) loadConfig(a *app) (*configured, error) {
 		}
 		in.TrustProject = in.TrustProject || t
 	}
+	dir := cmp.Or(c.Dir, a.getenv("AWL_CD"), ".")
+	res, err := c.readConfig(a, &in, dir)
+	if err != nil {
+		return nil, err
+	}
+	// The user's file moved the run (cd, no -C or AWL_CD): the project
+	// file is the one found from where the run goes. No project file may
+	// set cd, so this is done at most once.
+	if s := res.Settings["cd"]; s.Source.Kind == "file" && c.Dir == "" && a.getenv("AWL_CD") == "" && c.tree != nil {
+		if moved, _ := filepath.Abs(s.Value.(string)); moved != c.tree.Start {
+			in.Files = nil
+			if res, err = c.readConfig(a, &in, moved); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &configured{files: in.Files, profile: in.Profile, res: res}, nil
+}
+
+// readConfig reads the files a run in dir reads (none with --no-config)
+// into in, and layers them.
+func (c *runCmd) readConfig(a *app, in *config.Input, dir string) (*config.Result, error) {
 	if !c.NoConfig {
-		locs, err := c.findConfig(a)
+		locs, err := c.findConfig(a, dir)
 		if err != nil {
 			return nil, err
 		}
 		for _, l := range locs {
-			f, err := config.Read(configFS, l, schema)
+			f, err := config.Read(configFS, l, in.Schema)
 			if err != nil {
 				return nil, configError(err)
 			}
 			in.Files = append(in.Files, f)
 		}
 	}
-	res, err := config.Resolve(in)
+	res, err := config.Resolve(*in)
 	if err != nil {
 		return nil, configError(err)
 	}
-	return &configured{files: in.Files, profile: in.Profile, res: res}, nil
+	return res, nil
 }
 
 // findConfig says which configuration files to read: the one --config
 // or AWL_CONFIG names, else the user's and the nearest project file of
-// the walk up from the run's directory (-C, AWL_CD, or the working one).
-func (c *runCmd) findConfig(a *app) ([]config.Loc, error) {
+// the walk up from dir, the run's directory.
+func (c *runCmd) findConfig(a *app, dir string) ([]config.Loc, error) {
 	named := cmp.Or(c.Config, a.getenv("AWL_CONFIG"))
 	var t *config.Tree
 	if named == "" {
 		var err error
-		if t, err = c.lookUp(a, cmp.Or(c.Dir, a.getenv("AWL_CD"), ".")); err != nil {
+		if t, err = c.lookUp(a, dir); err != nil {
 			return nil, configError(err)
 		}
 	}

@@ -93,6 +93,11 @@ type Key struct {
 	// (bash(echo a,b) is one rule), and a narrowing compares rule with
 	// rule.
 	Split func(string) []string
+	// Moves says the key moves the run's directory (cd). A project file,
+	// found by walking up from that directory, cannot choose it: one that
+	// is trusted and sets it is exit 2 (an untrusted one is refused as
+	// for any Trusted key).
+	Moves bool
 	// Intersect, when set, is what an Allow list below and an untrusted
 	// project file's list above it allow together (the tool rules'
 	// meaning: bash(git *) and bash(git diff *) give bash(git diff *));

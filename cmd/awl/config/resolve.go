@@ -61,12 +61,16 @@ func Resolve(in Input) (*Result, error) {
 		return nil, err
 	}
 	r.Trusted, r.Why = trusted(in)
-	var refused []string
+	var refused, moves []string
 	layer := func(f *File, t table, where string) {
 		for _, name := range sortedKeys(t) {
 			e := t[name]
 			k := in.Schema.Lookup(name)
 			src := Source{Kind: "file", Path: f.Path, Line: e.line, Col: e.col}
+			if f.Role == Project && r.Trusted && k.Moves {
+				moves = append(moves, errorf(f.Path, e.line, e.col, "%s%s: a project file cannot move the run: it is found by walking up from the run's directory, so it cannot choose that directory (give -C or AWL_CD, or set %s in the user's file or a --config file)", where, name, name))
+				continue
+			}
 			if f.Role != Project || r.Trusted {
 				r.Settings[name] = Setting{Value: e.v, Source: src}
 				continue
@@ -97,6 +101,9 @@ func Resolve(in Input) (*Result, error) {
 	}
 	if len(refused) > 0 {
 		return nil, &Error{Code: 4, Lines: refused}
+	}
+	if len(moves) > 0 {
+		return nil, &Error{Code: 2, Lines: moves}
 	}
 	if err := r.env(in); err != nil {
 		return nil, err
