@@ -2,13 +2,17 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pelletier/go-toml/v2/unstable"
 )
 
 // testSchema is a schema with a key of every type and class.
@@ -309,6 +313,52 @@ func TestEnvOverFiles(t *testing.T) {
 	}
 }
 
+// TestHostileFiles: a file of ten thousand keys, each unknown, is refused
+// with the first twenty problems in the file's order, path:line:col and
+// the nearest key each, and a count of the rest; two thousand valid
+// profiles are read; a variable of commas alone is no list, never "all
+// tools"; an empty one counts as unset.
+func TestHostileFiles(t *testing.T) {
+	var b strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&b, "max_turns_%d = 1\n", i)
+	}
+	_, err := Parse("/p/c.toml", []byte(b.String()), User, "/p", testSchema)
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Code != 2 || len(ce.Lines) != 21 {
+		t.Fatalf("10k unknown keys: %v", err)
+	}
+	if !strings.HasPrefix(ce.Lines[0], "/p/c.toml:1:1: unknown key max_turns_0") || !strings.HasPrefix(ce.Lines[19], "/p/c.toml:20:1: unknown key max_turns_19") || ce.Lines[20] != "/p/c.toml: and 9980 more problems" {
+		t.Errorf("first %q, twentieth %q, last %q", ce.Lines[0], ce.Lines[19], ce.Lines[20])
+	}
+	b.Reset()
+	// go-toml checks each table against the ones before it: 2,000
+	// profiles, not more, keep the test quick under -race.
+	for i := range 2000 {
+		fmt.Fprintf(&b, "[profile.p%d]\nmax-turns = %d\n", i, i+1)
+	}
+	f, err := Parse("/p/c.toml", []byte(b.String()), User, "/p", testSchema)
+	if err != nil || len(f.Profiles()) != 2000 {
+		t.Fatalf("2k profiles: %v", err)
+	}
+	r, err := resolve(t, Input{Files: []*File{f}, Profile: "p1999", ProfileFrom: "--profile"})
+	if err != nil || r.Settings["max-turns"].Value != int64(2000) {
+		t.Errorf("profile p1999: %v %v", r, err)
+	}
+	for _, v := range []string{" , ", ",", " "} {
+		env := map[string]string{"AWL_TOOLS": v}
+		if _, err := resolve(t, Input{Getenv: func(k string) string { return env[k] }}); err == nil || !strings.Contains(err.Error(), "AWL_TOOLS") {
+			t.Errorf("AWL_TOOLS=%q: %v", v, err)
+		}
+	}
+	env := map[string]string{"AWL_TOOLS": "", "AWL_MAX_TURNS": ""}
+	user, _ := Parse("/u/c.toml", []byte("tools = [\"read\"]\nmax-turns = 3\n"), User, "/u", testSchema)
+	r, err = resolve(t, Input{Files: []*File{user}, Getenv: func(k string) string { return env[k] }})
+	if err != nil || r.Settings["tools"].Source.Kind != "file" || r.Settings["max-turns"].Value != int64(3) {
+		t.Errorf("empty variables: %+v %v", r, err)
+	}
+}
+
 // countFS counts what Look, Find and Read do.
 type countFS struct {
 	ops []string
@@ -518,5 +568,58 @@ func TestRuleLists(t *testing.T) {
 	}
 	if _, err := Parse("/p/c.toml", []byte(`tools = [" , "]`), User, "/p", schema); err == nil || !strings.Contains(err.Error(), "item 1 is empty") {
 		t.Errorf("an item of commas: %v", err)
+	}
+}
+
+// TestPositionsAreTheParsers: the line and column of every key, found by
+// a binary search of the line starts, are what the TOML parser's own
+// Shape says, in files of every shape a key takes.
+func TestPositionsAreTheParsers(t *testing.T) {
+	for _, doc := range []string{
+		"a = 1\nb = 2\n",
+		"a = 1\r\nb.c = 2\r\n[t]\r\n  d = 3",
+		"\"é\" = 1\n'x y' = 2\n[p.\"q r\"]\nk = { a = 1, b = { c = 2 } }\n",
+		"# c\n\n[[arr]]\nx = 1\n[[arr]]\ny = 2\nz = \"\"\"\nmulti\nline\"\"\"\nw = 3",
+		"\"ü\".\"ä\" = 1\n\t key\t=\t2\n",
+	} {
+		data := []byte(doc)
+		want := map[string]position{}
+		var p unstable.Parser
+		p.Reset(data)
+		var prefix []string
+		record := func(prefix []string, it unstable.Iterator) []string {
+			path := slices.Clone(prefix)
+			for it.Next() {
+				n := it.Node()
+				path = append(path, string(n.Data))
+				if k := strings.Join(path, "\x00"); want[k] == (position{}) {
+					s := p.Shape(n.Raw)
+					want[k] = position{s.Start.Line, s.Start.Column}
+				}
+			}
+			return path
+		}
+		var kv func(prefix []string, e *unstable.Node)
+		kv = func(prefix []string, e *unstable.Node) {
+			path := record(prefix, e.Key())
+			if v := e.Value(); v.Kind == unstable.InlineTable {
+				for it := v.Children(); it.Next(); {
+					if n := it.Node(); n.Kind == unstable.KeyValue {
+						kv(path, n)
+					}
+				}
+			}
+		}
+		for p.NextExpression() {
+			switch e := p.Expression(); e.Kind {
+			case unstable.Table, unstable.ArrayTable:
+				prefix = record(nil, e.Key())
+			case unstable.KeyValue:
+				kv(prefix, e)
+			}
+		}
+		if got := positions(data); !maps.Equal(got, want) || len(want) == 0 {
+			t.Errorf("%q:\n got %v\nwant %v", doc, got, want)
+		}
 	}
 }

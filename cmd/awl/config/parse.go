@@ -164,12 +164,20 @@ func (p *parser) sorted() []string {
 		}
 		return a.at.col - b.at.col
 	})
-	out := make([]string, len(p.errs))
-	for i, e := range p.errs {
-		out[i] = e.text
+	out := make([]string, 0, min(len(p.errs), maxErrors+1))
+	for _, e := range p.errs[:min(len(p.errs), maxErrors)] {
+		out = append(out, e.text)
+	}
+	if n := len(p.errs) - maxErrors; n > 0 {
+		out = append(out, fmt.Sprintf("%s: and %d more problems", p.path, n))
 	}
 	return out
 }
+
+// maxErrors is how many of a file's problems are said, in the file's
+// order: a generated file with ten thousand bad keys is not ten thousand
+// lines of a CI log.
+const maxErrors = 20
 
 // profiles reads the [profile.NAME] tables.
 func (p *parser) profiles(f *File, v any) {
@@ -422,22 +430,46 @@ func positions(data []byte) map[string]position {
 	out := map[string]position{}
 	var p unstable.Parser
 	p.Reset(data)
+	lines := newLineStarts(data)
 	var prefix []string
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			prefix = recordKey(&p, out, nil, e.Key())
+			prefix = recordKey(lines, out, nil, e.Key())
 		case unstable.KeyValue:
-			recordKeyValue(&p, out, prefix, e)
+			recordKeyValue(lines, out, prefix, e)
 		}
 	}
 	return out
 }
 
+// lineStarts are the offsets at which data's lines start. The parser's
+// own Shape counts the lines from the start of the file for each key, so a
+// file of ten thousand keys took seconds; this finds a key's line by a
+// binary search.
+type lineStarts []int
+
+func newLineStarts(data []byte) lineStarts {
+	starts := lineStarts{0}
+	for i, c := range data {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// at is the line and column (in bytes, both from 1, as the parser's Shape
+// says them) of offset.
+func (l lineStarts) at(offset int) position {
+	i, _ := slices.BinarySearch(l, offset+1)
+	return position{i, offset - l[i-1] + 1}
+}
+
 // recordKeyValue records the key of a key/value node under prefix, and the
 // keys of an inline table it holds.
-func recordKeyValue(p *unstable.Parser, out map[string]position, prefix []string, e *unstable.Node) {
+func recordKeyValue(p lineStarts, out map[string]position, prefix []string, e *unstable.Node) {
 	path := recordKey(p, out, prefix, e.Key())
 	v := e.Value()
 	if v.Kind != unstable.InlineTable {
@@ -453,15 +485,14 @@ func recordKeyValue(p *unstable.Parser, out map[string]position, prefix []string
 
 // recordKey records each part of a dotted key under prefix, and returns
 // the whole path.
-func recordKey(p *unstable.Parser, out map[string]position, prefix []string, it unstable.Iterator) []string {
+func recordKey(p lineStarts, out map[string]position, prefix []string, it unstable.Iterator) []string {
 	path := slices.Clone(prefix)
 	for it.Next() {
 		n := it.Node()
 		path = append(path, string(n.Data))
 		k := strings.Join(path, "\x00")
 		if _, ok := out[k]; !ok {
-			s := p.Shape(n.Raw)
-			out[k] = position{s.Start.Line, s.Start.Column}
+			out[k] = p.at(int(n.Raw.Offset))
 		}
 	}
 	return path
