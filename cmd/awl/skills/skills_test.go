@@ -1,7 +1,6 @@
 package skills
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -213,13 +212,17 @@ func TestBrokenSkillShadowsNothing(t *testing.T) {
 // directory's own skills are the project's, never a parent's (a
 // /tmp/.agents/skills anyone could have made).
 func TestProjectDirsOutsideRepository(t *testing.T) {
-	var stats []string
-	fsys := FS{Stat: func(p string) (fs.FileInfo, error) { stats = append(stats, p); return nil, fs.ErrNotExist }}
+	// A walk up from /tmp/a/b that found no .git: every directory holds
+	// .agents and .claude.
+	var levels []Level
+	for _, d := range []string{"/tmp/a/b", "/tmp/a", "/tmp", "/"} {
+		levels = append(levels, Level{Dir: d, Agents: true, Claude: true})
+	}
 	var got []string
-	for _, d := range ProjectDirs(fsys, "/tmp/a/b") {
+	for _, d := range ProjectDirs(levels) {
 		got = append(got, d.Path)
 	}
 	if want := []string{"/tmp/a/b/.agents/skills", "/tmp/a/b/.claude/skills"}; !slices.Equal(got, want) {
-		t.Errorf("project dirs %q, want %q (looked for %q)", got, want, stats)
+		t.Errorf("project dirs %q, want %q", got, want)
 	}
 }
