@@ -70,11 +70,34 @@ func (p *Policy) judgeBash(command string) *Denial {
 	if err != nil {
 		return &Denial{Tool: "bash", Reason: "the command does not parse: " + err.Error()}
 	}
+	if strings.Contains(command, "\\\n") && strings.Contains(command, "#") && commentJoinsLines(command) {
+		j.cannot("a comment that ends in a backslash: the parser reads the next line as part of it, bash runs it")
+	}
 	j.stmts(f.Stmts)
 	if j.denial == nil {
 		j.judgeWrites()
 	}
 	return j.denial
+}
+
+// commentJoinsLines reports whether a comment of command ends in a
+// backslash-newline, which mvdan.cc/sh takes as a line continuation that
+// hides the next line in the comment, while bash ends the comment there
+// and runs that line (# x \<newline>rm y runs rm y). Parsed again with
+// the comments kept, only for a command that has both.
+func commentJoinsLines(command string) bool {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return false // the first parse succeeded: not reached
+	}
+	joins := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.Comment); ok && (strings.Contains(c.Text, "\n") || strings.HasSuffix(c.Text, "\\")) {
+			joins = true
+		}
+		return !joins
+	})
+	return joins
 }
 
 // deny records the first denial.

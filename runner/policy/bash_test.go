@@ -123,6 +123,13 @@ var bashCases = []struct {
 	{"cat <<'EOF'\n$\\\n(rm x)\nEOF", true},
 	{"cat <<E\\OF\n$(rm x)\nEOF", true},
 	{"cat <<E\"O\"F\n`rm x`\nEOF", false}, // literal to bash, expanded by mvdan.cc/sh: denied
+	// A comment ends at the newline in bash even after a backslash; the
+	// parser would read the next line into the comment.
+	{"echo ok # look \\\nrm x", false},
+	{"echo ok #\\\nrm -rf /", false},
+	{"git status # look \\\nrm x", false},
+	{"echo a \\\n# c\ngit status", true},
+	{"echo 'a # b \\\n'; git status", true},
 	// Here-documents.
 	{"cat <<EOF\n$(rm -rf /)\nEOF", false},
 	{"cat <<'EOF'\n$(rm -rf /)\nEOF", true},
