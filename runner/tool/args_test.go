@@ -161,3 +161,29 @@ func BenchmarkBuiltins(b *testing.B) {
 		Builtins(Env{})
 	}
 }
+
+// TestBuiltinsMakeSchemasWhenAsked: building the tools makes no schema (a
+// run builds them twice and asks one set); the first Schema call makes it,
+// and later calls return the same. (The request goldens check what the
+// schemas say.)
+func TestBuiltinsMakeSchemasWhenAsked(t *testing.T) {
+	env := Env{Dir: t.TempDir()}
+	n := len(Builtins(env))
+	bare := testing.AllocsPerRun(20, func() { Builtins(env) })
+	asked := testing.AllocsPerRun(20, func() {
+		for _, b := range Builtins(env) {
+			b.Schema()
+		}
+	})
+	t.Logf("Builtins: %.0f allocations; with every Schema asked: %.0f", bare, asked)
+	// Asking costs each tool its clone, plus its schema when it is made then.
+	if asked-bare <= float64(2*n) {
+		t.Errorf("Builtins took %.0f allocations, with every Schema asked %.0f: the schemas are made when the tools are built", bare, asked)
+	}
+	for _, b := range Builtins(env) {
+		first, again := b.Schema(), b.Schema()
+		if !json.Valid(first) || string(first) != string(again) {
+			t.Errorf("%s: Schema() = %s, then %s", b.Name(), first, again)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/awlrun/awl/conv"
@@ -290,18 +291,25 @@ type builtin[A any] struct {
 	name, desc string
 	readOnly   bool
 	params     params
-	schema     json.RawMessage
 	run        func(context.Context, A) Result
+	// schema is params' JSON Schema, made at the first Schema call: a
+	// run builds the tools twice (for its policy, then to offer them)
+	// and asks only the second set.
+	schemaOnce sync.Once
+	schema     json.RawMessage
 }
 
 func newBuiltin[A any](name string, ro bool, desc string, ps params, run func(context.Context, A) Result) *builtin[A] {
-	return &builtin[A]{name: name, readOnly: ro, desc: desc, params: ps, schema: ps.schema(), run: run}
+	return &builtin[A]{name: name, readOnly: ro, desc: desc, params: ps, run: run}
 }
 
-func (b *builtin[A]) Name() string            { return b.name }
-func (b *builtin[A]) Description() string     { return b.desc }
-func (b *builtin[A]) Schema() json.RawMessage { return slices.Clone(b.schema) }
-func (b *builtin[A]) ReadOnly() bool          { return b.readOnly }
+func (b *builtin[A]) Name() string        { return b.name }
+func (b *builtin[A]) Description() string { return b.desc }
+func (b *builtin[A]) Schema() json.RawMessage {
+	b.schemaOnce.Do(func() { b.schema = b.params.schema() })
+	return slices.Clone(b.schema)
+}
+func (b *builtin[A]) ReadOnly() bool { return b.readOnly }
 
 // Run checks input against the tool's params; bad arguments come back as an
 // error result naming the tool and what was wrong.
