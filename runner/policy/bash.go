@@ -308,6 +308,9 @@ func (j *judge) redirect(r *syntax.Redirect) {
 	if r.Hdoc != nil {
 		// The body of a quoted delimiter's (<<'EOF') is one literal.
 		j.word(r.Hdoc, true)
+		if !quotedDelim(r.Word) && heredocEndsEarly(j.span(r.Hdoc), j.span(r.Word), r.Op == syntax.DashHdoc) {
+			j.cannot("a here-document whose backslash-newlines join into its delimiter: bash ends it there and runs the lines after as commands")
+		}
 	}
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
@@ -591,4 +594,62 @@ func (j *judge) joinedDollar(parts []syntax.WordPart) {
 			return
 		}
 	}
+}
+
+// span is the source text of n.
+func (j *judge) span(n syntax.Node) string {
+	if n == nil {
+		return ""
+	}
+	s, e := int(n.Pos().Offset()), int(n.End().Offset())
+	if s < 0 || e > len(j.src) || s > e {
+		return ""
+	}
+	return j.src[s:e]
+}
+
+// quotedDelim reports whether bash takes a here-document's delimiter as
+// quoted ('EOF', "EOF", E\OF: any quoting in it), which keeps the body
+// as it is, backslash-newlines included.
+func quotedDelim(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(p.Value, `\`) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// heredocEndsEarly reports whether bash ends an unquoted here-document
+// before the parser does: bash joins the body's backslash-newlines
+// before it looks for the delimiter, so "EO\<newline>F" is the
+// delimiter to bash and text to the parser, and the lines after it are
+// commands to bash only. body is the parser's body, its own delimiter
+// line last.
+func heredocEndsEarly(body, delim string, dash bool) bool {
+	if !strings.Contains(body, "\\\n") {
+		return false
+	}
+	lines := strings.Split(body, "\n")
+	cur := ""
+	for _, l := range lines[:len(lines)-1] {
+		if n := len(l) - len(strings.TrimRight(l, `\`)); n%2 == 1 {
+			cur += l[:len(l)-1]
+			continue
+		}
+		cur += l
+		if cur == delim || dash && strings.TrimLeft(cur, "\t") == delim {
+			return true
+		}
+		cur = ""
+	}
+	return false
 }

@@ -123,6 +123,13 @@ var bashCases = []struct {
 	{"cat <<'EOF'\n$\\\n(rm x)\nEOF", true},
 	{"cat <<E\\OF\n$(rm x)\nEOF", true},
 	{"cat <<E\"O\"F\n`rm x`\nEOF", false}, // literal to bash, expanded by mvdan.cc/sh: denied
+	// bash joins an unquoted here-document's backslash-newlines before it
+	// looks for the delimiter: EO\<newline>F ends it, and the next line
+	// is a command.
+	{"cat <<EOF\nx\nEO\\\nF\nrm x\nEOF", false},
+	{"cat <<-EOF\n\tx\n\tE\\\nOF\nrm x\nEOF", false},
+	{"cat <<EOF\na \\\nb\nEOF", true},
+	{"cat <<'EOF'\nx\nEO\\\nF\nrm x\nEOF", true},
 	// A comment ends at the newline in bash even after a backslash; the
 	// parser would read the next line into the comment.
 	{"echo ok # look \\\nrm x", false},
