@@ -184,6 +184,7 @@ func TestGitNestedWatchedWithoutNamespaces(t *testing.T) {
 		"echo /tmp/evil > .git/worktrees/wt/commondir":  ".git/worktrees/wt/commondir (changed)",
 		"echo '[core] x = y' >> vendor/old/.git/config": "vendor/old/.git/config (changed)",
 		"echo '[core] x = y' > .git/modules/lib/config": ".git/modules/lib/config (changed)",
+		"rm .git/info/exclude":                          ".git/info/exclude (removed)",
 	} {
 		mustOK(t, run(tools, "bash", map[string]any{"command": cmd}))
 		told.wait(t, want)
@@ -207,6 +208,23 @@ func TestGitMadeWhereThereWasNone(t *testing.T) {
 	sb.OnGitChange(told.add)
 	mustOK(t, run(toolsFor(cwd, sb), "bash", map[string]any{"command": "mkdir -p .git/hooks && echo evil > .git/hooks/post-checkout"}))
 	told.wait(t, ".git (created)")
+}
+
+// A .git made by a tool that is no confined command (the write tool), so
+// that no look follows it, is found by the end of the run's look.
+func TestGitMadeByTheWriteTool(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	cwd := t.TempDir()
+	sb, _, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	in, _ := json.Marshal(map[string]any{"path": ".git/hooks/post-checkout", "content": "evil\n"})
+	mustOK(t, toolsFor(cwd, sb)["write"].Run(context.Background(), in))
+	if changes := sb.GitChanges(); !slices.Contains(changes, ".git (created)") {
+		t.Errorf("GitChanges = %q, want .git (created)", changes)
+	}
 }
 
 // Git's configuration may include files (include.path, includeIf), and a
