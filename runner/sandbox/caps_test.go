@@ -83,6 +83,13 @@ func TestConfinedCapabilities(t *testing.T) {
 		ns := f.sb.Status().Enforced.Processes
 		checkCaps(t, capSets(t, f.bash(t, probeCommand(t, "caps", "")).Content), ns)
 		checkCaps(t, capSets(t, f.bash(t, "grep Cap /proc/self/status").Content), ns)
+		// Nor does it hold the descriptors of the namespaces it was
+		// brought into, with which it could join them again (a fresh
+		// bounding set with the user namespace).
+		if fds := f.bash(t, "ls -l /proc/self/fd/").Content; strings.Contains(fds, "user:[") ||
+			strings.Contains(fds, "mnt:[") || strings.Contains(fds, "pid:[") {
+			t.Errorf("a confined command holds a namespace's descriptor:\n%s", fds)
+		}
 	})
 	t.Run("without namespaces", func(t *testing.T) {
 		withoutNamespaces(t)
