@@ -13,42 +13,61 @@ import (
 
 // TestBashTableAgainstBash runs every command of the table that the judge
 // allows through real bash, with an empty PATH and a
-// command_not_found_handle that records each program bash would start,
-// and checks that each is one the rules allow. mvdan.cc/sh's interpreter
-// (FuzzBash's oracle) reads text as its parser does; bash is the shell the
-// bash tool runs, and where the two read a command differently (a
-// backslash-newline, quotes in ${x:-…}, a comment, a here-document's
-// end) only bash shows what really starts. Skipped without bash.
+// command_not_found_handle that records each program bash would look up
+// and start, and checks that each is one the rules allow. mvdan.cc/sh's
+// interpreter (FuzzBash's oracle) reads text as its parser does; bash is
+// the shell the bash tool runs, and where the two read a command
+// differently (a backslash-newline, quotes in ${x:-…}, a comment, a
+// here-document's end) only bash shows what really starts. Skipped
+// without bash.
 func TestBashTableAgainstBash(t *testing.T) {
+	p := mustNew(t, strict)
+	for _, c := range bashCases {
+		checkInBash(t, p, c.cmd)
+	}
+}
+
+// TestBashDenyOnlyAgainstBash does the same for the commands deny rules
+// alone allow: what bash starts under a launcher, a path or git's
+// options never matches a deny rule.
+func TestBashDenyOnlyAgainstBash(t *testing.T) {
+	p := mustNew(t, denyOnly)
+	for cmd := range denyOnlyCases {
+		checkInBash(t, p, cmd)
+	}
+}
+
+// checkInBash runs cmd in bash, when p allows it, and fails the test for
+// each program bash looks up in PATH that p's rules do not allow. A
+// program named by a path runs for real, in a temporary directory.
+func checkInBash(t *testing.T, p *Policy, cmdText string) {
+	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")
 	}
-	p := mustNew(t, strict)
-	handler := "command_not_found_handle() { printf '%s\\037' \"$@\" >> \"$AWL_CALLS\"; printf '\\n' >> \"$AWL_CALLS\"; }\n"
-	for _, c := range bashCases {
-		if p.Bash(c.cmd) != nil {
+	if p.Bash(cmdText) != nil {
+		return
+	}
+	const handler = "command_not_found_handle() { printf '%s\\037' \"$@\" >> \"$AWL_CALLS\"; printf '\\n' >> \"$AWL_CALLS\"; }\n"
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
+	calls := filepath.Join(t.TempDir(), "calls")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bash, "-c", handler+cmdText)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + t.TempDir(), "HOME=" + dir, "AWL_CALLS=" + calls}
+	cmd.Stdin = strings.NewReader("")
+	cmd.Run()
+	log, _ := os.ReadFile(calls)
+	for _, line := range bytes.Split(log, []byte("\n")) {
+		if len(line) == 0 {
 			continue
 		}
-		dir := t.TempDir()
-		os.MkdirAll(filepath.Join(dir, "src"), 0o755)
-		calls := filepath.Join(t.TempDir(), "calls")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		cmd := exec.CommandContext(ctx, bash, "-c", handler+c.cmd)
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + t.TempDir(), "HOME=" + dir, "AWL_CALLS=" + calls}
-		cmd.Stdin = strings.NewReader("")
-		cmd.Run()
-		cancel()
-		log, _ := os.ReadFile(calls)
-		for _, line := range bytes.Split(bytes.TrimSpace(log), []byte("\n")) {
-			if len(line) == 0 {
-				continue
-			}
-			words := strings.Split(strings.TrimSuffix(string(line), "\x1f"), "\x1f")
-			if d := concrete(p, words); d != "" {
-				t.Errorf("%q: allowed, but bash starts %q: %s", c.cmd, words, d)
-			}
+		words := strings.Split(strings.TrimSuffix(string(line), "\x1f"), "\x1f")
+		if d := concrete(p, words); d != "" {
+			t.Errorf("%q: allowed, but bash starts %q: %s", cmdText, words, d)
 		}
 	}
 }
