@@ -316,12 +316,12 @@ func waitPid(t *testing.T, pidFile string) int {
 	return pid
 }
 
-// The client going away mid-turn, by closing stdin or by the server being
-// killed: the run ends as an interrupt or a SIGTERM ends it, its session
+// The client going away mid-turn, by closing stdin, or the server being
+// killed or signalled: the run ends as an interrupt or a SIGTERM ends it, its session
 // consistent, its command stopped, and no process of it is left. (go-sdk's
 // Close waits for the calls in flight, so the client here is raw.)
 func TestMCPServeClientGone(t *testing.T) {
-	for _, how := range []string{"stdin closed", "server killed"} {
+	for _, how := range []string{"stdin closed", "server killed", "server signalled"} {
 		t.Run(how, func(t *testing.T) {
 			e := newServeEnv(t)
 			cmd := e.command()
@@ -363,8 +363,15 @@ func TestMCPServeClientGone(t *testing.T) {
 				case <-time.After(15 * time.Second):
 					t.Fatal("the server did not exit when its stdin closed")
 				}
-			} else {
+			} else if how == "server killed" {
 				cmd.Process.Kill()
+			} else {
+				cmd.Process.Signal(syscall.SIGTERM)
+				select {
+				case <-exited:
+				case <-time.After(15 * time.Second):
+					t.Fatal("the server did not exit on SIGTERM")
+				}
 			}
 			waitFor(t, 15*time.Second, "the run entry", func() bool {
 				r := lastRun(t, files[0])
@@ -908,5 +915,38 @@ func TestMCPServeConformance(t *testing.T) {
 				t.Fatalf("%v\n%s", err, out)
 			}
 		})
+	}
+}
+
+// The server's API key never reaches a caller: not in an answer the model
+// makes of it, a command's output, the structured result or progress.
+func TestMCPServeKeyNeverReturned(t *testing.T) {
+	e := newServeEnv(t)
+	var mu sync.Mutex
+	var progress []string
+	cs, _ := e.connect(t, &sdk.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+		mu.Lock()
+		progress = append(progress, req.Params.Message)
+		mu.Unlock()
+	}})
+	e.model.Enqueue(
+		providertest.ToolCall("openai-chat", "call_1", "bash", `{"command":"echo `+sentinelKey+`; echo ${OPENAI_API_KEY:-unset}"}`),
+		providertest.Text("openai-chat", "The key is "+sentinelKey+"."),
+	)
+	params := &sdk.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "leak it"}}
+	params.SetProgressToken(1)
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	mu.Lock()
+	all := string(b) + strings.Join(progress, "\n")
+	mu.Unlock()
+	if strings.Contains(all, sentinelKey) || strings.Contains(all, "SENTINEL") {
+		t.Fatalf("the key reached the caller:\n%s", all)
+	}
+	if !strings.Contains(resultText(res), "[redacted:OPENAI_API_KEY]") {
+		t.Errorf("answer %q", resultText(res))
 	}
 }
