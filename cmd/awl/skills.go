@@ -143,12 +143,15 @@ func (s *skillsCmd) Run(a *app) error {
 func writeSkillsJSON(a *app, all, offered []skills.Skill, cut []string) error {
 	type row struct {
 		skills.Skill
-		Offered bool `json:"offered"`
-		Cut     bool `json:"description_cut,omitempty"`
+		// Problems is always an array, [] for a sound skill, so that
+		// jq -e 'all(.problems == [])' holds a clean set (docs/context.md).
+		Problems []string `json:"problems"`
+		Offered  bool     `json:"offered"`
+		Cut      bool     `json:"description_cut,omitempty"`
 	}
 	out := make([]row, 0, len(all))
 	for _, s := range all {
-		r := row{Skill: s}
+		r := row{Skill: s, Problems: s.Problems}
 		for _, o := range offered {
 			if o.Path == s.Path {
 				r.Skill.Description, r.Offered = o.Description, true
