@@ -536,6 +536,11 @@ func TestMCPServeNarrowing(t *testing.T) {
 		{serveOptions{Sandbox: "read-only"}, "--sandbox=read-only"},
 		{serveOptions{Tools: []string{"bash,read"}}, "--tools=read"},
 		{serveOptions{Tools: []string{"bash"}}, "--no-tools"},
+		// By what the rules mean: grep in src is within grep; read(…)
+		// reaches every tool that reads (ls, glob, …), the server's read
+		// and grep only two of them.
+		{serveOptions{Tools: []string{"grep(src/**)"}}, "--tools=grep(src/**)"},
+		{serveOptions{Tools: []string{"read(src/**)"}}, "--no-tools"},
 		{serveOptions{Tools: []string{}}, "--no-tools"},
 		{serveOptions{DenyTools: []string{"grep"}}, "--deny-tools=grep"},
 		{serveOptions{Model: "other"}, "--model=other"},
