@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,7 +76,7 @@ func (c *mcpServeCmd) Run(a *app, store *session.Store) error {
 	if err != nil {
 		return err
 	}
-	srv := &server{a: a, exe: exe, flags: flags, ceiling: ceiling, dir: ceiling.configured.store(store).Dir}
+	srv := &server{a: a, exe: exe, flags: flags, ceiling: ceiling, dir: serveSessionDir(a, store, ceiling)}
 	ms := &mcpserve.Server{
 		Name: "awl", Version: currentStamp().Version,
 		Instructions: serveInstructions,
@@ -87,6 +88,20 @@ func (c *mcpServeCmd) Run(a *app, store *session.Store) error {
 		return serveHTTP(a, ms, addr)
 	}
 	return ms.Serve(a.ctx, a.stdin, a.stdout)
+}
+
+// serveSessionDir is the session directory of every call's run, as `awl
+// run` would choose it: --session-dir before `mcp serve`, else the
+// configuration's session-dir (or AWL_SESSION_DIR), else the default.
+func serveSessionDir(a *app, store *session.Store, ceiling *runCmd) string {
+	def, err := session.DefaultDir(a.getenv)
+	if err == nil {
+		def, err = filepath.Abs(def)
+	}
+	if err != nil || def != store.Dir {
+		return store.Dir // the flag's
+	}
+	return ceiling.configured.store(store).Dir
 }
 
 // httpFlag takes --http ADDR out of the server's flags.

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -565,6 +566,34 @@ func TestMCPServeNarrowing(t *testing.T) {
 	}
 	cs, _ := e.connect(t, nil)
 	e.model.Enqueue(providertest.ToolCall("openai-chat", "call_1", "read", `{"path":"x"}`))
+	defer func() {
+		// The configuration's session-dir holds; a --session-dir before
+		// `mcp serve` holds over it, as it does for awl run.
+		other := filepath.Join(e.dir, "other")
+		os.WriteFile(cfg, []byte("session-dir = "+strconv.Quote(other)+"\n"), 0o644)
+		for _, c := range []struct {
+			global []string
+			want   string
+		}{{nil, other}, {[]string{"--session-dir", e.sessions}, e.sessions}} {
+			cmd := exec.Command("awl", append(c.global, "mcp", "serve", "--provider", "openai-chat", "--model", "m")...)
+			cmd.Dir = e.dir
+			cmd.Env = slices.DeleteFunc(slices.Clone(e.env), func(kv string) bool { return strings.HasPrefix(kv, "AWL_SESSION_DIR=") })
+			client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+			cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.model.Enqueue(providertest.Text("openai-chat", "ok"))
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "where"}})
+			if err != nil || res.IsError {
+				t.Fatalf("%v %+v", err, res)
+			}
+			if p := structured(t, res)["session_path"].(string); !strings.HasPrefix(p, c.want+string(filepath.Separator)) {
+				t.Errorf("%v: session %s, want it under %s", c.global, p, c.want)
+			}
+			cs.Close()
+		}
+	}()
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "hi", "max_turns": 5, "tools": []string{"bash", "read"}}})
 	if err != nil {
 		t.Fatal(err)
