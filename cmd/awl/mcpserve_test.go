@@ -676,7 +676,12 @@ func tsClient(t *testing.T, sdkDir, script, transport string) {
 	if got.Run.IsError || got.Run.Content[0].Text != "One." || id == nil || got.Run.Structured["exit_code"] != 0.0 {
 		t.Errorf("run: %+v", got.Run)
 	}
-	if len(got.Progress) < 3 || got.Progress[0].Message != "session "+id.(string) || got.Progress[len(got.Progress)-1].Progress != float64(len(got.Progress)) {
+	// Two at least: the session, then the tool call. The SDK runs a
+	// progress handler in a microtask, after a response that arrived in
+	// the same read has removed it, so the last notification before the
+	// result (the answer's text) may be dropped on the client's side;
+	// seen once in CI under load.
+	if len(got.Progress) < 2 || got.Progress[0].Message != "session "+id.(string) || !strings.HasPrefix(got.Progress[1].Message, "bash ") || got.Progress[len(got.Progress)-1].Progress != float64(len(got.Progress)) {
 		t.Errorf("progress %+v", got.Progress)
 	}
 	if got.Resume.IsError || got.Resume.Content[0].Text != "Two." || got.Resume.Structured["session_id"] != id {
