@@ -168,13 +168,32 @@ func Offered(all []Skill) []Skill {
 	return out
 }
 
-// Budget is the catalogue's size budget in bytes: about 8,000 tokens, at
-// four bytes a token.
+// Budget is the size budget of the catalogue's entries, in bytes as sent
+// (escapes included): about 8,000 tokens, at four bytes a token.
 const Budget = 32000
 
 // entrySize is what a skill's entry in the catalogue takes, markup and
-// all.
-func entrySize(s Skill) int { return len(s.Name) + len(s.Description) + len(s.Path) + 32 }
+// all, as sent.
+func entrySize(s Skill) int {
+	return sentLen(s.Name) + sentLen(s.Description) + sentLen(s.Path) + 32
+}
+
+// sentLen is the length of s in the catalogue, which escapes &, < and >
+// (runner/modelctx): a description of 1,024 ampersands takes 5,120 bytes,
+// and a repository's skills must not pass the budget that way.
+func sentLen(s string) int {
+	return len(s) + 4*strings.Count(s, "&") + 3*(strings.Count(s, "<")+strings.Count(s, ">"))
+}
+
+// shorten cuts d to at most limit bytes, between characters, and marks
+// the cut.
+func shorten(d string, limit int) string {
+	to := limit
+	for to > 0 && !utf8.RuneStart(d[to]) {
+		to--
+	}
+	return d[:to] + "…"
+}
 
 // Cut shortens the longest descriptions of offered, in place, to one
 // length, the largest that makes their catalogue fit budget bytes (none
@@ -183,10 +202,10 @@ func Cut(offered []Skill, budget int) []string {
 	size := func(limit int) int {
 		n := 0
 		for _, s := range offered {
-			n += entrySize(s)
 			if len(s.Description) > limit {
-				n -= len(s.Description) - limit - len("…")
+				s.Description = shorten(s.Description, limit)
 			}
+			n += entrySize(s)
 		}
 		return n
 	}
@@ -209,12 +228,8 @@ func Cut(offered []Skill, budget int) []string {
 	}
 	var cut []string
 	for i, s := range offered {
-		if d := s.Description; len(d) > lo {
-			to := lo
-			for to > 0 && !utf8.RuneStart(d[to]) {
-				to--
-			}
-			offered[i].Description = d[:to] + "…"
+		if len(s.Description) > lo {
+			offered[i].Description = shorten(s.Description, lo)
 			cut = append(cut, s.Name)
 		}
 	}

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,6 +159,27 @@ func TestCut(t *testing.T) {
 		if len(s.Description) < 64 {
 			t.Errorf("%s cut to %d bytes", s.Name, len(s.Description))
 		}
+	}
+}
+
+// TestCutCountsEscapes: the catalogue escapes &, < and >, so a
+// description of ampersands takes five times its length there; the
+// budget holds the entries as sent, not as written (forty such skills
+// were 204,800 bytes of context under a 32,000-byte budget).
+func TestCutCountsEscapes(t *testing.T) {
+	var skills []Skill
+	for i := range 40 {
+		name := fmt.Sprintf("s%d", i)
+		skills = append(skills, Skill{Name: name, Description: strings.Repeat("&<>", 341), Path: "/s/" + name + "/SKILL.md"})
+	}
+	cut := Cut(skills, Budget)
+	sent := 0
+	for _, s := range skills {
+		sent += len(`<skill name="`+s.Name+`" path="`+s.Path+`">`+"</skill>\n") +
+			len(strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s.Description))
+	}
+	if len(cut) != 40 || sent > Budget || sent < Budget-40*16 {
+		t.Errorf("%d cut; the entries take %d bytes as sent, for a budget of %d", len(cut), sent, Budget)
 	}
 }
 
