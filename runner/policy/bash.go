@@ -70,6 +70,11 @@ func (p *Policy) judgeBash(command string) *Denial {
 	if err != nil {
 		return &Denial{Tool: "bash", Reason: "the command does not parse: " + err.Error()}
 	}
+	if strings.Contains(command, "\r") {
+		// The parser ends a line at \r\n; bash keeps the \r in the word
+		// before it (git status\r\n runs git with "status\r").
+		j.cannot("a carriage return, which bash reads as part of a word")
+	}
 	if strings.Contains(command, "\\\n") && strings.Contains(command, "#") && commentJoinsLines(command) {
 		j.cannot("a comment that ends in a backslash: the parser reads the next line as part of it, bash runs it")
 	}
@@ -308,7 +313,9 @@ func (j *judge) redirect(r *syntax.Redirect) {
 	if r.Hdoc != nil {
 		// The body of a quoted delimiter's (<<'EOF') is one literal.
 		j.word(r.Hdoc, true)
-		if !quotedDelim(r.Word) && heredocEndsEarly(j.span(r.Hdoc), j.span(r.Word), r.Op == syntax.DashHdoc) {
+		// The delimiter as bash reads it: its backslash-newlines joined.
+		delim := strings.ReplaceAll(j.span(r.Word), "\\\n", "")
+		if !quotedDelim(r.Word) && heredocEndsEarly(j.span(r.Hdoc), delim, r.Op == syntax.DashHdoc) {
 			j.cannot("a here-document whose backslash-newlines join into its delimiter: bash ends it there and runs the lines after as commands")
 		}
 	}
@@ -620,7 +627,8 @@ func quotedDelim(w *syntax.Word) bool {
 		case *syntax.SglQuoted, *syntax.DblQuoted:
 			return true
 		case *syntax.Lit:
-			if strings.Contains(p.Value, `\`) {
+			// A backslash-newline joins; it does not quote.
+			if strings.Contains(strings.ReplaceAll(p.Value, "\\\n", ""), `\`) {
 				return true
 			}
 		}

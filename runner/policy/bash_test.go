@@ -64,6 +64,7 @@ var bashCases = []struct {
 	{"git status &\nrm x", false},
 	{"git status\nrm -rf /", false},
 	{"git status\r\nrm -rf /", false},
+	{"git status\r\n", false}, // bash runs git with "status\r"
 	{"git status; git diff; go test ./...", true},
 	{"git status && echo ok || echo fail", true},
 	{"git status | cat", true},
@@ -127,6 +128,8 @@ var bashCases = []struct {
 	// looks for the delimiter: EO\<newline>F ends it, and the next line
 	// is a command.
 	{"cat <<EOF\nx\nEO\\\nF\nrm x\nEOF", false},
+	{"cat <<E\\\nOF\nx\nEO\\\nF\nrm x\nEOF", false}, // the delimiter joined too
+	{"cat <<EOF\\\n\nx\nEO\\\nF\nrm x\nEOF", false},
 	{"cat <<-EOF\n\tx\n\tE\\\nOF\nrm x\nEOF", false},
 	{"cat <<EOF\na \\\nb\nEOF", true},
 	{"cat <<'EOF'\nx\nEO\\\nF\nrm x\nEOF", true},

@@ -49,7 +49,9 @@ func checkInBash(t *testing.T, p *Policy, cmdText string) {
 	if p.Bash(cmdText) != nil {
 		return
 	}
-	const handler = "command_not_found_handle() { printf '%s\\037' \"$@\" >> \"$AWL_CALLS\"; printf '\\n' >> \"$AWL_CALLS\"; }\n"
+	// One printf a call (one write, so a pipeline's calls do not
+	// interleave): each word, a newline in it made a space, then \036.
+	const handler = "command_not_found_handle() { printf '%s\\037' \"${@//$'\\n'/ }\" $'\\036' >> \"$AWL_CALLS\"; }\n"
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
 	calls := filepath.Join(t.TempDir(), "calls")
@@ -61,11 +63,11 @@ func checkInBash(t *testing.T, p *Policy, cmdText string) {
 	cmd.Stdin = strings.NewReader("")
 	cmd.Run()
 	log, _ := os.ReadFile(calls)
-	for _, line := range bytes.Split(log, []byte("\n")) {
-		if len(line) == 0 {
+	for _, rec := range bytes.Split(log, []byte("\x1e\x1f")) {
+		if len(rec) == 0 {
 			continue
 		}
-		words := strings.Split(strings.TrimSuffix(string(line), "\x1f"), "\x1f")
+		words := strings.Split(strings.TrimSuffix(string(rec), "\x1f"), "\x1f")
 		if d := concrete(p, words); d != "" {
 			t.Errorf("%q: allowed, but bash starts %q: %s", cmdText, words, d)
 		}
