@@ -82,7 +82,10 @@ $(MCP_NPM)/node_modules/.package-lock.json: $(MCP_NPM)/package-lock.json
 # needs; run.sh installs them with npm ci) against awl, one after another:
 # scripts/mcp-conformance-client.sh makes `awl run` the client. A scenario
 # that fails, passes with no checks, or is listed in its release's
-# expected-failures.yml and passes, fails it.
+# expected-failures.yml and passes, fails it. Then the server scenarios
+# that apply to `awl mcp serve` (TestMCPServeConformance), against the
+# suite run.sh installed: AWL_CONFORMANCE_SERVER=1 makes a missing suite a
+# failure, where `make test` (which runs first, without it) skips.
 CONFORMANCE := scripts/conformance
 conformance:
 	$(GO) build -o bin/awl ./cmd/awl
@@ -90,6 +93,7 @@ conformance:
 	rm -rf bin/conformance
 	AWL="$(abspath bin/awl)" AWL_CONFORMANCE_MODEL="$(abspath bin/conformancemodel)" \
 	  bash $(CONFORMANCE)/run.sh "$(abspath bin/conformance)"
+	AWL_CONFORMANCE_SERVER=1 $(GO) test -count=1 -run '^TestMCPServeConformance$$' -v ./cmd/awl
 
 
 check:

