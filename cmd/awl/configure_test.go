@@ -17,11 +17,12 @@ import (
 )
 
 // TestNoConfigReadsOnlyStats: a whole run with no configuration file and
-// no skill anywhere makes one directory read for each directory it looks
-// in, and nothing else: the user's directory ($XDG_CONFIG_HOME/awl, not
-// there) and each directory from the run's up to the repository's root,
-// once for the configuration and the skills together. It stats nothing and
-// opens nothing. With one project file and a .claude directory holding no
+// no skill anywhere makes one stat of each name it looks for in each
+// directory it looks in, and nothing else: config.toml and skills in the
+// user's directory ($XDG_CONFIG_HOME/awl, not there), and .awl, .git,
+// .agents and .claude in each directory from the run's up to the
+// repository's root, once for the configuration and the skills together.
+// It lists no directory and opens nothing. With one project file and a .claude directory holding no
 // skills it stats and opens that file alone, once, and lists
 // .claude/skills alone; which file is read is the same.
 func TestNoConfigReadsOnlyStats(t *testing.T) {
@@ -41,7 +42,6 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 	configFS = config.FS{
 		Stat: func(p string) (fs.FileInfo, error) { count("stat", p); return os.Stat(p) },
 		Open: func(p string) (*os.File, error) { count("open", p); return os.Open(p) },
-		List: func(p string) ([]string, error) { count("list", p); return config.OS.List(p) },
 	}
 	defer func() { configFS = config.OS }()
 	skillsFS = skills.FS{
@@ -59,9 +59,11 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 		}
 	}
 	run()
-	want := []string{"list " + filepath.Join(tmp, "config", "awl")}
+	want := []string{"stat " + filepath.Join(tmp, "config", "awl", "config.toml"), "stat " + filepath.Join(tmp, "config", "awl", "skills")}
 	for _, d := range []string{deep, filepath.Dir(deep), filepath.Join(tmp, "repo")} {
-		want = append(want, "list "+d)
+		for _, n := range []string{".awl", ".git", ".agents", ".claude"} {
+			want = append(want, "stat "+filepath.Join(d, n))
+		}
 	}
 	if !slices.Equal(ops, want) {
 		t.Errorf("with no configuration file and no skills the run did\n %q\nwant\n %q", ops, want)

@@ -368,16 +368,16 @@ func (c *countFS) fs() FS {
 	return FS{
 		Stat: func(p string) (fs.FileInfo, error) { c.ops = append(c.ops, "stat "+p); return os.Stat(p) },
 		Open: func(p string) (*os.File, error) { c.ops = append(c.ops, "open "+p); return os.Open(p) },
-		List: func(p string) ([]string, error) { c.ops = append(c.ops, "list "+p); return OS.List(p) },
 	}
 }
 
-// TestLookListsOnce: with no file anywhere, Look lists the user's
-// directory and each directory up to the repository's root, once each, and
-// Find neither stats nor opens anything; the nearest project file wins; a
+// TestLookStatsEachName: with no file anywhere, Look stats each name it
+// looks for in the user's directory and in each directory up to the
+// repository's root, once each, and lists no directory (a listing grows
+// with the directory's entries), and Find neither stats nor opens anything; the nearest project file wins; a
 // named file stands alone; a FIFO is refused, not opened; a directory awl
 // may search but not list still yields its file, by a stat of each name.
-func TestLookListsOnce(t *testing.T) {
+func TestLookStatsEachName(t *testing.T) {
 	root := t.TempDir()
 	deep := filepath.Join(root, "repo", "a", "b")
 	if err := os.MkdirAll(deep, 0o755); err != nil {
@@ -403,9 +403,11 @@ func TestLookListsOnce(t *testing.T) {
 	if err != nil || len(locs) != 0 {
 		t.Fatalf("Find: %v %v", locs, err)
 	}
-	want := []string{"list " + filepath.Dir(user)}
+	want := []string{"stat " + user, "stat " + filepath.Join(filepath.Dir(user), "skills")}
 	for _, d := range []string{deep, filepath.Dir(deep), filepath.Join(root, "repo")} {
-		want = append(want, "list "+d)
+		for _, n := range []string{".awl", ".git", ".agents", ".claude"} {
+			want = append(want, "stat "+filepath.Join(d, n))
+		}
 	}
 	if !slices.Equal(c.ops, want) {
 		t.Errorf("did %q\nwant %q", c.ops, want)

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"syscall"
 )
 
@@ -26,23 +25,10 @@ type Loc struct {
 type FS struct {
 	Stat func(string) (fs.FileInfo, error)
 	Open func(string) (*os.File, error)
-	// List names what a directory holds.
-	List func(string) ([]string, error)
 }
 
 // OS is the file system itself.
-var OS = FS{Stat: os.Stat, Open: os.Open, List: listNames}
-
-// listNames names what dir holds. os.ReadDir opens a directory as one,
-// with none of the poller's system calls os.Open makes for a file.
-func listNames(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	names := make([]string, len(entries))
-	for i, e := range entries {
-		names[i] = e.Name()
-	}
-	return names, err
-}
+var OS = FS{Stat: os.Stat, Open: os.Open}
 
 // UserFile is where the user's file is: $XDG_CONFIG_HOME/awl/config.toml,
 // or ~/.config/awl/config.toml when XDG_CONFIG_HOME is unset or not
@@ -58,8 +44,8 @@ func UserFile(getenv func(string) string) string {
 }
 
 // Tree is what a run finds of the files awl looks for, the configuration
-// files and the skills alike, with one directory read for each directory
-// it looks in.
+// files and the skills alike, by a stat of each name it looks for in each
+// directory it looks in.
 type Tree struct {
 	// Start is the run's directory, absolute.
 	Start string
@@ -83,9 +69,9 @@ type Level struct {
 // walkNames are the names Look looks for in each directory it walks.
 var walkNames = []string{".awl", ".git", ".agents", ".claude"}
 
-// Look reads the user's directory and each directory from dir up to the
-// repository's root or /: one directory read each (a directory that is
-// not there takes one failed open). It reads no file.
+// Look looks in the user's directory (for config.toml and skills) and in
+// each directory from dir up to the repository's root or / (for .awl,
+// .git, .agents and .claude): one stat a name. It reads no file.
 func Look(fsys FS, dir, user string) (*Tree, error) {
 	d, err := filepath.Abs(dir)
 	if err != nil {
@@ -108,24 +94,14 @@ func Look(fsys FS, dir, user string) (*Tree, error) {
 	}
 }
 
-// look tells which of names dir holds, from one listing of it. A
-// directory awl may search but not list (mode 0711) is asked by a stat of
-// each name instead; one that is not there, or that awl may not search,
-// holds none.
+// look tells which of names dir holds, by a stat of each: a cost that
+// does not grow with the directory. A listing would be one system call
+// for a small directory, but it reads every entry: 464 µs for a /tmp of
+// 818 entries against 10 µs for four stats, and 15–23 µs against 5 µs for
+// a directory of 13–26 (os.ReadDir, 2026-12-07). A run's walk passes
+// through such directories (/tmp, a home, a monorepo's root).
 func look(fsys FS, dir string, names []string) []bool {
 	has := make([]bool, len(names))
-	list, err := fsys.List(dir)
-	if err == nil {
-		for _, n := range list {
-			if i := slices.Index(names, n); i >= 0 {
-				has[i] = true
-			}
-		}
-		return has
-	}
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return has
-	}
 	for i, n := range names {
 		_, err := fsys.Stat(filepath.Join(dir, n))
 		has[i] = err == nil
