@@ -1,6 +1,7 @@
 package modelctx
 
 import (
+	"encoding/xml"
 	"strings"
 	"testing"
 )
@@ -11,5 +12,24 @@ func TestEscapeXML(t *testing.T) {
 		if got, want := escapeXML(s), r.Replace(s); got != want {
 			t.Errorf("escapeXML(%q) = %q, want %q", s, got, want)
 		}
+	}
+}
+
+// TestSkillPathWithQuote: a skill whose checkout path holds a quote (or
+// markup) stays one well-formed element: the attribute is not ended early,
+// and it reads back, through an XML decoder, as the path it was.
+func TestSkillPathWithQuote(t *testing.T) {
+	path := `/work/it's "ours" <&>/.agents/skills/deploy/SKILL.md`
+	entry := Skill{Name: "deploy", Description: `Ship "it" & <check>`, Path: path}.entry()
+	var got struct {
+		Name string `xml:"name,attr"`
+		Path string `xml:"path,attr"`
+		Text string `xml:",chardata"`
+	}
+	if err := xml.Unmarshal([]byte(entry), &got); err != nil {
+		t.Fatalf("%s: %v", entry, err)
+	}
+	if got.Name != "deploy" || got.Path != path || got.Text != `Ship "it" & <check>` {
+		t.Errorf("%s read back as %+v", entry, got)
 	}
 }

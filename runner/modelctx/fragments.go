@@ -308,6 +308,16 @@ func (environmentContext) build(cur State, base *Baseline) []fragment {
 	return []fragment{diff}
 }
 
+// escapeAttr escapes what would end or confuse a double-quoted attribute:
+// escapeXML's characters and the quote (a checkout directory may hold one).
+func escapeAttr(s string) string {
+	s = escapeXML(s)
+	if !strings.Contains(s, `"`) {
+		return s
+	}
+	return strings.ReplaceAll(s, `"`, "&quot;")
+}
+
 // escapeXML escapes the characters that would end or confuse an element.
 // A loop, not a strings.Replacer: a Replacer builds its 6 KB of tables at
 // each first use, and every run renders its environment context.

@@ -34,7 +34,7 @@ func (mcpServer) markers() (open, close string) { return "", "" }
 
 func (f mcpServer) render() string {
 	var b strings.Builder
-	b.WriteString(`<mcp_server name="` + escapeXML(f.srv.Name) + "\">\n")
+	b.WriteString(`<mcp_server name="` + escapeAttr(f.srv.Name) + "\">\n")
 	switch {
 	case f.removed:
 		b.WriteString("This MCP server is no longer configured: its tools are gone.\n")

@@ -40,7 +40,7 @@ func (skillCatalog) markers() (open, close string) { return "", "" }
 
 // entry is one skill's line of the catalogue.
 func (s Skill) entry() string {
-	return `<skill name="` + escapeXML(s.Name) + `" path="` + escapeXML(s.Path) + `">` + escapeXML(s.Description) + "</skill>"
+	return `<skill name="` + escapeAttr(s.Name) + `" path="` + escapeAttr(s.Path) + `">` + escapeXML(s.Description) + "</skill>"
 }
 
 func (f skillCatalog) render() string {
