@@ -184,15 +184,8 @@ func BenchmarkLargeResume(b *testing.B) {
 }
 
 func benchLarge(b *testing.B, resume bool) {
-	srv := providertest.New()
-	defer srv.Close()
 	// Every request gets an answer: a resume of 50 MB may compact first.
-	srv.RespondWith(func(int, providertest.Request) providertest.Response { return providertest.Text("anthropic", "hi") })
-	b.Setenv("ANTHROPIC_API_KEY", "k")
-	b.Setenv("ANTHROPIC_BASE_URL", srv.URL)
-	b.Setenv("AWL_SESSION_DIR", b.TempDir())
-	b.Setenv("XDG_CONFIG_HOME", b.TempDir())
-	b.Chdir(b.TempDir())
+	benchSetup(b)
 	prompt := strings.Repeat("0123456789 the quick brown fox jumps over the lazy dog\n", 50<<20/55)
 	run := func() {
 		if c := Main(context.Background(), []string{"run", "-o", "json", "summarise"}, strings.NewReader(prompt), io.Discard, io.Discard); c != 0 {

@@ -395,33 +395,27 @@ func withoutFlags(flags []string, names []string) []string {
 	return out
 }
 
+// runTool is a tool that runs awl: a new session (mode ""), or a resume or
+// fork of the session its arguments name.
+func (s *server) runTool(name, mode, title, desc string) mcpserve.Tool {
+	return mcpserve.Tool{
+		Name: name, Title: title, Description: desc,
+		InputSchema: runInputSchema(mode != ""), OutputSchema: json.RawMessage(runOutputSchema), Destructive: true,
+		Call: func(ctx context.Context, args json.RawMessage, progress func(string)) mcpserve.Result {
+			return s.call(ctx, args, mode, progress)
+		},
+	}
+}
+
 // tools are the server's tools.
 func (s *server) tools() []mcpserve.Tool {
 	return []mcpserve.Tool{
-		{
-			Name: "run", Title: "Run awl on a prompt",
-			Description: "Run an LLM agent to completion on a prompt in a new session: the answer, the session id, the exit code and the usage come back. Progress notifications follow the run's steps.",
-			InputSchema: runInputSchema(false), OutputSchema: json.RawMessage(runOutputSchema), Destructive: true,
-			Call: func(ctx context.Context, args json.RawMessage, progress func(string)) mcpserve.Result {
-				return s.call(ctx, args, "", progress)
-			},
-		},
-		{
-			Name: "resume", Title: "Continue an awl session",
-			Description: "Continue a session (by the id a run returned, a unique prefix of it, or its name) with a new prompt, as `awl run --resume` does.",
-			InputSchema: runInputSchema(true), OutputSchema: json.RawMessage(runOutputSchema), Destructive: true,
-			Call: func(ctx context.Context, args json.RawMessage, progress func(string)) mcpserve.Result {
-				return s.call(ctx, args, "resume", progress)
-			},
-		},
-		{
-			Name: "fork", Title: "Fork an awl session",
-			Description: "Start a new session from an existing one (its id, a unique prefix, or its name) with a new prompt, as `awl run --fork` does; the session forked is left as it is.",
-			InputSchema: runInputSchema(true), OutputSchema: json.RawMessage(runOutputSchema), Destructive: true,
-			Call: func(ctx context.Context, args json.RawMessage, progress func(string)) mcpserve.Result {
-				return s.call(ctx, args, "fork", progress)
-			},
-		},
+		s.runTool("run", "", "Run awl on a prompt",
+			"Run an LLM agent to completion on a prompt in a new session: the answer, the session id, the exit code and the usage come back. Progress notifications follow the run's steps."),
+		s.runTool("resume", "resume", "Continue an awl session",
+			"Continue a session (by the id a run returned, a unique prefix of it, or its name) with a new prompt, as `awl run --resume` does."),
+		s.runTool("fork", "fork", "Fork an awl session",
+			"Start a new session from an existing one (its id, a unique prefix, or its name) with a new prompt, as `awl run --fork` does; the session forked is left as it is."),
 		{
 			Name: "sessions", Title: "List awl's sessions",
 			Description: "List the sessions of the server's directory (or of every directory with all), oldest first, as `awl sessions --json` does: each one's id, first prompt, final answer, status, cost and last run.",
