@@ -94,7 +94,7 @@ func TestConfigDocListsKeys(t *testing.T) {
 	classText := map[config.Class]string{
 		config.Free: "sets it", config.Trusted: "**refused** (exit 4)", config.Min: "the smaller value counts",
 		config.Limit: "the smaller limit counts", config.Allow: "intersects", config.Deny: "adds to",
-		config.Sandbox: "the stricter mode counts", config.Narrow: "may turn it on, not off",
+		config.Sandbox: "a stricter mode counts; a looser one is **refused** (exit 4)", config.Narrow: "may turn it on, not off",
 	}
 	typeText := map[config.Type]string{
 		config.String: "string", config.Bool: "bool", config.Int: "integer", config.Float: "number",

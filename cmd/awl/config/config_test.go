@@ -176,7 +176,6 @@ timeout = "5m"
 max-retries = 9
 tools = ["bash", "edit"]
 deny-tools = ["bash"]
-sandbox = "off"
 no-tools = false
 `)
 	r, err := resolve(t, Input{Files: []*File{user, proj}})
@@ -218,6 +217,27 @@ no-tools = false
 	}
 	if _, ok := r.Settings["max-turns"]; ok {
 		t.Errorf("max-turns = 0 (no limit) was taken from an untrusted file")
+	}
+	// A looser sandbox than the user's is refused, not ignored; the same
+	// mode, or "off" where nothing below sets one (the default is off),
+	// loosens nothing.
+	for _, tc := range []struct {
+		proj string
+		code int
+	}{{`sandbox = "off"`, 4}, {`sandbox = "workspace-write"`, 0}, {`sandbox = "read-only"`, 0}} {
+		_, err := resolve(t, Input{Files: []*File{user, parse(t, Project, tc.proj)}})
+		var ce *Error
+		switch {
+		case tc.code == 0 && err != nil:
+			t.Errorf("%s: %v", tc.proj, err)
+		case tc.code != 0 && (!errors.As(err, &ce) || ce.Code != 4 || len(ce.Lines) != 1 ||
+			!strings.Contains(ce.Lines[0], `/p/.awl/config.toml:1: sandbox = "off": an untrusted project file may make the sandbox stricter, not looser than "workspace-write" (/p/.awl/config.toml:6)`) ||
+			!strings.Contains(ce.Lines[0], "--trust-project")):
+			t.Errorf("%s: %v, want exit 4 naming the line, both modes and how to trust", tc.proj, err)
+		}
+	}
+	if _, err := resolve(t, Input{Files: []*File{parse(t, Project, `sandbox = "off"`)}}); err != nil {
+		t.Errorf(`sandbox = "off" over the default: %v`, err)
 	}
 }
 

@@ -79,6 +79,12 @@ func Resolve(in Input) (*Result, error) {
 				refused = append(refused, refusal(in, f, e, where+name))
 				continue
 			}
+			if below, ok := r.Settings[name]; k.Class == Sandbox && ok && strictness(e.v.(string)) < strictness(below.Value.(string)) {
+				// A looser sandbox is refused, not ignored: the file
+				// asks for what the run will not do (issue 45).
+				refused = append(refused, errorf(f.Path, e.line, 0, "%s%s = %q: an untrusted project file may make the sandbox stricter, not looser than %q (%s). %s", where, name, e.v, below.Value, below.Source, trustHint(in)))
+				continue
+			}
 			if v, ok := NarrowValue(k, r.Settings[name], e.v); ok {
 				r.Settings[name] = Setting{Value: v, Source: src}
 			}
@@ -175,7 +181,12 @@ func trusted(in Input) (bool, string) {
 // refusal is the line of exit 4 for a key an untrusted project file may
 // not set.
 func refusal(in Input, f *File, e entry, key string) string {
-	return errorf(f.Path, e.line, 0, "%s: an untrusted project file may not set this key: it could send the key elsewhere, run a command outside the model's confined tools, reach a path of the file's choosing or loosen the sandbox. If this repository's file is yours to trust, pass --trust-project, set AWL_TRUST_PROJECT=1, or put trust-project = true in %s", key, in.UserFile)
+	return errorf(f.Path, e.line, 0, "%s: an untrusted project file may not set this key: it could send the key elsewhere, run a command outside the model's confined tools, reach a path of the file's choosing or loosen the sandbox. %s", key, trustHint(in))
+}
+
+// trustHint says how to trust a project file.
+func trustHint(in Input) string {
+	return "If this repository's file is yours to trust, pass --trust-project, set AWL_TRUST_PROJECT=1, or put trust-project = true in " + in.UserFile
 }
 
 // NarrowValue is what v, from a layer that may only narrow (an untrusted
