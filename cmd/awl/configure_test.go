@@ -26,6 +26,10 @@ import (
 // skills it stats and opens that file alone, once, and lists
 // .claude/skills alone; which file is read is the same.
 func TestNoConfigReadsOnlyStats(t *testing.T) {
+	docPath, err := filepath.Abs("../../docs/config.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := providertest.New()
 	defer srv.Close()
 	tmp := keyEnv(t, srv)
@@ -67,6 +71,19 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 	}
 	if !slices.Equal(ops, want) {
 		t.Errorf("with no configuration file and no skills the run did\n %q\nwant\n %q", ops, want)
+	}
+	// docs/config.md says what the walk does, and how many stats a run
+	// two levels below the root makes.
+	doc, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{12: "twelve", 13: "thirteen", 14: "fourteen", 15: "fifteen", 16: "sixteen"}
+	said := strings.Join(strings.Fields(string(doc)), " ")
+	for _, w := range []string{"a `stat` of each of `.awl`, `.git`, `.agents` and `.claude` in each directory", "two levels below the repository's root makes " + words[len(ops)]} {
+		if !strings.Contains(said, w) {
+			t.Errorf("docs/config.md does not say %q (the run did %d stats)", w, len(ops))
+		}
 	}
 	proj := filepath.Join(tmp, "repo", ".awl", "config.toml")
 	if err := os.Mkdir(filepath.Dir(proj), 0o755); err != nil {
