@@ -16,7 +16,10 @@ import (
 // their condition held, and every hooksPath value counts, not only the
 // last: which one git ends up with depends on where and how it runs.
 type gitTrust struct {
-	hooks    []string // existing directories
+	hooks []string // existing directories
+	// noHooks are the hooks directories named that are not (yet) one: a
+	// command that makes one there writes hooks a later git runs.
+	noHooks  []string
 	includes []string // included files, absolute, whether or not they exist
 }
 
@@ -59,6 +62,8 @@ func configTrust(root string, dirs ...string) gitTrust {
 				if h := expandConfigPath(value, home, root); h != "" {
 					if st, err := os.Stat(h); err == nil && st.IsDir() {
 						t.hooks = append(t.hooks, h)
+					} else {
+						t.noHooks = append(t.noHooks, h)
 					}
 				}
 			case (section == "include" || section == "includeif") && key == "path":

@@ -257,8 +257,9 @@ func allGitDirs(cwd string) []string {
 }
 
 // gitPaths are allGitDirs, and the files the repositories' configuration
-// includes that do not exist (yet): a command that makes one in the
-// workspace sets what the next git does.
+// includes and the hooks directories it names (core.hooksPath) that do
+// not exist (yet): a command that makes one in the workspace sets what
+// the next git does.
 func gitPaths(cwd string) (dirs, missing []string) {
 	var out []string
 	seen := map[string]bool{}
@@ -291,6 +292,11 @@ func gitPaths(cwd string) (dirs, missing []string) {
 				missing = append(missing, f)
 			}
 		}
+		for _, h := range tr.noHooks {
+			if !slices.Contains(missing, h) {
+				missing = append(missing, h)
+			}
+		}
 		wts, _ := filepath.Glob(filepath.Join(common, "worktrees", "*", "gitdir"))
 		for _, f := range wts {
 			if b, err := os.ReadFile(f); err == nil {
@@ -321,10 +327,11 @@ func gitPaths(cwd string) (dirs, missing []string) {
 	return kept, missing
 }
 
-// missingIncludes are the files the repositories' configuration includes
-// that do not exist and lie in a directory commands may write: no mount
-// can hold a name that does not exist, so a command may make one.
-func missingIncludes(p Policy) []string {
+// missingTrusted are the files the repositories' configuration includes,
+// and the hooks directories it names, that do not exist and lie in a
+// directory commands may write: no mount can hold a name that does not
+// exist, so a command may make one.
+func missingTrusted(p Policy) []string {
 	if p.Mode == Off {
 		return nil
 	}
@@ -408,9 +415,9 @@ func (s *Sandbox) GitWarning() string {
 	if s == nil || s.Mode == Off {
 		return ""
 	}
-	if inc := missingIncludes(s.Policy); len(inc) > 0 && s.Mode == WorkspaceWrite && s.status.GitReadOnly {
-		return fmt.Sprintf("--sandbox: git's configuration includes %s, which does not exist and lies where commands may write: "+
-			"a command that makes it sets what a later git runs (core.fsmonitor, core.hooksPath); awl warns after the run when one is made", andList(inc))
+	if inc := missingTrusted(s.Policy); len(inc) > 0 && s.Mode == WorkspaceWrite && s.status.GitReadOnly {
+		return fmt.Sprintf("--sandbox: git's configuration includes or takes hooks from %s, which does not exist and lies where commands may write: "+
+			"a command that makes it sets what a later git runs (core.fsmonitor, core.hooksPath, a hook); awl warns after the run when one is made", andList(inc))
 	}
 	if s.Mode != WorkspaceWrite || s.status.GitReadOnly {
 		return ""

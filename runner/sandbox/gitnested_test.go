@@ -5,6 +5,7 @@ package sandbox_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -296,6 +297,56 @@ func TestGitConfigIncludesReadOnly(t *testing.T) {
 	sb2.OnGitChange(told.add)
 	mustOK(t, run(toolsFor(cwd, sb2), "bash", map[string]any{"command": "echo '[core] fsmonitor = evil' > local.cfg"}))
 	told.wait(t, "local.cfg (created)")
+}
+
+// A core.hooksPath that names a directory not there yet (.githooks on a
+// branch without it, a relative hooksPath in the user's configuration)
+// is no protection: no mount holds a name that does not exist, and a
+// command that makes it writes the hooks the next git commit outside the
+// sandbox runs. So enforced.git is false, the start's warning names it
+// where .git is otherwise read-only, and the hook made is told after the
+// command and at the end of the run, with the namespaces and without.
+func TestGitHooksPathNotThereYet(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	for _, without := range []bool{false, true} {
+		t.Run(fmt.Sprint("without namespaces ", without), func(t *testing.T) {
+			if without {
+				withoutNamespaces(t)
+			}
+			cwd := filepath.Join(t.TempDir(), "work")
+			for name, content := range map[string]string{
+				".git/HEAD":   "ref: refs/heads/main\n",
+				".git/config": "[core]\n\tbare = false\n\thooksPath = .githooks\n",
+			} {
+				os.MkdirAll(filepath.Dir(filepath.Join(cwd, name)), 0o755)
+				if err := os.WriteFile(filepath.Join(cwd, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sb.Close()
+			if st.Enforced.Git {
+				t.Errorf("status %+v: enforced.git true with a hooks directory a command may make", st)
+			}
+			hooks := filepath.Join(cwd, ".githooks")
+			if w := sb.GitWarning(); st.GitReadOnly && !strings.Contains(w, hooks) {
+				t.Errorf("GitWarning does not name %s: %q", hooks, w)
+			}
+			var told notes
+			sb.OnGitChange(told.add)
+			mustOK(t, run(toolsFor(cwd, sb), "bash", map[string]any{"command": "mkdir .githooks && echo evil > .githooks/pre-commit"}))
+			told.wait(t, ".githooks (created)")
+			end := sb.GitChanges()
+			told.mu.Lock()
+			defer told.mu.Unlock()
+			if !slices.Contains(end, ".githooks/pre-commit (added)") && !slices.Contains(told.got, ".githooks/pre-commit (added)") {
+				t.Errorf("the hook made was not told: after the command %q, at the end %q", told.got, end)
+			}
+		})
+	}
 }
 
 // readOnlyGitSandbox is a workspace-write sandbox of cwd, whose git files

@@ -392,7 +392,7 @@ func New(o Options) (*Sandbox, Status, error) {
 		}
 	}
 	s.status.Enforced.Git = s.status.Enforced.Files && (s.status.GitReadOnly || p.Mode == ReadOnly && !gitWritable(p)) &&
-		len(missingIncludes(p)) == 0
+		len(missingTrusted(p)) == 0
 	st = s.status
 	s.watchGit()
 	return s, st, nil
