@@ -50,3 +50,14 @@ func dropCaps() error {
 	data[1] = unix.CapUserData{}
 	return unix.Capset(&hdr, &data[0])
 }
+
+// effectiveCaps is the calling thread's effective capabilities, 0 when
+// they cannot be read.
+func effectiveCaps() uint64 {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if unix.Capget(&hdr, &data[0]) != nil {
+		return 0
+	}
+	return uint64(data[1].Effective)<<32 | uint64(data[0].Effective)
+}

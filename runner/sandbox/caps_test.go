@@ -4,6 +4,7 @@ package sandbox_test
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/runner/sandbox"
 )
 
@@ -101,58 +103,144 @@ func TestConfinedCapabilities(t *testing.T) {
 		checkCaps(t, capSets(t, f.bash(t, probeCommand(t, "caps", "")).Content))
 	})
 	t.Run("root without CAP_SYS_ADMIN", func(t *testing.T) {
-		if os.Geteuid() != 0 {
-			t.Skip("root only")
+		// Commands are root in awl's user namespace, which gives them
+		// every capability there: they keep exactly the four, and no
+		// descriptor of the namespaces they were brought into.
+		out, _ := asRootWithoutSysAdmin(t, t.TempDir(), probeCommand(t, "caps", "")+"; echo nsfds; "+probeCommand(t, "nsfds", ""))
+		sets := capSets(t, out)
+		for k, want := range map[string]uint64{"CapBnd": keptCaps, "CapPrm": keptCaps, "CapEff": keptCaps, "CapInh": 0, "CapAmb": 0} {
+			if sets[k] != want {
+				t.Errorf("%s %#x, want %#x", k, sets[k], want)
+			}
 		}
-		setpriv, err := exec.LookPath("setpriv")
-		if err != nil {
-			t.Skip("no setpriv")
+		if _, fds, _ := strings.Cut(out, "nsfds\n"); !strings.HasPrefix(fds, "probe ok\n") {
+			t.Errorf("a confined command holds a namespace's descriptor:\n%s", out)
 		}
-		exe, _ := os.Executable()
-		cwd := t.TempDir()
+	})
+	t.Run("root without CAP_SYS_ADMIN, through nsenter", func(t *testing.T) {
+		// Where the helper cannot run, nsenter and setpriv keep the
+		// same four (the namespaces' descriptors stay open then).
+		out, _ := asRootWithoutSysAdmin(t, t.TempDir(), probeCommand(t, "caps", ""), "AWL_PROBE_NO_HELPER=1")
+		sets := capSets(t, out)
+		for k, want := range map[string]uint64{"CapBnd": keptCaps, "CapPrm": keptCaps, "CapEff": keptCaps, "CapInh": 0, "CapAmb": 0} {
+			if sets[k] != want {
+				t.Errorf("%s %#x, want %#x", k, sets[k], want)
+			}
+		}
+	})
+}
+
+// asRootWithoutSysAdmin runs an awl in miniature (confine) for cwd as a
+// root without CAP_SYS_ADMIN, as a container's root (Docker's default
+// capabilities): setpriv clears it from the bounding set, and the
+// inheritable set whence exec would give it back, so awl makes a user
+// namespace instead of joining namespaces it made as root. It returns
+// what the command printed and the sandbox's status, which must say the
+// namespaces are in effect; and it first shows that root so started
+// holds other capabilities than the four kept, CAP_SYS_ADMIN not, so that
+// what a confined command lacks is the sandbox's doing. env is added to
+// the awl's environment.
+func asRootWithoutSysAdmin(t *testing.T, cwd, command string, env ...string) (string, sandbox.Status) {
+	t.Helper()
+	requireABI(t, sandbox.ABINetwork)
+	if os.Geteuid() != 0 {
+		t.Skip("root only")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		testenv.Require(t, "setpriv (util-linux) is not installed")
+	}
+	exe, _ := os.Executable()
+	run := func(env ...string) string {
 		cmd := exec.Command(setpriv, "--bounding-set=-sys_admin", "--inh-caps=-all", "--", exe)
-		cmd.Env = append(os.Environ(), "AWL_PROBE=confine:"+cwd, "AWL_PROBE_CMD="+probeCommand(t, "caps", ""))
+		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%v:\n%s", err, out)
 		}
-		t.Logf("%s", out)
-		checkCaps(t, capSets(t, string(out)))
-	})
+		return string(out)
+	}
+	own := capSets(t, run("AWL_PROBE=caps:"))
+	if own["CapEff"]&(1<<unix.CAP_SYS_ADMIN) != 0 || own["CapEff"]&^keptCaps == 0 {
+		t.Fatalf("root under setpriv: CapEff %#x, want more than %#x, without CAP_SYS_ADMIN", own["CapEff"], keptCaps)
+	}
+	out := run(append([]string{"AWL_PROBE=confine:" + cwd, "AWL_PROBE_CMD=" + command}, env...)...)
+	t.Logf("%s", out)
+	_, line, _ := strings.Cut(out, "\nstatus ")
+	line, _, _ = strings.Cut(line, "\n")
+	var st sandbox.Status
+	if err := json.Unmarshal([]byte(line), &st); err != nil {
+		t.Fatalf("no status in:\n%s", out)
+	}
+	if !st.Enforced.Processes || !st.Enforced.Proc {
+		t.Fatalf("root without CAP_SYS_ADMIN: status %+v, want the namespaces (a user namespace of awl's)", st)
+	}
+	return out, st
 }
 
 // A root run in a workspace owned by another user (uid 1001, as a GitHub
 // Actions container job's checkout) still writes and edits there: the
 // commands keep the capabilities that takes, and the write and edit
-// tools work as before.
+// tools work as before; as a root without CAP_SYS_ADMIN too, whose
+// commands are root in awl's user namespace.
 func TestRootWritesAnotherUsersWorkspace(t *testing.T) {
 	requireABI(t, sandbox.ABINetwork)
 	if os.Geteuid() != 0 {
 		t.Skip("root only: another user cannot own files as 1001")
 	}
-	f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+	const edits = "set -e; echo new > b.txt; sed -i s/old/new/ a.txt; echo more >> ro.txt; echo x > locked/y; " +
+		"chmod 600 a.txt; touch -d 2020-01-01 a.txt; mkdir -p d/e; stat -c '%u %a' a.txt"
+	write := map[string]any{"path": "c.txt", "content": "c\n"}
+	edit := map[string]any{"path": "a.txt", "old_string": "new", "new_string": "edited"}
+	t.Run("root", func(t *testing.T) {
+		f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+		foreignWorkspace(t, f.cwd)
+		res := f.bash(t, edits)
+		mustOK(t, res)
+		if !strings.HasPrefix(res.Content, "1001 600\n") {
+			t.Errorf("sed -i, chmod: a.txt should stay 1001's, mode 600:\n%s", res.Content)
+		}
+		mustOK(t, f.call(t, "write", write))
+		mustOK(t, f.call(t, "edit", edit))
+		checkForeignWorkspace(t, f.cwd)
+	})
+	t.Run("root without CAP_SYS_ADMIN", func(t *testing.T) {
+		cwd := filepath.Join(t.TempDir(), "work")
+		os.Mkdir(cwd, 0o755)
+		foreignWorkspace(t, cwd)
+		calls, _ := json.Marshal([][2]any{{"write", write}, {"edit", edit}})
+		out, _ := asRootWithoutSysAdmin(t, cwd, edits, "AWL_PROBE_CALLS="+string(calls))
+		if !strings.HasPrefix(out, "1001 600\n") || strings.Contains(out, "error=true") {
+			t.Errorf("a command or tool failed, or a.txt is not 1001's, mode 600:\n%s", out)
+		}
+		checkForeignWorkspace(t, cwd)
+	})
+}
+
+// foreignWorkspace makes cwd, and what a test writes and edits in it, uid
+// 1001's: a.txt, ro.txt (read-only), locked/ (read-only).
+func foreignWorkspace(t *testing.T, cwd string) {
+	t.Helper()
 	for _, name := range []string{"a.txt", "ro.txt"} {
-		if err := os.WriteFile(filepath.Join(f.cwd, name), []byte("old\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(cwd, name), []byte("old\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	os.Chmod(filepath.Join(f.cwd, "ro.txt"), 0o444)
-	os.Mkdir(filepath.Join(f.cwd, "locked"), 0o555)
+	os.Chmod(filepath.Join(cwd, "ro.txt"), 0o444)
+	os.Mkdir(filepath.Join(cwd, "locked"), 0o555)
 	for _, p := range []string{"", "a.txt", "ro.txt", "locked"} {
-		if err := os.Chown(filepath.Join(f.cwd, p), 1001, 1001); err != nil {
+		if err := os.Chown(filepath.Join(cwd, p), 1001, 1001); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res := f.bash(t, "set -e; echo new > b.txt; sed -i s/old/new/ a.txt; echo more >> ro.txt; echo x > locked/y; "+
-		"chmod 600 a.txt; touch -d 2020-01-01 a.txt; mkdir -p d/e; stat -c '%u %a' a.txt")
-	mustOK(t, res)
-	if !strings.HasPrefix(res.Content, "1001 600\n") {
-		t.Errorf("sed -i, chmod: a.txt should stay 1001's, mode 600:\n%s", res.Content)
-	}
-	mustOK(t, f.call(t, "write", map[string]any{"path": "c.txt", "content": "c\n"}))
-	mustOK(t, f.call(t, "edit", map[string]any{"path": "a.txt", "old_string": "new", "new_string": "edited"}))
+}
+
+// checkForeignWorkspace checks what TestRootWritesAnotherUsersWorkspace
+// wrote and edited in cwd.
+func checkForeignWorkspace(t *testing.T, cwd string) {
+	t.Helper()
 	for name, want := range map[string]string{"a.txt": "edited\n", "b.txt": "new\n", "ro.txt": "old\nmore\n", "locked/y": "x\n", "c.txt": "c\n"} {
-		if b, err := os.ReadFile(filepath.Join(f.cwd, name)); err != nil || string(b) != want {
+		if b, err := os.ReadFile(filepath.Join(cwd, name)); err != nil || string(b) != want {
 			t.Errorf("%s: %q %v, want %q", name, b, err, want)
 		}
 	}

@@ -2,3 +2,11 @@ package sandbox
 
 // OwnCgroup is the cgroup v2 directory the process runs in ("" for none).
 func OwnCgroup() string { return ownCgroup() }
+
+// WithoutHelper makes the sandboxes New makes until restore is called
+// enter their user namespace through nsenter (and, as root, setpriv), as
+// where the embedded helper cannot run.
+func WithoutHelper() (restore func()) {
+	noHelper = true
+	return func() { noHelper = false }
+}

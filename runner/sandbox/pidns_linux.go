@@ -42,7 +42,8 @@ echo ready
 sleep 2147483647 &
 while :; do wait; done`
 
-// userPrologue comes first in the init of a user who is not root: it maps
+// userPrologue comes first in the init of a user who is not root (or a
+// root that may not map other ids, without CAP_SETUID): it maps
 // the user (uid and gid, in that order) to itself in the init's user
 // namespace, as a process may for its own ids, so that files keep their
 // owner and commands their user. The init writes its own maps, with the
@@ -76,36 +77,55 @@ func systemCommand(name string) string {
 // As root (CAP_SYS_ADMIN), it is started with the first confined command,
 // and the thread that starts each command joins its namespaces (join).
 //
-// As a user who is not root, it runs in a user namespace of its own too,
-// which maps the user to itself and gives the init, not the commands, the
-// capability to mount. A process joins a user namespace only while it has
-// a single thread, which awl never has: each command runs through nsenter
-// (util-linux, one thread), exec'd from the confined thread, so the
-// Landlock domain and the network filter are the command's as for root.
-// nsenter joins the namespaces through descriptors awl opened, since
+// As a user who is not root, or a root without CAP_SYS_ADMIN (a
+// container's), it runs in a user namespace of its own too, which maps
+// the user to itself and gives the init, not the commands, the capability
+// to mount. A process joins a user namespace only while it has a single
+// thread, which awl never has: each command runs through a program of one
+// thread, the embedded helper (nsenterHelper) or else nsenter
+// (util-linux), exec'd from the confined thread, so the Landlock domain
+// and the network filter are the command's as for root. It joins the
+// namespaces through descriptors awl opened, since
 // Landlock keeps a confined process from opening another's /proc/PID/ns,
 // and so is its working directory, opened through the init's root: a
 // directory opened in awl's mount namespace would lead past the read-only
 // .git. The init is started by New, which then knows what it could do.
 type nsInit struct {
 	readOnly []string // directories bind-mounted read-only
-	// user says the init has a user namespace of its own (not root):
-	// commands enter through nsenter, at that path.
+	// user says the init has a user namespace of its own (not root, or
+	// root without CAP_SYS_ADMIN): commands enter through the helper or
+	// nsenter, at that path.
 	user    bool
 	nsenter string
-	// setpriv, where awl is root without the capability to make
-	// namespaces itself (a container's root), is setpriv(1)'s path:
-	// commands, root in the user namespace, would otherwise hold every
-	// capability there. "" otherwise.
-	setpriv string
+	// keep is the capabilities a command keeps in the user namespace:
+	// keptCaps where awl is root without the capability to make
+	// namespaces itself (a container's root), whose commands are root in
+	// the user namespace and would otherwise hold every capability there;
+	// none otherwise.
+	keep uint64
 	// helper, when not "", is where commands exec the embedded
 	// nsenterHelper (/proc/self/fd/N of a sealed memfd) instead of
-	// nsenter: it clears the bounding set, full in the user namespace,
-	// which nsenter leaves so (not root only).
+	// nsenter: it clears the bounding set but keep, full in the user
+	// namespace, which nsenter leaves so, narrows the other sets to keep,
+	// and closes the namespaces' descriptors, which nsenter leaves open
+	// in the command.
 	helper string
-	once   sync.Once
-	err    error
-	proc   *os.Process
+	// mapAll, where awl is root with CAP_SETUID and CAP_SETGID, maps
+	// every uid and gid to itself in the user namespace, as awl's own
+	// are, instead of root alone (userPrologue): a capability held in a
+	// user namespace works only on files whose owner and group are mapped
+	// in it, so commands could not write in a workspace owned by another
+	// user (a container job's checkout, uid 1001), which a root with
+	// CAP_SYS_ADMIN's commands can. Root's commands keep CAP_DAC_OVERRIDE
+	// and the rest of keptCaps either way; Landlock confines where.
+	mapAll bool
+	// setpriv, where the helper cannot run and awl is root, is
+	// setpriv(1)'s path: nsenter runs it to narrow the capabilities to
+	// keep. "" otherwise.
+	setpriv string
+	once    sync.Once
+	err     error
+	proc    *os.Process
 	// procMounted, and roDone (as many as readOnly, in order): what the
 	// init did.
 	procMounted bool
@@ -121,9 +141,7 @@ type nsInit struct {
 // an unprivileged user namespace cannot be joined by one thread of a
 // process), and the mount command.
 func namespacesAvailable() bool {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if unix.Capget(&hdr, &data[0]) != nil || data[0].Effective&(1<<unix.CAP_SYS_ADMIN) == 0 {
+	if effectiveCaps()&(1<<unix.CAP_SYS_ADMIN) == 0 {
 		return false
 	}
 	if _, err := os.Stat("/proc/self/ns/pid_for_children"); err != nil {
@@ -148,22 +166,27 @@ func userNamespaces(readOnly []string) (*nsInit, error) {
 			return nil, fmt.Errorf("user namespaces are turned off (%s is 0)", strings.ReplaceAll(strings.TrimPrefix(f, "/proc/sys/"), "/", "."))
 		}
 	}
-	n := &nsInit{readOnly: readOnly, user: true, nsenter: systemCommand("nsenter")}
+	n := &nsInit{readOnly: readOnly, user: true, nsenter: systemCommand("nsenter"), helper: helperPath()}
 	need := []string{"sh", "mount", "nsenter"}
 	if os.Geteuid() == 0 {
-		n.setpriv = systemCommand("setpriv")
-		need = append(need, "setpriv")
+		n.keep = keptCaps
+		n.mapAll = effectiveCaps()&(1<<unix.CAP_SETUID|1<<unix.CAP_SETGID) == 1<<unix.CAP_SETUID|1<<unix.CAP_SETGID
+		if n.helper == "" {
+			n.setpriv = systemCommand("setpriv")
+			need = append(need, "setpriv")
+		}
 	}
 	for _, c := range need {
 		if systemCommand(c) == "" {
 			return nil, fmt.Errorf("%s is not installed (util-linux has mount, nsenter and setpriv)", c)
 		}
 	}
-	if n.setpriv == "" {
-		n.helper = helperPath()
-	}
 	return n, nil
 }
+
+// noHelper makes commands enter the namespaces through nsenter, as where
+// the helper cannot run (tests, benchmarks).
+var noHelper bool
 
 var helperOnce struct {
 	sync.Once
@@ -175,6 +198,9 @@ var helperOnce struct {
 // is given (os/exec moves them to 0, 1, 2, 3…) lands on it before exec;
 // "" where there is no helper or it cannot be made.
 func helperPath() string {
+	if noHelper {
+		return ""
+	}
 	helperOnce.Do(func() {
 		if len(nsenterHelper) == 0 {
 			return
@@ -232,19 +258,23 @@ func (n *nsInit) attr() *syscall.SysProcAttr {
 		Pdeathsig:  syscall.SIGKILL,
 	}
 	if n.user {
-		// No UidMappings: the init maps itself (userPrologue). Its shell
-		// keeps the capability across exec, to map and mount; the
-		// commands, which nsenter runs with the user's own credentials,
-		// have none.
+		// The init's shell keeps the capability across exec, to map and
+		// mount; the commands, which the helper or nsenter runs with the
+		// user's own credentials, have none but keep.
 		a.Cloneflags |= syscall.CLONE_NEWUSER
 		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+	}
+	if n.mapAll {
+		// awl writes the maps before the init runs: every id to itself.
+		all := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+		a.UidMappings, a.GidMappings = all, all
 	}
 	return a
 }
 
 func (n *nsInit) run() error {
 	script := initScript
-	if n.user {
+	if n.user && !n.mapAll {
 		script = fmt.Sprintf(userPrologue, os.Geteuid(), os.Getegid()) + script
 	}
 	cmd := exec.Command(systemCommand("sh"), append([]string{"-c", script, "awl-sandbox-init"}, n.readOnly...)...)
@@ -364,11 +394,12 @@ func (n *nsInit) join() error {
 	return nil
 }
 
-// enter makes cmd run in the namespaces through nsenter (not root): it
-// runs nsenter instead, which joins the init's user, mount and PID
-// namespaces with the user's own credentials, enters cmd's working
-// directory as the mount namespace has it, and forks cmd's program,
-// which is then in the PID namespace. It returns the working directory's
+// enter makes cmd run in the user namespace's init's namespaces: it runs
+// the helper (or nsenter) instead, which joins the init's user, mount and
+// PID namespaces with the user's own credentials, enters cmd's working
+// directory as the mount namespace has it, narrows the capabilities to
+// n.keep, and forks cmd's program, which is then in the PID namespace.
+// It returns the working directory's
 // descriptor, for the caller to close once cmd has started. It must run
 // before the thread is confined: Landlock would refuse the look through
 // the init's root.
@@ -405,7 +436,7 @@ func (n *nsInit) enter(cmd *exec.Cmd) (*os.File, error) {
 	fd := len(cmd.ExtraFiles) + 3
 	cmd.ExtraFiles = append(cmd.ExtraFiles, n.files[0], n.files[1], n.files[2], wd)
 	if n.helper != "" {
-		cmd.Args = append([]string{"awl-nsenter", strconv.Itoa(fd), path}, cmd.Args[1:]...)
+		cmd.Args = append([]string{"awl-nsenter", strconv.Itoa(fd), strconv.FormatUint(n.keep, 10), path}, cmd.Args[1:]...)
 		cmd.Path = n.helper
 		return wd, nil
 	}

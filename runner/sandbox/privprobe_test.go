@@ -32,7 +32,8 @@ import (
 //   - ptrace: attach to the process arg (PTRACE_SEIZE, undone at exit);
 //   - keyread: read the key whose serial is arg;
 //   - newuser: start /bin/true in a new user namespace (clone);
-//   - caps: print the capability sets of the probe itself.
+//   - caps: print the capability sets of the probe itself;
+//   - nsfds: fail if a namespace's descriptor is open in the probe.
 func privProbe(what, arg string) error {
 	switch what {
 	case "sys":
@@ -114,6 +115,26 @@ func privProbe(what, arg string) error {
 		var ws syscall.WaitStatus
 		syscall.Wait4(pid, &ws, 0, nil)
 		return nil
+	case "nsfds":
+		// Every descriptor open in the probe that is a namespace's (nsfs),
+		// with which it could join the namespace again.
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			return err
+		}
+		var ns []string
+		for _, e := range ents {
+			fd, _ := strconv.Atoi(e.Name())
+			var st unix.Statfs_t
+			if unix.Fstatfs(fd, &st) == nil && st.Type == unix.NSFS_MAGIC {
+				link, _ := os.Readlink("/proc/self/fd/" + e.Name())
+				ns = append(ns, e.Name()+" -> "+link)
+			}
+		}
+		if len(ns) > 0 {
+			return fmt.Errorf("namespace descriptors open: %s", strings.Join(ns, ", "))
+		}
+		return nil
 	case "caps":
 		b, err := os.ReadFile("/proc/self/status")
 		if err != nil {
@@ -134,10 +155,17 @@ func privProbe(what, arg string) error {
 // with a session keyring of its own: it
 // makes a workspace-write sandbox for cwd, runs command with the bash
 // tool, and prints its output and the sandbox's status. With
-// AWL_PROBE_NO_NAMESPACES set, it does without namespaces.
+// AWL_PROBE_NO_NAMESPACES set, it does without namespaces; with
+// AWL_PROBE_NO_HELPER, it enters them through nsenter; with
+// AWL_PROBE_CALLS (a JSON array of [tool, input] pairs), it then makes
+// those calls, and prints each result as "call TOOL error=BOOL", then
+// its content.
 func confine(cwd, command string) {
 	if os.Getenv("AWL_PROBE_NO_NAMESPACES") != "" {
 		sandbox.WithoutNamespaces()
+	}
+	if os.Getenv("AWL_PROBE_NO_HELPER") != "" {
+		sandbox.WithoutHelper()
 	}
 	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
 	if err != nil {
@@ -145,11 +173,32 @@ func confine(cwd, command string) {
 		os.Exit(1)
 	}
 	defer sb.Close()
-	bash := tool.Builtins(tool.Env{Dir: cwd, Confine: sb})[0]
+	tools := map[string]tool.Tool{}
+	for _, tl := range tool.Builtins(tool.Env{Dir: cwd, Confine: sb}) {
+		tools[tl.Name()] = tl
+	}
 	in, _ := json.Marshal(map[string]any{"command": command})
-	res := bash.Run(context.Background(), in)
+	res := tools["bash"].Run(context.Background(), in)
 	b, _ := json.Marshal(st)
 	fmt.Printf("%s\nstatus %s\n", res.Content, b)
+	var calls [][2]json.RawMessage
+	if c := os.Getenv("AWL_PROBE_CALLS"); c != "" {
+		if err := json.Unmarshal([]byte(c), &calls); err != nil {
+			fmt.Println("confine: AWL_PROBE_CALLS:", err)
+			os.Exit(1)
+		}
+	}
+	for _, c := range calls {
+		var name string
+		json.Unmarshal(c[0], &name)
+		tl, ok := tools[name]
+		if !ok {
+			fmt.Println("confine: no tool", name)
+			os.Exit(1)
+		}
+		res := tl.Run(context.Background(), c[1])
+		fmt.Printf("call %s error=%v\n%s\n", name, res.IsError, res.Content)
+	}
 }
 
 // runProbe runs probe what with arg unconfined, as the test's process

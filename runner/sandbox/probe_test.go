@@ -114,7 +114,7 @@ func probe(what, arg string) error {
 			return fmt.Errorf("%s; write: %w", strings.Join(errs, "; "), err)
 		}
 		return nil
-	case "sys", "bpf", "perf", "userfaultfd", "handle", "ptrace", "keyread", "newuser", "caps":
+	case "sys", "bpf", "perf", "userfaultfd", "handle", "ptrace", "keyread", "newuser", "caps", "nsfds":
 		return privProbe(what, arg)
 	case "abstract":
 		c, err := net.Dial("unix", "@"+arg)
