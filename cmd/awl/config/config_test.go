@@ -79,6 +79,16 @@ func TestParseRefusesBrokenFiles(t *testing.T) {
 		{"[mcp-servers.gh]\ncommand = \"x\"\n[mcp-servers.gh.env]\nGITHUB_TOKEN = \"ghp_abc\"\n", `/p/.awl/config.toml:4: mcp-servers.gh.env.GITHUB_TOKEN: a credential`},
 		{"[mcp-servers.gh]\ncommand = \"x\"\nenv.API_KEY = \"k\"\n", `/p/.awl/config.toml:3: mcp-servers.gh.env.API_KEY: a credential`},
 		{"[mcp-servers.gh]\nurl = \"u\"\noauth = { client_secret = \"s3cr3t\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.oauth.client_secret: a credential`},
+		// A default is text the file holds; an assertion is a credential;
+		// the casing of a name does not matter.
+		{"[mcp-servers.gh]\nurl = \"u\"\nheaders = { AUTHORIZATION = \"Bearer ${GH_TOKEN:-ghp_abc}\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.headers.AUTHORIZATION: a credential written into the file as a default`},
+		{"[mcp-servers.gh]\ncommand = \"x\"\nenv = { Db_Password = \"${A}${B:- abc}\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.env.Db_Password: a credential written into the file as a default`},
+		{"[mcp-servers.gh]\nurl = \"u\"\n[mcp-servers.gh.oauth]\ngrant = \"jwt-bearer\"\nassertion = \"eyJabc\"\n", `/p/.awl/config.toml:5: mcp-servers.gh.oauth.assertion: a credential`},
+		// A field the MCP loader does not know, at any depth, with the
+		// nearest known one.
+		{"[mcp-servers.gh]\nurl = \"u\"\nheader = { Authorization = \"Bearer ${T}\" }\n", `/p/.awl/config.toml:3:1: unknown key mcp-servers.gh.header (did you mean headers?)`},
+		{"[mcp-servers.gh]\ncomand = \"x\"\n", `/p/.awl/config.toml:2:1: unknown key mcp-servers.gh.comand (did you mean command?)`},
+		{"[mcp-servers.gh]\nurl = \"u\"\n[mcp-servers.gh.oauth.idp]\ntokn_endpoint = \"x\"\n", `/p/.awl/config.toml:4:1: unknown key mcp-servers.gh.oauth.idp.tokn_endpoint (did you mean token_endpoint?)`},
 		{"model = \"a\xff\"\n", `/p/.awl/config.toml:1:`},
 	} {
 		_, err := Parse("/p/.awl/config.toml", []byte(tc.src), Project, "/p", testSchema)

@@ -248,12 +248,18 @@ func (p *parser) resolvePath(v Value) Value {
 // suggest is ", did you mean NAME?" for the known key nearest to name, or
 // "" when none is near.
 func (p *parser) suggest(name string) string {
-	best, bestD := "", 1<<30
-	norm := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
 	cands := []string{profileKey, serversKey, trustKey}
 	for _, k := range p.schema {
 		cands = append(cands, k.Name)
 	}
+	return nearest(strings.ReplaceAll(name, "_", "-"), cands)
+}
+
+// nearest is " (did you mean NAME?)" for the name of cands nearest to
+// name, or "" when none is near.
+func nearest(name string, cands []string) string {
+	best, bestD := "", 1<<30
+	norm := strings.ToLower(name)
 	for _, c := range cands {
 		if d := distance(norm, c); d < bestD {
 			best, bestD = c, d

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -23,6 +24,7 @@ func (p *parser) servers(v any) []Server {
 			p.fail(path, "mcp-servers.%s must be a table, as [mcp-servers.%s]", name, name)
 			continue
 		}
+		p.serverFields(path, fields, serverFields)
 		p.credentials(path, fields)
 		line, _ := p.at(path...)
 		out = append(out, Server{Name: name, File: p.path, Line: line, Fields: fields})
@@ -41,11 +43,21 @@ func (p *parser) credentials(path []string, m map[string]any) {
 		case map[string]any:
 			p.credentials(sub, v)
 		case string:
-			if credentialName(k) && strings.TrimSpace(v) != "" && !strings.Contains(v, "${") {
-				line, _ := p.at(sub...)
-				p.errs = append(p.errs, posError{position{line, 0}, errorf(p.path, line, 0,
-					"%s: a credential written into the file: name it instead, as \"${VAR}\", and set VAR in the environment (files name secrets, never hold them)", strings.Join(sub, "."))})
+			if !credentialName(k) || strings.TrimSpace(v) == "" {
+				continue
 			}
+			why := ""
+			switch {
+			case !strings.Contains(v, "${"):
+				why = "a credential written into the file"
+			case literalDefault(v):
+				why = "a credential written into the file as a default (${VAR:-…})"
+			default:
+				continue
+			}
+			line, _ := p.at(sub...)
+			p.errs = append(p.errs, posError{position{line, 0}, errorf(p.path, line, 0,
+				"%s: %s: name it instead, as \"${VAR}\", and set VAR in the environment (files name secrets, never hold them)", strings.Join(sub, "."), why)})
 		}
 	}
 }
@@ -57,10 +69,67 @@ func credentialName(name string) bool {
 	if n == "authorization" || n == "proxy-authorization" || n == "cookie" {
 		return true
 	}
-	for _, w := range []string{"token", "secret", "key", "password", "passwd"} {
+	for _, w := range []string{"token", "secret", "key", "password", "passwd", "assertion"} {
 		if strings.Contains(n, w) {
 			return true
 		}
 	}
 	return false
+}
+
+// literalDefault tells whether s has a ${VAR:-default} reference whose
+// default is not empty: text the file holds, used when VAR is unset.
+func literalDefault(s string) bool {
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			return false
+		}
+		s = s[i+2:]
+		end := strings.IndexByte(s, '}')
+		if end < 0 {
+			return false
+		}
+		if _, def, ok := strings.Cut(s[:end], ":-"); ok && strings.TrimSpace(def) != "" {
+			return true
+		}
+		s = s[end+1:]
+	}
+}
+
+// fieldSet is the fields a table of a server may hold, each with the
+// fields of its sub-tables (nil for a value).
+type fieldSet map[string]fieldSet
+
+// serverFields are the fields of a .mcp.json server (runner/mcp's
+// rawServer), its oauth object and the oauth's idp.
+var serverFields = fieldSet{
+	"type": nil, "command": nil, "args": nil, "env": nil, "cwd": nil, "sandbox": nil, "url": nil, "headers": nil, "roots": nil,
+	"oauth": {
+		"grant": nil, "client_id": nil, "client_secret": nil, "private_key": nil, "signing_algorithm": nil,
+		"client_metadata_url": nil, "scopes": nil, "assertion": nil, "assertion_file": nil, "private_network": nil,
+		"idp": {"issuer": nil, "token_endpoint": nil, "client_id": nil, "client_secret": nil, "id_token": nil},
+	},
+}
+
+// serverFields refuses a field of a server's table (or of its oauth or
+// idp table) that the MCP loader does not know, with the nearest known
+// one: a misspelt "header" would otherwise be dropped without a word.
+func (p *parser) serverFields(path []string, m map[string]any, known fieldSet) {
+	for _, k := range sortedKeys(m) {
+		sub := append(path[:len(path):len(path)], k)
+		inner, ok := known[k]
+		if !ok {
+			names := make([]string, 0, len(known))
+			for n := range known {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			p.fail(sub, "unknown key %s%s", strings.Join(sub, "."), nearest(k, names))
+			continue
+		}
+		if t, isTable := m[k].(map[string]any); isTable && inner != nil {
+			p.serverFields(sub, t, inner)
+		}
+	}
 }
