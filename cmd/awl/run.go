@@ -404,7 +404,6 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		},
 		func() error { return c.resolveModel(a, store, st) },
 		func() error { return c.buildTools(a, st) },
-		func() error { return c.priceModel(a, st) },
 		func() error {
 			if c.Input == "ndjson" {
 				awaitSignals(a.ctx)
@@ -651,20 +650,43 @@ func (c *runCmd) resolveModel(a *app, store *session.Store, st *runSetup) error 
 	case st.forked != nil:
 		activeProvider, activeModel = st.forked.ActiveModel()
 	}
-	var err error
-	if st.prov, st.model, err = c.buildProvider(a, store, st.cwd, activeProvider, activeModel); err != nil {
+	o := c.modelOptions()
+	name, from, model := o.choose(a, activeProvider, activeModel)
+	if recorded(name) {
+		return c.resolveReplay(a, store, st, name, model)
+	}
+	if c.Replay != "" {
+		return runner.Usagef("--replay needs --provider replay")
+	}
+	spec, model, err := o.pick(a, name, from, model)
+	if err != nil {
 		return err
 	}
-	if rp, _ := st.prov.(*replay.Provider); rp != nil {
-		// The schema of the recording's next step is known before the
-		// prompt is read (--output-schema - reads stdin); a run that has
-		// no next step fails in readPromptInput, with its prompt in the
-		// diff.
-		if step, err := rp.Next(continued(st.resumed, st.forked), ""); err == nil {
-			c.recordedSchema, c.recordedRules = step.Schema, step.Rules
-		}
+	// What the flags ask of this provider and model is checked before
+	// its credentials are looked for: a flag the provider refuses is
+	// exit 2 with no credential lookup, no token fetched, no network.
+	st.model = model
+	if err := c.priceModel(a, st, spec.Name); err != nil {
+		return err
 	}
-	return nil
+	st.prov, err = o.open(a, spec, model)
+	return err
+}
+
+// resolveReplay sets up --provider replay and checks the flags against
+// the recording's provider and model.
+func (c *runCmd) resolveReplay(a *app, store *session.Store, st *runSetup, name, model string) error {
+	var err error
+	if st.prov, st.model, err = c.buildReplay(a, store, st.cwd, name, model); err != nil {
+		return err
+	}
+	// The schema of the recording's next step is known before the
+	// prompt is read (--output-schema - reads stdin); a run that has no
+	// next step fails in readPromptInput, with its prompt in the diff.
+	if step, err := st.prov.(*replay.Provider).Next(continued(st.resumed, st.forked), ""); err == nil {
+		c.recordedSchema, c.recordedRules = step.Schema, step.Rules
+	}
+	return c.priceModel(a, st, st.prov.Name())
 }
 
 // buildTools sets up the sandbox and checks the tool flags against the
@@ -689,44 +711,44 @@ func (c *runCmd) buildTools(a *app, st *runSetup) error {
 // priceModel loads the price table, refuses --max-cost-usd on a model it
 // has no price for and what the model cannot take (--reasoning,
 // --max-output-tokens), and sets the context window.
-func (c *runCmd) priceModel(a *app, st *runSetup) error {
+func (c *runCmd) priceModel(a *app, st *runSetup, provName string) error {
 	var err error
 	if st.prices, err = loadPrices(a.getenv, c.Pricing, c.origin("pricing")); err != nil {
 		return err
 	}
-	if err := runner.CheckPriced(st.prices, st.prov.Name(), st.model, c.MaxCostUSD); err != nil {
+	if err := runner.CheckPriced(st.prices, provName, st.model, c.MaxCostUSD); err != nil {
 		return err
 	}
-	if err := runner.CheckModelFlags(st.prices, st.prov.Name(), st.model, c.Reasoning, c.MaxOutputTokens); err != nil {
+	if err := runner.CheckModelFlags(st.prices, provName, st.model, c.Reasoning, c.MaxOutputTokens); err != nil {
 		return err
 	}
-	st.window = c.window(a, st.prices, st.prov.Name(), st.model)
+	st.window = c.window(a, st.prices, provName, st.model)
 	if st.replay {
 		return nil
 	}
 	model := st.model
-	if m, ok := st.prices.Lookup(st.prov.Name(), model); ok {
+	if m, ok := st.prices.Lookup(provName, model); ok {
 		model = m.Name // an Azure deployment, a Bedrock inference profile: the model it serves
 	}
-	if err := checkCacheTTL(c.CacheTTL, st.prov.Name(), model); err != nil {
+	if err := checkCacheTTL(c.CacheTTL, provName, model); err != nil {
 		return err
 	}
-	return c.checkServiceTier(st)
+	return c.checkServiceTier(st, provName)
 }
 
 // checkServiceTier refuses a --service-tier the provider's API does not
 // offer (exit 2), and a --max-cost-usd whose budget the tier's price,
 // missing from the table, could not keep.
-func (c *runCmd) checkServiceTier(st *runSetup) error {
+func (c *runCmd) checkServiceTier(st *runSetup, provName string) error {
 	if c.ServiceTier == "" {
 		return nil
 	}
-	if ok, why := provider.ServiceTierOffered(st.prov.Name(), c.ServiceTier); !ok {
+	if ok, why := provider.ServiceTierOffered(provName, c.ServiceTier); !ok {
 		return runner.Usagef(fmt.Sprintf("--service-tier %q: %s", c.ServiceTier, why))
 	}
 	if c.MaxCostUSD > 0 {
-		if m, ok := st.prices.Lookup(st.prov.Name(), st.model); ok {
-			if _, ok := m.TierPrice(c.ServiceTier, provider.CloudTiers(st.prov.Name())); !ok {
+		if m, ok := st.prices.Lookup(provName, st.model); ok {
+			if _, ok := m.TierPrice(c.ServiceTier, provider.CloudTiers(provName)); !ok {
 				return runner.Usagef(fmt.Sprintf("--max-cost-usd cannot be kept: awl's price table has no %s price for %s (add one with --pricing)", c.ServiceTier, st.model))
 			}
 		}
@@ -1237,20 +1259,6 @@ func (c *runCmd) modelOptions() modelOptions {
 	return modelOptions{Provider: c.Provider, ProviderFrom: c.origin("provider"), Model: c.Model, BaseURL: c.BaseURL, MaxRetries: c.MaxRetries, StallTimeout: c.StallTimeout}
 }
 
-// buildProvider chooses the provider and model (choose), and sets up
-// --provider replay, which only awl run has.
-func (c *runCmd) buildProvider(a *app, store *session.Store, cwd, activeProvider, activeModel string) (provider.Provider, string, error) {
-	o := c.modelOptions()
-	name, from, model := o.choose(a, activeProvider, activeModel)
-	if recorded(name) {
-		return c.buildReplay(a, store, cwd, name, model)
-	}
-	if c.Replay != "" {
-		return nil, "", runner.Usagef("--replay needs --provider replay")
-	}
-	return o.newProvider(a, name, from, model)
-}
-
 // choose chooses the provider and model. Explicit settings (flags, then
 // AWL_PROVIDER/AWL_MODEL) win; a resumed session otherwise continues with
 // its active provider and model. from says where the name came from, for
@@ -1275,12 +1283,19 @@ func (o modelOptions) choose(a *app, activeProvider, activeModel string) (name, 
 // replay).
 func (o modelOptions) resolve(a *app, activeProvider, activeModel string) (provider.Provider, string, error) {
 	name, from, model := o.choose(a, activeProvider, activeModel)
-	return o.newProvider(a, name, from, model)
+	spec, model, err := o.pick(a, name, from, model)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := o.open(a, spec, model)
+	return p, model, err
 }
 
-// newProvider makes the provider name (from choose); with no name, the
-// first automatic provider whose API key is set.
-func (o modelOptions) newProvider(a *app, name, from, model string) (provider.Provider, string, error) {
+// pick settles the provider name (from choose) stands for and its model:
+// with no name, the first automatic provider whose API key is set; with
+// no model, the provider's default. It reads no credential of a provider
+// named, and obtains none.
+func (o modelOptions) pick(a *app, name, from, model string) (provider.Spec, string, error) {
 	if name == "" {
 		for _, s := range provider.Specs() {
 			if !s.Auto {
@@ -1288,7 +1303,7 @@ func (o modelOptions) newProvider(a *app, name, from, model string) (provider.Pr
 			}
 			key, err := providerKey(a, s)
 			if err != nil {
-				return nil, "", err
+				return provider.Spec{}, "", err
 			}
 			if key != "" {
 				name = s.Name
@@ -1296,34 +1311,33 @@ func (o modelOptions) newProvider(a *app, name, from, model string) (provider.Pr
 			}
 		}
 		if name == "" {
-			return nil, "", &provider.Error{Kind: provider.KindConfig, Message: "no provider configured: set " + orList(provider.AutoKeyVars()) + ", or choose one with --provider (env AWL_PROVIDER): " + providerNames()}
+			return provider.Spec{}, "", &provider.Error{Kind: provider.KindConfig, Message: "no provider configured: set " + orList(provider.AutoKeyVars()) + ", or choose one with --provider (env AWL_PROVIDER): " + providerNames()}
 		}
 	}
 	spec, ok := provider.Lookup(name)
 	if !ok {
-		return nil, "", runner.Usagef(fmt.Sprintf("%s: unknown provider %q (%s)", from, name, providerNames()))
+		return provider.Spec{}, "", runner.Usagef(fmt.Sprintf("%s: unknown provider %q (%s)", from, name, providerNames()))
 	}
+	return spec, cmp.Or(model, spec.DefaultModel), nil
+}
+
+// open makes the provider of spec (from pick): its API key, or a cloud's
+// credentials, obtained here.
+func (o modelOptions) open(a *app, spec provider.Spec, model string) (provider.Provider, error) {
 	baseURL := cmp.Or(o.BaseURL, a.getenv(spec.BaseURLVar))
 	key, err := providerKey(a, spec)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if key == "" && spec.KeyRequired && !(spec.KeylessWithBaseURL && baseURL != "") {
 		msg := spec.KeyVar + " is not set"
 		if spec.KeylessWithBaseURL {
 			msg += " (a compatible server at --base-url or " + spec.BaseURLVar + " may run without one)"
 		}
-		return nil, "", &provider.Error{Kind: provider.KindConfig, Provider: name, Message: msg}
+		return nil, &provider.Error{Kind: provider.KindConfig, Provider: spec.Name, Message: msg}
 	}
-	if model == "" {
-		model = spec.DefaultModel
-	}
-	p, err := provider.New(name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: o.MaxRetries, StallBudget: o.StallTimeout, Getenv: a.getenv,
+	return provider.New(spec.Name, provider.Options{APIKey: key, BaseURL: baseURL, MaxRetries: o.MaxRetries, StallBudget: o.StallTimeout, Getenv: a.getenv,
 		OnSecret: func(s provider.Secret) { a.secrets.add(s.Name, s.Value) }})
-	if err != nil {
-		return nil, "", err
-	}
-	return p, model, nil
 }
 
 // providerNames lists what --provider accepts, for help and errors.

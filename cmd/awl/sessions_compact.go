@@ -101,12 +101,14 @@ func (c *sessionsCompactCmd) prepare(a *app, store *session.Store, em *event.Emi
 		sess.Close()
 		return res, runner.Config{}, err
 	}
-	activeProvider, activeModel := sess.ActiveModel()
-	prov, model, err := o.resolve(a, activeProvider, activeModel)
+	// A bad --pricing is exit 2 before the provider's credentials are
+	// looked for.
+	prices, err := loadPrices(a.getenv, c.Pricing, "--pricing")
 	if err != nil {
 		return fail(err)
 	}
-	prices, err := loadPrices(a.getenv, c.Pricing, "--pricing")
+	activeProvider, activeModel := sess.ActiveModel()
+	prov, model, err := o.resolve(a, activeProvider, activeModel)
 	if err != nil {
 		return fail(err)
 	}
