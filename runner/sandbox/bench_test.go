@@ -36,6 +36,72 @@ func benchStart(b *testing.B) {
 		b.Skipf("no Landlock here: %v %+v", err, st)
 	}
 	defer sb.Close()
+	benchPaired(b, starter{"direct", (*exec.Cmd).Start}, starter{"confined", sb.Start})
+}
+
+// BenchmarkStartHelper is BenchmarkStart for a sandbox whose commands
+// enter a user namespace of awl's (a user who is not root, or a root
+// without CAP_SYS_ADMIN: run it under setpriv --bounding-set=-sys_admin
+// --inh-caps=-all), through the embedded helper and through nsenter (and,
+// as root, setpriv), two sandboxes of the same process, and directly, in
+// turn: what each adds to a direct start.
+func BenchmarkStartHelper(b *testing.B) {
+	if os.Geteuid() == 0 && sandbox.CanMakeNamespaces() {
+		b.Skip("root with CAP_SYS_ADMIN makes its namespaces itself: run under setpriv --bounding-set=-sys_admin --inh-caps=-all")
+	}
+	helper := newBenchSandbox(b, func(st sandbox.Status) bool { return st.Enforced.Processes })
+	defer sandbox.WithoutHelper()()
+	nsenter := newBenchSandbox(b, func(st sandbox.Status) bool { return st.Enforced.Processes })
+	benchPaired(b, starter{"direct", (*exec.Cmd).Start}, starter{"helper", helper.Start}, starter{"nsenter", nsenter.Start})
+}
+
+// BenchmarkStartCgroup is BenchmarkStart for the cgroup path (no
+// namespaces, a cgroup v2 awl may write: as root its own, for a user
+// who is not root a delegated one), where a command starts stopped at its
+// exec (PTRACE_TRACEME) until awl has moved it into the commands' cgroup,
+// against the same sandbox without the cgroup, and directly, in turn:
+// the difference of what each adds is what the stop and the move cost a
+// call.
+func BenchmarkStartCgroup(b *testing.B) {
+	restore := sandbox.WithoutNamespaces()
+	plain := newBenchSandbox(b, func(st sandbox.Status) bool { return !st.Enforced.Processes })
+	restore()
+	defer sandbox.WithoutUserNamespaces()()
+	cgroup := newBenchSandbox(b, func(st sandbox.Status) bool { return st.Enforced.Processes })
+	benchPaired(b, starter{"direct", (*exec.Cmd).Start}, starter{"plain", plain.Start}, starter{"cgroup", cgroup.Start})
+}
+
+// newBenchSandbox makes a workspace-write sandbox, closed with b, and
+// skips b unless its status is what want says.
+func newBenchSandbox(b *testing.B, want func(sandbox.Status) bool) *sandbox.Sandbox {
+	sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: b.TempDir()})
+	if err != nil || !st.Full() {
+		b.Skipf("no Landlock here: %v %+v", err, st)
+	}
+	b.Cleanup(func() { sb.Close() })
+	if !want(st) {
+		b.Skipf("not the sandbox this benchmark measures here: %+v", st)
+	}
+	return sb
+}
+
+// starter is a way to start a command, and its name in benchPaired's
+// metrics.
+type starter struct {
+	name  string
+	start func(*exec.Cmd) error
+}
+
+// benchPaired starts and waits for /bin/true through each way in turn
+// within each iteration, the first to go rotating from one iteration to
+// the next, and reports the mean wall time of each (NAME-ms/op), and,
+// for each but the first (the baseline), its mean less the baseline's
+// (NAME-added-ms/op) and the median of its time less the baseline's
+// within an iteration (median-NAME-added-ms/op); with two ways, these two
+// are added-ms/op and median-added-ms/op. From the third way on, the
+// median of its time less the way's before it is
+// median-NAME-over-BEFORE-ms/op.
+func benchPaired(b *testing.B, ways ...starter) {
 	run := func(start func(*exec.Cmd) error) time.Duration {
 		t0 := time.Now()
 		cmd := exec.Command("/bin/true")
@@ -47,27 +113,41 @@ func benchStart(b *testing.B) {
 		}
 		return time.Since(t0)
 	}
-	var direct, confined time.Duration
-	var diffs []time.Duration
+	sums := make([]time.Duration, len(ways))
+	diffs := make([][]time.Duration, len(ways)) // less the baseline
+	steps := make([][]time.Duration, len(ways)) // less the way before
+	took := make([]time.Duration, len(ways))
 	for i := 0; b.Loop(); i++ {
-		var dd, dc time.Duration
-		if i%2 == 0 {
-			dd = run((*exec.Cmd).Start)
-			dc = run(sb.Start)
-		} else {
-			dc = run(sb.Start)
-			dd = run((*exec.Cmd).Start)
+		for j := range ways {
+			k := (i + j) % len(ways)
+			took[k] = run(ways[k].start)
+			sums[k] += took[k]
 		}
-		direct += dd
-		confined += dc
-		diffs = append(diffs, dc-dd)
+		for k := 1; k < len(ways); k++ {
+			diffs[k] = append(diffs[k], took[k]-took[0])
+			steps[k] = append(steps[k], took[k]-took[k-1])
+		}
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
-	b.ReportMetric(ms(direct), "direct-ms/op")
-	b.ReportMetric(ms(confined), "confined-ms/op")
-	b.ReportMetric(ms(confined-direct), "added-ms/op")
-	slices.Sort(diffs)
-	b.ReportMetric(float64(diffs[len(diffs)/2].Microseconds())/1000, "median-added-ms/op")
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds()) / 1000
+	}
+	for k, w := range ways {
+		b.ReportMetric(ms(sums[k]), w.name+"-ms/op")
+		if k == 0 {
+			continue
+		}
+		added := w.name + "-added-ms/op"
+		if len(ways) == 2 {
+			added = "added-ms/op"
+		}
+		b.ReportMetric(ms(sums[k]-sums[0]), added)
+		b.ReportMetric(median(diffs[k]), "median-"+added)
+		if k > 1 {
+			b.ReportMetric(median(steps[k]), "median-"+w.name+"-over-"+ways[k-1].name+"-ms/op")
+		}
+	}
 }
 
 // BenchmarkNew makes and closes a workspace-write sandbox for a directory

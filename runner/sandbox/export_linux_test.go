@@ -10,3 +10,7 @@ func WithoutHelper() (restore func()) {
 	noHelper = true
 	return func() { noHelper = false }
 }
+
+// CanMakeNamespaces reports whether awl makes its namespaces itself, as
+// root with CAP_SYS_ADMIN.
+func CanMakeNamespaces() bool { return namespacesAvailable() }
