@@ -41,11 +41,14 @@ func runSchema() config.Schema {
 			continue
 		}
 		k := config.Key{Name: f.name, Class: f.cfg, Default: f.def, Path: f.cfgPath, Enum: f.enum, Sep: f.sep}
-		if isRuleList(f.name) {
+		switch {
+		case isRuleList(f.name):
 			k.Split = policy.Split
 			if f.cfg == keyAllow {
 				k.Intersect = policy.Intersect
 			}
+		case f.name == "redact-env":
+			k.Split = splitNames
 		}
 		switch {
 		case f.slice:

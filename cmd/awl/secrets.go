@@ -68,7 +68,7 @@ func secretNames(a *app, redactEnv []string) ([]string, error) {
 	// A collector's credentials stay awl's: kept from tools and redacted.
 	names = append(names, trace.SecretVars...)
 	add := func(from, list string) error {
-		for _, n := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
+		for _, n := range splitNames(list) {
 			if strings.ContainsAny(n, "=\x00") {
 				return runner.Usagef(fmt.Sprintf("%s: %q is not a variable name", from, n))
 			}
@@ -90,6 +90,15 @@ func secretNames(a *app, redactEnv []string) ([]string, error) {
 		add("GITHUB_ACTIONS", strings.Join(actionsSecretVars, ","))
 	}
 	return names, nil
+}
+
+// splitNames splits a list of variable names as --redact-env,
+// AWL_REDACT_ENV and each item of a configuration file's redact-env are
+// read: on commas, spaces, tabs and newlines. It is the redact-env key's
+// Split (runSchema), so that awl config show lists the names a run keeps
+// secret, not the text they were written as.
+func splitNames(list string) []string {
+	return strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
 }
 
 // hideSecrets keeps the named variables from every process but awl itself:
