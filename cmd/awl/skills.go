@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/awlrun/awl/cmd/awl/skills"
+	"github.com/awlrun/awl/internal/oneline"
 	"github.com/awlrun/awl/runner"
 	"github.com/awlrun/awl/runner/modelctx"
 )
@@ -64,12 +65,13 @@ func (c *runCmd) loadSkills(a *app, st *runSetup) error {
 			problems = append(problems, s.Problems...)
 		}
 		if len(problems) > 0 {
+			for i, p := range problems {
+				problems[i] = safeLine(p)
+			}
 			return runner.Usagef("--skills-strict: " + strings.Join(problems, "\n"))
 		}
 	}
-	for _, w := range skills.Warnings(all) {
-		fmt.Fprintln(a.stderr, "awl: warning:", w)
-	}
+	warnSkills(a, all)
 	offered := skills.Offered(all)
 	if cut := skills.Cut(offered, skills.Budget); len(cut) > 0 {
 		fmt.Fprintf(a.stderr, "awl: warning: the skills' catalogue is over its budget (about 8,000 tokens): the descriptions of %s are cut\n", strings.Join(cut, ", "))
@@ -78,6 +80,21 @@ func (c *runCmd) loadSkills(a *app, st *runSetup) error {
 		st.skills = append(st.skills, modelctx.Skill{Name: s.Name, Description: s.Description, Path: s.Path})
 	}
 	return nil
+}
+
+// warnSkills says on stderr what of all is skipped and what shadows what,
+// a line each.
+func warnSkills(a *app, all []skills.Skill) {
+	for _, w := range skills.Warnings(all) {
+		fmt.Fprintln(a.stderr, "awl: warning:", safeLine(w))
+	}
+}
+
+// safeLine is s as one line for a terminal (internal/oneline), uncut
+// below 64 KiB: a warning or a description quotes a SKILL.md, which may
+// hold line breaks and escape sequences.
+func safeLine(s string) string {
+	return oneline.Cut(s, 64<<10)
 }
 
 // skillsCmd is `awl skills`: what a run here would offer.
@@ -126,14 +143,15 @@ func (s *skillsCmd) Run(a *app) error {
 	}
 	var b strings.Builder
 	for _, k := range offered {
-		fmt.Fprintf(&b, "%s\t%s\t%s\n  %s\n", k.Name, k.Source, displayPath(k.Path), k.Description)
+		// A skill's text is the repository's: one line each, control
+		// characters dropped, so a description can neither forge an
+		// entry nor send an escape sequence to the terminal.
+		fmt.Fprintf(&b, "%s\t%s\t%s\n  %s\n", k.Name, safeLine(k.Source), safeLine(displayPath(k.Path)), safeLine(k.Description))
 		if len(k.AllowedTools) > 0 {
-			fmt.Fprintf(&b, "  allowed-tools (shown, never granted): %s\n", strings.Join(k.AllowedTools, " "))
+			fmt.Fprintf(&b, "  allowed-tools (shown, never granted): %s\n", safeLine(strings.Join(k.AllowedTools, " ")))
 		}
 	}
-	for _, w := range skills.Warnings(all) {
-		fmt.Fprintln(a.stderr, "awl: warning:", w)
-	}
+	warnSkills(a, all)
 	_, err = a.stdout.Write([]byte(b.String()))
 	return err
 }

@@ -10,9 +10,10 @@ import (
 )
 
 // Cut makes s one line of at most about n characters: white space (line
-// breaks included) collapsed to one space and trimmed, control characters
-// and invalid UTF-8 dropped (an escape sequence from a tool or a prompt
-// never reaches a terminal), and, when more is left, the first n
+// breaks included) collapsed to one space and trimmed, control characters,
+// bidirectional controls and invalid UTF-8 dropped (an escape sequence
+// from a tool or a prompt never reaches a terminal, nor an override that
+// reorders what it shows), and, when more is left, the first n
 // characters followed by "…". It cuts between characters, never inside
 // one, whatever the bytes.
 func Cut(s string, n int) string {
@@ -24,7 +25,7 @@ func Cut(s string, n int) string {
 			space = true
 			continue
 		}
-		if unicode.IsControl(r) || r == utf8.RuneError {
+		if unicode.IsControl(r) || r == utf8.RuneError || r >= 0x61c && unicode.Is(unicode.Bidi_Control, r) {
 			continue
 		}
 		if space {

@@ -21,6 +21,10 @@ func TestCut(t *testing.T) {
 		{"\x1b[31mred\x1b[0m", 10, "[31mred[0m"},
 		{"bad \xff\xfe utf8", 20, "bad utf8"},
 		{"x\u2028y", 10, "x y"},
+		// Bidirectional overrides and isolates reorder what a terminal
+		// shows (Trojan Source): dropped; a right-to-left script stays.
+		{"abc\u202egnp.exe\u202c \u2066x\u2069 \u200fy", 30, "abcgnp.exe x y"},
+		{"שלום", 10, "שלום"},
 		{"日本語テキスト", 3, "日本語…"},
 	} {
 		if got := Cut(c.in, c.n); got != c.want {

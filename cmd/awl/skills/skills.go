@@ -132,12 +132,37 @@ func Discover(fsys FS, dirs []Dir) []Skill {
 			}
 			p := filepath.Join(d.Path, e.Name(), "SKILL.md")
 			s, err := read(fsys, p, e.Name())
-			if !errors.Is(err, fs.ErrNotExist) {
-				out = add(out, s, err, p, d.Source)
+			if errors.Is(err, fs.ErrNotExist) {
+				// A folder with no SKILL.md is no skill; a link to one
+				// that is gone (a skill installed by a link whose
+				// target was removed) is a skill that cannot be read.
+				if why := dangling(filepath.Join(d.Path, e.Name()), e.Type()&fs.ModeSymlink != 0); why != "" {
+					out = add(out, Skill{}, errors.New(why), p, d.Source)
+				}
+				continue
 			}
+			out = add(out, s, err, p, d.Source)
 		}
 	}
 	return out
+}
+
+// dangling says what is wrong when the folder at dir (a symbolic link when
+// link) or its SKILL.md is a symbolic link to nothing; "" when neither is.
+// It runs only for a folder with no SKILL.md to read.
+func dangling(dir string, link bool) string {
+	for _, p := range []string{dir, filepath.Join(dir, "SKILL.md")} {
+		if p == dir && !link {
+			continue
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+				target, _ := os.Readlink(p)
+				return fmt.Sprintf("%s: a symbolic link to %s, which is not there", p, target)
+			}
+		}
+	}
+	return ""
 }
 
 // add appends the skill read at p (err: what is wrong with it) to out; it
@@ -467,14 +492,34 @@ func validName(name string) bool {
 	return name != ""
 }
 
-// yamlLine is the line a yaml error names, 1 when it names none.
+// yamlLine is the line a yaml error names, 1 when it names none. The
+// parser's errors (not the scanner's) name the line before, counting from
+// 0 (go.yaml.in/yaml/v3 adds 1 to a scanner error's mark alone):
+// "description: [x" on a document's second line is "line 1: did not find
+// expected ',' or ']'".
 func yamlLine(err error) int {
+	rest, ok := strings.CutPrefix(strings.TrimPrefix(err.Error(), "yaml: "), "line ")
+	if !ok {
+		return 1
+	}
 	var n int
-	msg := err.Error()
-	if i := strings.Index(msg, "line "); i >= 0 {
-		fmt.Sscanf(msg[i+5:], "%d", &n)
+	fmt.Sscanf(rest, "%d", &n)
+	reason := yamlReason(err)
+	for _, p := range yamlParserErrors {
+		if strings.HasPrefix(reason, p) {
+			n++
+			break
+		}
 	}
 	return max(n, 1)
+}
+
+// yamlParserErrors begin the messages of yaml's parser (parserc.go), whose
+// line counts from 0.
+var yamlParserErrors = []string{
+	"did not find expected key", "did not find expected node content", "did not find expected '-' indicator",
+	"did not find expected ',' or ", "did not find expected <document start>", "found undefined tag handle",
+	"found duplicate %", "found incompatible YAML document",
 }
 
 // yamlReason is a yaml error's text without its "yaml: line N:" prefix.

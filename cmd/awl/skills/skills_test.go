@@ -17,7 +17,12 @@ func TestParseRefusesWhatTheFormatRefuses(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"# no front matter\n", "s/SKILL.md:1: no front matter"},
 		{"---\nname: pdf\ndescription: d\n", "s/SKILL.md:1: the front matter has no closing"},
-		{"---\nname: pdf\ndescription: [unclosed\n---\n", "s/SKILL.md:2: front matter: did not find expected"},
+		{"---\nname: pdf\ndescription: [unclosed\n---\n", "s/SKILL.md:3: front matter: did not find expected ',' or ']'"},
+		{"---\nname: pdf\n\ndescription: {x\nlicense: y\n---\n", "s/SKILL.md:4: front matter: did not find expected ',' or '}'"},
+		{"---\nname: pdf\n- x\n---\n", "s/SKILL.md:3: front matter: did not find expected key"},
+		{"---\nname: pdf\ndescription: d\nz: !x!y q\n---\n", "s/SKILL.md:4: front matter: found undefined tag handle"},
+		{"---\nname: pdf\ndescription: \"\\q\"\n---\n", "s/SKILL.md:3: front matter: found unknown escape character"},
+		{"---\nname: pdf\n  description: d\n---\n", "s/SKILL.md:3: front matter: mapping values are not allowed"},
 		{"---\n- a\n- b\n---\n", "s/SKILL.md:2: the front matter must be a mapping"},
 		{"---\ndescription: d\n---\n", "s/SKILL.md:2: no name"},
 		{"---\nname: pdf\n---\n", "s/SKILL.md:2: no description"},
