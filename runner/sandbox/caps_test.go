@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -106,21 +107,25 @@ func TestConfinedCapabilities(t *testing.T) {
 		// Commands are root in awl's user namespace, which gives them
 		// every capability there: they keep exactly the four, and no
 		// descriptor of the namespaces they were brought into.
-		out, _ := asRootWithoutSysAdmin(t, t.TempDir(), probeCommand(t, "caps", "")+"; echo nsfds; "+probeCommand(t, "nsfds", ""))
-		sets := capSets(t, out)
-		for k, want := range map[string]uint64{"CapBnd": keptCaps, "CapPrm": keptCaps, "CapEff": keptCaps, "CapInh": 0, "CapAmb": 0} {
-			if sets[k] != want {
-				t.Errorf("%s %#x, want %#x", k, sets[k], want)
+		// Root of the initial user namespace, and root of a container's
+		// (Podman's rootless, a user namespace mapping 65536 ids).
+		for _, userNS := range []bool{false, true} {
+			out, _ := asRootWithoutSysAdmin(t, userNS, t.TempDir(), probeCommand(t, "caps", "")+"; echo nsfds; "+probeCommand(t, "nsfds", ""))
+			sets := capSets(t, out)
+			for k, want := range map[string]uint64{"CapBnd": keptCaps, "CapPrm": keptCaps, "CapEff": keptCaps, "CapInh": 0, "CapAmb": 0} {
+				if sets[k] != want {
+					t.Errorf("in a user namespace %v: %s %#x, want %#x", userNS, k, sets[k], want)
+				}
 			}
-		}
-		if _, fds, _ := strings.Cut(out, "nsfds\n"); !strings.HasPrefix(fds, "probe ok\n") {
-			t.Errorf("a confined command holds a namespace's descriptor:\n%s", out)
+			if _, fds, _ := strings.Cut(out, "nsfds\n"); !strings.HasPrefix(fds, "probe ok\n") {
+				t.Errorf("in a user namespace %v: a confined command holds a namespace's descriptor:\n%s", userNS, out)
+			}
 		}
 	})
 	t.Run("root without CAP_SYS_ADMIN, through nsenter", func(t *testing.T) {
 		// Where the helper cannot run, nsenter and setpriv keep the
 		// same four (the namespaces' descriptors stay open then).
-		out, _ := asRootWithoutSysAdmin(t, t.TempDir(), probeCommand(t, "caps", ""), "AWL_PROBE_NO_HELPER=1")
+		out, _ := asRootWithoutSysAdmin(t, false, t.TempDir(), probeCommand(t, "caps", ""), "AWL_PROBE_NO_HELPER=1")
 		sets := capSets(t, out)
 		for k, want := range map[string]uint64{"CapBnd": keptCaps, "CapPrm": keptCaps, "CapEff": keptCaps, "CapInh": 0, "CapAmb": 0} {
 			if sets[k] != want {
@@ -139,8 +144,10 @@ func TestConfinedCapabilities(t *testing.T) {
 // namespaces are in effect; and it first shows that root so started
 // holds other capabilities than the four kept, CAP_SYS_ADMIN not, so that
 // what a confined command lacks is the sandbox's doing. env is added to
-// the awl's environment.
-func asRootWithoutSysAdmin(t *testing.T, cwd, command string, env ...string) (string, sandbox.Status) {
+// the awl's environment. With userNS, that root is root of a user
+// namespace mapping ids 0-65535 alone, as in a rootless container, where
+// a map of awl's may name no other id.
+func asRootWithoutSysAdmin(t *testing.T, userNS bool, cwd, command string, env ...string) (string, sandbox.Status) {
 	t.Helper()
 	requireABI(t, sandbox.ABINetwork)
 	if os.Geteuid() != 0 {
@@ -154,6 +161,11 @@ func asRootWithoutSysAdmin(t *testing.T, cwd, command string, env ...string) (st
 	run := func(env ...string) string {
 		cmd := exec.Command(setpriv, "--bounding-set=-sys_admin", "--inh-caps=-all", "--", exe)
 		cmd.Env = append(os.Environ(), env...)
+		if userNS {
+			ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}}
+			cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+				UidMappings: ids, GidMappings: ids, GidMappingsEnableSetgroups: true}
+		}
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%v:\n%s", err, out)
@@ -209,7 +221,20 @@ func TestRootWritesAnotherUsersWorkspace(t *testing.T) {
 		os.Mkdir(cwd, 0o755)
 		foreignWorkspace(t, cwd)
 		calls, _ := json.Marshal([][2]any{{"write", write}, {"edit", edit}})
-		out, _ := asRootWithoutSysAdmin(t, cwd, edits, "AWL_PROBE_CALLS="+string(calls))
+		out, _ := asRootWithoutSysAdmin(t, false, cwd, edits, "AWL_PROBE_CALLS="+string(calls))
+		if !strings.HasPrefix(out, "1001 600\n") || strings.Contains(out, "error=true") {
+			t.Errorf("a command or tool failed, or a.txt is not 1001's, mode 600:\n%s", out)
+		}
+		checkForeignWorkspace(t, cwd)
+	})
+	t.Run("root without CAP_SYS_ADMIN in a user namespace", func(t *testing.T) {
+		// awl's map may name only the ids its own namespace maps: a map
+		// of every id would fail, and with it the namespaces.
+		cwd := filepath.Join(t.TempDir(), "work")
+		os.Mkdir(cwd, 0o755)
+		foreignWorkspace(t, cwd)
+		calls, _ := json.Marshal([][2]any{{"write", write}, {"edit", edit}})
+		out, _ := asRootWithoutSysAdmin(t, true, cwd, edits, "AWL_PROBE_CALLS="+string(calls))
 		if !strings.HasPrefix(out, "1001 600\n") || strings.Contains(out, "error=true") {
 			t.Errorf("a command or tool failed, or a.txt is not 1001's, mode 600:\n%s", out)
 		}

@@ -110,15 +110,15 @@ type nsInit struct {
 	// and closes the namespaces' descriptors, which nsenter leaves open
 	// in the command.
 	helper string
-	// mapAll, where awl is root with CAP_SETUID and CAP_SETGID, maps
-	// every uid and gid to itself in the user namespace, as awl's own
-	// are, instead of root alone (userPrologue): a capability held in a
-	// user namespace works only on files whose owner and group are mapped
-	// in it, so commands could not write in a workspace owned by another
-	// user (a container job's checkout, uid 1001), which a root with
+	// uids and gids, where awl is root with CAP_SETUID and CAP_SETGID,
+	// map every id awl's own user namespace maps to itself in the init's,
+	// instead of root alone (userPrologue): a capability held in a user
+	// namespace works only on files whose owner and group are mapped in
+	// it, so commands could not write in a workspace owned by another user
+	// (a container job's checkout, uid 1001), which a root with
 	// CAP_SYS_ADMIN's commands can. Root's commands keep CAP_DAC_OVERRIDE
 	// and the rest of keptCaps either way; Landlock confines where.
-	mapAll bool
+	uids, gids []syscall.SysProcIDMap
 	// setpriv, where the helper cannot run and awl is root, is
 	// setpriv(1)'s path: nsenter runs it to narrow the capabilities to
 	// keep. "" otherwise.
@@ -170,7 +170,9 @@ func userNamespaces(readOnly []string) (*nsInit, error) {
 	need := []string{"sh", "mount", "nsenter"}
 	if os.Geteuid() == 0 {
 		n.keep = keptCaps
-		n.mapAll = effectiveCaps()&(1<<unix.CAP_SETUID|1<<unix.CAP_SETGID) == 1<<unix.CAP_SETUID|1<<unix.CAP_SETGID
+		if effectiveCaps()&(1<<unix.CAP_SETUID|1<<unix.CAP_SETGID) == 1<<unix.CAP_SETUID|1<<unix.CAP_SETGID {
+			n.uids, n.gids = ownIDMap("uid_map"), ownIDMap("gid_map")
+		}
 		if n.helper == "" {
 			n.setpriv = systemCommand("setpriv")
 			need = append(need, "setpriv")
@@ -182,6 +184,31 @@ func userNamespaces(readOnly []string) (*nsInit, error) {
 		}
 	}
 	return n, nil
+}
+
+// mapsAll reports whether awl maps every id of its own in the init's user
+// namespace (root), not the init its own ids alone.
+func (n *nsInit) mapsAll() bool { return len(n.uids) > 0 && len(n.gids) > 0 }
+
+// ownIDMap is what awl's own user namespace maps (file is uid_map or
+// gid_map of /proc/self), each range to itself: in the initial
+// namespace every id, inside a container's user namespace the ids it
+// maps, which are all a map of a namespace awl makes may name. nil when
+// it cannot be read.
+func ownIDMap(file string) []syscall.SysProcIDMap {
+	b, err := os.ReadFile("/proc/self/" + file)
+	if err != nil {
+		return nil
+	}
+	var m []syscall.SysProcIDMap
+	for line := range strings.Lines(string(b)) {
+		var inside, outside, size int
+		if n, _ := fmt.Sscan(line, &inside, &outside, &size); n != 3 {
+			return nil
+		}
+		m = append(m, syscall.SysProcIDMap{ContainerID: inside, HostID: inside, Size: size})
+	}
+	return m
 }
 
 // noHelper makes commands enter the namespaces through nsenter, as where
@@ -264,17 +291,16 @@ func (n *nsInit) attr() *syscall.SysProcAttr {
 		a.Cloneflags |= syscall.CLONE_NEWUSER
 		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 	}
-	if n.mapAll {
-		// awl writes the maps before the init runs: every id to itself.
-		all := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
-		a.UidMappings, a.GidMappings = all, all
+	if n.mapsAll() {
+		// awl writes the maps before the init runs.
+		a.UidMappings, a.GidMappings = n.uids, n.gids
 	}
 	return a
 }
 
 func (n *nsInit) run() error {
 	script := initScript
-	if n.user && !n.mapAll {
+	if n.user && !n.mapsAll() {
 		script = fmt.Sprintf(userPrologue, os.Geteuid(), os.Getegid()) + script
 	}
 	cmd := exec.Command(systemCommand("sh"), append([]string{"-c", script, "awl-sandbox-init"}, n.readOnly...)...)
