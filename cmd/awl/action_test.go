@@ -760,3 +760,50 @@ func TestActionReport(t *testing.T) {
 		t.Error("no step uploads the report")
 	}
 }
+
+// TestActionConfigAndProfile: the config input is --config (the
+// workflow's own file, so trusted: its check runs) and profile is
+// --profile; a profile no file defines fails the step's run with exit 2,
+// naming the profiles there are, before anything is sent. An untrusted
+// project file in the workspace is not read beside the named file.
+func TestActionConfigAndProfile(t *testing.T) {
+	a, srv, work, env := actionRig(t)
+	cfg := filepath.Join(work, "agent.toml")
+	if err := os.WriteFile(cfg, []byte("model = \"claude-top\"\ncheck = [\"touch checked\"]\n\n[profile.review]\nmodel = \"claude-review\"\nappend-system = \"FROM-THE-PROFILE\"\n\n[profile.fix]\nmax-turns = 9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(work, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, ".awl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".awl", "config.toml"), []byte("model = \"claude-project\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(providertest.Text("anthropic", "Reviewed."))
+	out := actionRun(t, a, ws, env, map[string]string{"prompt": "review", "config": cfg, "profile": "review"})
+	if out["exit_code"] != "0" || out["result"] != "Reviewed." {
+		t.Fatalf("outputs %v, want exit_code 0", out)
+	}
+	var req struct {
+		Model  string `json:"model"`
+		System []struct {
+			Text string `json:"text"`
+		} `json:"system"`
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &req); err != nil {
+		t.Fatal(err)
+	}
+	if req.Model != "claude-review" || !strings.Contains(fmt.Sprint(req.System), "FROM-THE-PROFILE") {
+		t.Errorf("model %q, system %v: want the review profile of the config input", req.Model, req.System)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "checked")); err != nil {
+		t.Errorf("the named file's check did not run (the config input's file is trusted): %v", err)
+	}
+	out, log := actionStepRun(t, a, "run", ws, env, map[string]string{"prompt": "review", "config": cfg, "profile": "nope"}, nil)
+	if out["exit_code"] != "2" || !strings.Contains(log, "no configuration file defines [profile.nope]; the profiles are: fix, review") {
+		t.Errorf("outputs %v, log %q: want exit_code 2 naming the profiles", out, log)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("the provider got %d requests, want 1", n)
+	}
+}
