@@ -154,7 +154,8 @@ func privProbe(what, arg string) error {
 // credentials (root without CAP_SYS_ADMIN, as a container's root), or
 // with a session keyring of its own: it
 // makes a workspace-write sandbox for cwd, runs command with the bash
-// tool, and prints its output and the sandbox's status. With
+// tool, and prints its output, the sandbox's status and its own user
+// namespace ("awl-userns user:[N]"). With
 // AWL_PROBE_NO_NAMESPACES set, it does without namespaces; with
 // AWL_PROBE_NO_HELPER, it enters them through nsenter; with
 // AWL_PROBE_CALLS (a JSON array of [tool, input] pairs), it then makes
@@ -180,7 +181,8 @@ func confine(cwd, command string) {
 	in, _ := json.Marshal(map[string]any{"command": command})
 	res := tools["bash"].Run(context.Background(), in)
 	b, _ := json.Marshal(st)
-	fmt.Printf("%s\nstatus %s\n", res.Content, b)
+	userNS, _ := os.Readlink("/proc/self/ns/user")
+	fmt.Printf("%s\nstatus %s\nawl-userns %s\n", res.Content, b, userNS)
 	var calls [][2]json.RawMessage
 	if c := os.Getenv("AWL_PROBE_CALLS"); c != "" {
 		if err := json.Unmarshal([]byte(c), &calls); err != nil {
