@@ -201,8 +201,8 @@ func asRootWithoutSysAdmin(t *testing.T, userNS bool, cwd, command string, env .
 // A root run in a workspace owned by another user (uid 1001, as a GitHub
 // Actions container job's checkout) still writes and edits there: the
 // commands keep the capabilities that takes, and the write and edit
-// tools work as before; as a root without CAP_SYS_ADMIN too, whose
-// commands are root in awl's user namespace.
+// tools work as before: with the namespaces, without them, and as a root
+// without CAP_SYS_ADMIN, whose commands are root in awl's user namespace.
 func TestRootWritesAnotherUsersWorkspace(t *testing.T) {
 	requireABI(t, sandbox.ABINetwork)
 	if os.Geteuid() != 0 {
@@ -212,18 +212,30 @@ func TestRootWritesAnotherUsersWorkspace(t *testing.T) {
 		"chmod 600 a.txt; touch -d 2020-01-01 a.txt; mkdir -p d/e; stat -c '%u %a' a.txt"
 	write := map[string]any{"path": "c.txt", "content": "c\n"}
 	edit := map[string]any{"path": "a.txt", "old_string": "new", "new_string": "edited"}
-	t.Run("root", func(t *testing.T) {
-		f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
-		foreignWorkspace(t, f.cwd)
-		res := f.bash(t, edits)
-		mustOK(t, res)
-		if !strings.HasPrefix(res.Content, "1001 600\n") {
-			t.Errorf("sed -i, chmod: a.txt should stay 1001's, mode 600:\n%s", res.Content)
+	// With the namespaces, and without them, as in a container whose
+	// root may make none (Docker's default seccomp profile refuses user
+	// namespaces to a root without CAP_SYS_ADMIN).
+	for _, without := range []bool{false, true} {
+		name := "root"
+		if without {
+			name += " without namespaces"
 		}
-		mustOK(t, f.call(t, "write", write))
-		mustOK(t, f.call(t, "edit", edit))
-		checkForeignWorkspace(t, f.cwd)
-	})
+		t.Run(name, func(t *testing.T) {
+			if without {
+				withoutNamespaces(t)
+			}
+			f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+			foreignWorkspace(t, f.cwd)
+			res := f.bash(t, edits)
+			mustOK(t, res)
+			if !strings.HasPrefix(res.Content, "1001 600\n") {
+				t.Errorf("sed -i, chmod: a.txt should stay 1001's, mode 600:\n%s", res.Content)
+			}
+			mustOK(t, f.call(t, "write", write))
+			mustOK(t, f.call(t, "edit", edit))
+			checkForeignWorkspace(t, f.cwd)
+		})
+	}
 	// As a root without CAP_SYS_ADMIN, and as one inside a user namespace
 	// (a rootless container's), where awl's map may name only the ids
 	// its own namespace maps: a map of every id would fail, and with it
