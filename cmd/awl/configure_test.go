@@ -45,7 +45,7 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 	count := func(op, p string) { ops = append(ops, op+" "+p) }
 	configFS = config.FS{
 		Stat: func(p string) (fs.FileInfo, error) { count("stat", p); return os.Stat(p) },
-		Open: func(p string) (*os.File, error) { count("open", p); return os.Open(p) },
+		Read: func(p string) ([]byte, error) { count("open", p); return config.OS.Read(p) },
 	}
 	defer func() { configFS = config.OS }()
 	skillsFS = skills.FS{

@@ -290,7 +290,7 @@ func (sl *grepSlot) search(ctx context.Context, s *searcher, full *atomic.Bool) 
 		return
 	}
 	defer f.Close()
-	if sl.judge != nil && !sl.judge(f.fd(), sl.file) {
+	if sl.judge != nil && !sl.judge(f.Fd(), sl.file) {
 		return
 	}
 	_ = s.search(ctx, f, sl.hits.collect(sl.rel, full))

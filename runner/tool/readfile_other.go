@@ -11,5 +11,3 @@ func openSearchFile(name string) (searchFile, error) {
 	f, err := os.Open(name)
 	return searchFile{f}, err
 }
-
-func (f searchFile) fd() uintptr { return f.Fd() }

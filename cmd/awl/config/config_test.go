@@ -397,7 +397,7 @@ type countFS struct {
 func (c *countFS) fs() FS {
 	return FS{
 		Stat: func(p string) (fs.FileInfo, error) { c.ops = append(c.ops, "stat "+p); return os.Stat(p) },
-		Open: func(p string) (*os.File, error) { c.ops = append(c.ops, "open "+p); return os.Open(p) },
+		Read: func(p string) ([]byte, error) { c.ops = append(c.ops, "open "+p); return OS.Read(p) },
 	}
 }
 

@@ -3,11 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/awlrun/awl/internal/rawfile"
 )
 
 // Loc is a file to read.
@@ -24,11 +25,15 @@ type Loc struct {
 // they do through it.
 type FS struct {
 	Stat func(string) (fs.FileInfo, error)
-	Open func(string) (*os.File, error)
+	// Read reads a configuration file whole, refusing what is not a
+	// regular file (rawfile.ErrNotRegular) or is larger than MaxSize
+	// (rawfile.ErrTooLarge).
+	Read func(string) ([]byte, error)
 }
 
-// OS is the file system itself.
-var OS = FS{Stat: os.Stat, Open: os.Open}
+// OS is the file system itself. A file is read with four system calls
+// (rawfile), not os.Open's nine.
+var OS = FS{Stat: os.Stat, Read: func(p string) ([]byte, error) { return rawfile.ReadFile(p, MaxSize) }}
 
 // UserFile is where the user's file is: $XDG_CONFIG_HOME/awl/config.toml,
 // or ~/.config/awl/config.toml when XDG_CONFIG_HOME is unset or not
@@ -169,27 +174,12 @@ const MaxSize = 1 << 20
 
 // Read reads and parses the file at l.
 func Read(fsys FS, l Loc, schema Schema) (*File, error) {
-	fail := func(err error) error {
-		return &Error{Code: 2, Lines: []string{fmt.Sprintf("%s: %v", l.Path, unwrapPath(err))}}
+	data, err := fsys.Read(l.Path)
+	if errors.Is(err, rawfile.ErrTooLarge) {
+		err = fmt.Errorf("larger than %d bytes", MaxSize)
 	}
-	f, err := fsys.Open(l.Path)
 	if err != nil {
-		return nil, fail(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fail(err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fail(errors.New("not a regular file"))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, fail(err)
-	}
-	if len(data) > MaxSize {
-		return nil, fail(fmt.Errorf("larger than %d bytes", MaxSize))
+		return nil, &Error{Code: 2, Lines: []string{fmt.Sprintf("%s: %v", l.Path, unwrapPath(err))}}
 	}
 	return Parse(l.Path, data, l.Role, l.Base, schema)
 }

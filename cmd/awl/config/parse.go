@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -88,16 +89,19 @@ func (f *File) Profiles() []string {
 func Parse(path string, data []byte, role Role, base string, schema Schema) (*File, error) {
 	sum := sha256.Sum256(data)
 	f := &File{Path: path, Role: role, SHA256: hex.EncodeToString(sum[:]), top: table{}, profiles: map[string]table{}}
-	var doc map[string]any
-	if err := toml.Unmarshal(data, &doc); err != nil {
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			row, col := de.Position()
-			return nil, &Error{Code: 2, Lines: []string{errorf(path, row, col, "%s", strings.TrimPrefix(de.Error(), "toml: "))}}
+	doc, pos, ok := quick(data)
+	if !ok {
+		if err := toml.Unmarshal(data, &doc); err != nil {
+			var de *toml.DecodeError
+			if errors.As(err, &de) {
+				row, col := de.Position()
+				return nil, &Error{Code: 2, Lines: []string{errorf(path, row, col, "%s", strings.TrimPrefix(de.Error(), "toml: "))}}
+			}
+			return nil, &Error{Code: 2, Lines: []string{errorf(path, 0, 0, "%s", strings.TrimPrefix(err.Error(), "toml: "))}}
 		}
-		return nil, &Error{Code: 2, Lines: []string{errorf(path, 0, 0, "%s", strings.TrimPrefix(err.Error(), "toml: "))}}
+		pos = positions(data)
 	}
-	p := &parser{path: path, base: base, schema: schema, pos: positions(data)}
+	p := &parser{path: path, base: base, schema: schema, pos: pos}
 	for _, k := range sortedKeys(doc) {
 		v := doc[k]
 		switch k {
@@ -457,7 +461,7 @@ func positions(data []byte) map[string]position {
 type lineStarts []int
 
 func newLineStarts(data []byte) lineStarts {
-	starts := lineStarts{0}
+	starts := make(lineStarts, 1, bytes.Count(data, []byte("\n"))+1)
 	for i, c := range data {
 		if c == '\n' {
 			starts = append(starts, i+1)

@@ -20,6 +20,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/awlrun/awl/internal/rawfile"
 )
 
 // Skill is one SKILL.md.
@@ -95,8 +97,9 @@ func ProjectDirs(levels []Level) []Dir {
 type FS struct {
 	ReadDir func(string) ([]fs.DirEntry, error)
 	// Read reads the head of a SKILL.md: to the end of its front
-	// matter (readHead), refusing what is not a regular file
-	// (errNotRegular) or is larger than MaxSize (errTooLarge).
+	// matter (readHead), refusing what is not a regular file (a
+	// directory, a FIFO that would hold the run: rawfile.ErrNotRegular)
+	// or is larger than MaxSize (rawfile.ErrTooLarge).
 	Read func(string) ([]byte, error)
 }
 
@@ -282,7 +285,7 @@ func read(fsys FS, p, folder string) (Skill, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Skill{}, err
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, rawfile.ErrTooLarge):
 		return Skill{}, fmt.Errorf("%s: larger than %d bytes", p, MaxSize)
 	case err != nil:
 		return Skill{}, fmt.Errorf("%s: %v", p, unwrapPath(err))
@@ -292,12 +295,21 @@ func read(fsys FS, p, folder string) (Skill, error) {
 	return Parse(p, data, folder)
 }
 
-// What FS.Read refuses: a SKILL.md that is not a regular file (a
-// directory, a FIFO that would hold the run), or is larger than MaxSize.
-var (
-	errNotRegular = errors.New("not a regular file")
-	errTooLarge   = errors.New("too large")
-)
+// readSKILL reads the head of the SKILL.md at p (readHead) with four
+// system calls: open, fstat, read, close (rawfile). os.Open would add four
+// fcntl and an epoll_ctl for each file, a tenth of what ten skills cost a
+// start.
+func readSKILL(p string) ([]byte, error) {
+	f, err := rawfile.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if f.Size > MaxSize {
+		return nil, rawfile.ErrTooLarge
+	}
+	return readHead(f)
+}
 
 // headChunk is what readHead reads at a time.
 const headChunk = 4096
