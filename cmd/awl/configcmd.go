@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/awlrun/awl/cmd/awl/config"
+	"github.com/awlrun/awl/runner"
 )
 
 // configCmd is `awl config`: what configuration a run here would use.
@@ -28,12 +30,12 @@ type configWhere struct {
 	NoConfig bool   `name:"no-config"`
 }
 
-// configShowCmd is `awl config show`.
+// configShowCmd is `awl config show`: --json, then any flags of `awl run`
+// (-C, --config, --profile, … and the settings' own), which it reads as
+// the run would.
 type configShowCmd struct {
-	configWhere  `embed:""`
-	Profile      string `name:"profile" placeholder:"NAME"`
-	TrustProject bool   `name:"trust-project"`
-	JSON         bool   `name:"json"`
+	JSON     bool     `name:"json"`
+	RunFlags []string `arg:"" optional:"" name:"run-flags" passthrough:""`
 }
 
 // configPathCmd is `awl config path`.
@@ -43,11 +45,26 @@ type configPathCmd struct {
 
 // Run prints every setting a run here would start with, and its source.
 func (s *configShowCmd) Run(a *app) error {
-	c := &runCmd{Dir: s.Dir, Config: s.Config, NoConfig: s.NoConfig, Profile: s.Profile, TrustProject: s.TrustProject}
+	var flags []string
+	for _, f := range s.RunFlags {
+		if f == "--json" {
+			s.JSON = true
+			continue
+		}
+		flags = append(flags, f)
+	}
+	c, err := parseRunFlags(a, "config show", flags)
+	if err != nil {
+		return err
+	}
+	if len(c.Args) > 0 {
+		return runner.Usagef(fmt.Sprintf("config show: %q: it takes the flags of awl run, not a prompt", c.Args[0]))
+	}
 	cf, err := c.loadConfig(a)
 	if err != nil {
 		return err
 	}
+	c.layFlags(cf)
 	if s.JSON {
 		return writeConfigJSON(a, cf)
 	}
@@ -87,6 +104,69 @@ func (s *configShowCmd) Run(a *app) error {
 	}
 	_, err = a.stdout.Write([]byte(b.String()))
 	return err
+}
+
+// layFlags sets over cf's settings those the command line gave, with the
+// source "flag", as configure lets a flag win over the files.
+func (c *runCmd) layFlags(cf *configured) {
+	rv := reflect.ValueOf(c).Elem()
+	schema := runSchema()
+	for _, name := range c.given.names {
+		f := runFlagTable.byName(name)
+		if f == nil || f.cfg == keyNone {
+			continue
+		}
+		v, ok := flagValue(f, rv.Field(f.index))
+		if !ok {
+			continue
+		}
+		// A rule list's flag holds the rules as given (--tools read,grep):
+		// split as the run splits them.
+		if list, isList := v.([]string); isList {
+			if k := schema.Lookup(name); k != nil && k.Split != nil {
+				var items []string
+				for _, it := range list {
+					items = append(items, k.Split(it)...)
+				}
+				v = items
+			}
+		}
+		cf.res.Settings[name] = config.Setting{Value: v, Source: config.Source{Kind: "flag"}}
+	}
+	// The command line's --tools is the run's choice of tools.
+	if s := cf.res.Settings["no-tools"]; c.given.has("tools") && !c.given.has("no-tools") && s.Source.Kind != "default" {
+		delete(cf.res.Settings, "no-tools")
+	}
+}
+
+// flagValue is a run flag's field as a configuration value; false for a
+// pointer flag not given a value.
+func flagValue(f *fastFlag, v reflect.Value) (config.Value, bool) {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil, false
+		}
+		v = v.Elem()
+	}
+	switch {
+	case f.slice:
+		return slices.Clone(v.Interface().([]string)), true
+	case f.dur:
+		return time.Duration(v.Int()), true
+	case f.ref:
+		return v.Interface().(schemaRef).Ref, true
+	}
+	switch v.Kind() {
+	case reflect.Bool:
+		return v.Bool(), true
+	case reflect.Int, reflect.Int64:
+		return v.Int(), true
+	case reflect.Float64:
+		return v.Float(), true
+	case reflect.String:
+		return v.String(), true
+	}
+	return nil, false
 }
 
 // trust tells whether a project file was read and trusted, and by what.

@@ -176,13 +176,9 @@ var helpTable = [...]struct{ key, text string }{
 
 	// awl config
 	{"config", "Show the configuration a run here would use, and the files it comes from."},
-	{"config show", "Print every setting a run here would start with and where it comes from (a file's line, an AWL_ variable, the default)."},
+	{"config show", "Print every setting a run here with RUN FLAGS would start with and where it comes from (a flag, a file's line, an AWL_ variable, the default)."},
 	{"config show --json", "Print it as one JSON object."},
-	{"config show --cd", "Show it for a run in DIR."},
-	{"config show --config", "Read this file instead of the user's and the project's (env AWL_CONFIG)."},
-	{"config show --no-config", "Read no configuration file."},
-	{"config show --profile", "With the profile NAME (env AWL_PROFILE)."},
-	{"config show --trust-project", "Trust the project's file (env AWL_TRUST_PROJECT=1)."},
+	{"config show <run-flags>", "Flags of awl run, as the run would take them: -C, --config, --no-config, --profile, --trust-project, and any setting's own (--model, --max-turns, …)."},
 	{"config path", "Print the configuration files a run here reads, in order, one a line."},
 	{"config path --cd", "For a run in DIR."},
 	{"config path --config", "Read this file instead of the user's and the project's (env AWL_CONFIG)."},

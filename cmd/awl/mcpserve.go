@@ -202,24 +202,34 @@ options only narrow them. See docs/mcp.md.
 const serveInstructions = "awl runs an LLM agent to completion on a prompt, in the server's working directory, with the server's tools, sandbox and budgets. " +
 	"Call run with a prompt; the result gives the final answer, the session id, the exit code and the usage. Call resume with that session id to go on with the conversation, fork to branch it; sessions lists the sessions."
 
+// parseRunFlags parses flags as `awl run` would (the fast parser, else
+// kong's), with the record of those given; cmd names the command in an
+// error.
+func parseRunFlags(a *app, cmd string, flags []string) (*runCmd, error) {
+	args := append([]string{"run"}, flags...)
+	if _, fast, ok := fastRun(args); ok {
+		return &fast, nil
+	}
+	var g runCLI
+	parser, err := newParser(&g, a.stdout, a.stderr)
+	if err != nil {
+		return nil, err
+	}
+	kctx, err := parse(parser, args)
+	if err != nil {
+		return nil, runner.Usagef(cmd + ": " + err.Error())
+	}
+	rc := g.Run
+	rc.given = givenOf(kctx)
+	return &rc, nil
+}
+
 // serveCeiling parses the server's run flags as `awl run` would, refuses
 // the ones a call sets, and resolves the configuration over them.
 func serveCeiling(a *app, flags []string) (*runCmd, error) {
-	args := append([]string{"run"}, flags...)
-	var rc runCmd
-	if _, fast, ok := fastRun(args); ok {
-		rc = fast
-	} else {
-		var g runCLI
-		parser, err := newParser(&g, a.stdout, a.stderr)
-		if err != nil {
-			return nil, err
-		}
-		kctx, err := parse(parser, args)
-		if err != nil {
-			return nil, runner.Usagef("mcp serve: " + err.Error())
-		}
-		rc, rc.given = g.Run, givenOf(kctx)
+	rc, err := parseRunFlags(a, "mcp serve", flags)
+	if err != nil {
+		return nil, err
 	}
 	if len(rc.Args) > 0 {
 		return nil, runner.Usagef(fmt.Sprintf("mcp serve: %q: a server takes run flags only; each call brings its prompt", rc.Args[0]))
@@ -232,7 +242,7 @@ func serveCeiling(a *app, flags []string) (*runCmd, error) {
 	if err := rc.configure(a); err != nil {
 		return nil, err
 	}
-	return &rc, nil
+	return rc, nil
 }
 
 // serveOptions are what a caller may set of a run: each narrows the
