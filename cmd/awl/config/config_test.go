@@ -317,6 +317,19 @@ func TestProfiles(t *testing.T) {
 	if _, err := resolve(t, Input{Profile: "fix", ProfileFrom: "--profile"}); err == nil || !strings.Contains(err.Error(), "no configuration file was read") {
 		t.Errorf("profile without files: %v", err)
 	}
+	// Files with no profile at all: said in words that fit one file or two.
+	plain := parse(t, User, "model = \"u\"\n")
+	if _, err := resolve(t, Input{Files: []*File{plain}, Profile: "fix", ProfileFrom: "--profile"}); err == nil || !strings.HasSuffix(err.Error(), "(/p/.awl/config.toml defines no profile)") {
+		t.Errorf("one file, no profile: %v", err)
+	}
+	if _, err := resolve(t, Input{Files: []*File{plain, plain}, Profile: "fix", ProfileFrom: "--profile"}); err == nil || !strings.HasSuffix(err.Error(), "(/p/.awl/config.toml and /p/.awl/config.toml define no profile)") {
+		t.Errorf("two files, no profile: %v", err)
+	}
+	// A profile with an empty name could never be asked for (--profile ""
+	// is an empty value), and would list as "the profiles are: ".
+	if _, err := Parse("/p/.awl/config.toml", []byte("[profile.\"\"]\nmodel = \"m\"\n"), Project, "/p", testSchema); err == nil || !strings.Contains(err.Error(), "/p/.awl/config.toml:1:10: a profile's name is empty") {
+		t.Errorf("an empty profile name: %v", err)
+	}
 }
 
 // TestEnvOverFiles: an AWL_ variable sets over the files; an empty one

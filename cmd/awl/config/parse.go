@@ -196,6 +196,12 @@ func (p *parser) profiles(f *File, v any) {
 			p.fail([]string{profileKey, name}, "profile.%s must be a table, as [profile.%s]", name, name)
 			continue
 		}
+		if strings.TrimSpace(name) == "" {
+			// --profile "" is refused as an empty value: such a profile
+			// could never be used.
+			p.fail([]string{profileKey, name}, "a profile's name is empty")
+			continue
+		}
 		t := table{}
 		for _, k := range sortedKeys(pm) {
 			if k == profileKey || k == serversKey || k == trustKey {

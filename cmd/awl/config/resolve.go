@@ -157,8 +157,10 @@ func checkProfile(in Input) error {
 	switch {
 	case len(paths) == 0:
 		msg += " (no configuration file was read: awl config path says where they are looked for)"
+	case len(names) == 0 && len(paths) == 1:
+		msg += fmt.Sprintf(" (%s defines no profile)", paths[0])
 	case len(names) == 0:
-		msg += fmt.Sprintf(" (%s define no profile)", strings.Join(paths, ", "))
+		msg += fmt.Sprintf(" (%s define no profile)", strings.Join(paths, " and "))
 	default:
 		msg += fmt.Sprintf("; the profiles are: %s", strings.Join(names, ", "))
 	}
