@@ -201,9 +201,15 @@ func ownIDMap(file string) []syscall.SysProcIDMap {
 		return nil
 	}
 	var m []syscall.SysProcIDMap
-	for line := range strings.Lines(string(b)) {
-		var inside, outside, size int
-		if n, _ := fmt.Sscan(line, &inside, &outside, &size); n != 3 {
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		// "INSIDE OUTSIDE COUNT"
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			return nil
+		}
+		inside, err1 := strconv.Atoi(f[0])
+		size, err2 := strconv.Atoi(f[2])
+		if err1 != nil || err2 != nil {
 			return nil
 		}
 		m = append(m, syscall.SysProcIDMap{ContainerID: inside, HostID: inside, Size: size})
