@@ -166,3 +166,25 @@ func TestDocConfigExamplesParse(t *testing.T) {
 		t.Fatalf("found %d examples, want one in each document", n)
 	}
 }
+
+// TestDocSkillExampleParses: README.md's SKILL.md example is a skill awl
+// takes, in the folder the text before it names: an example that broke
+// the format (a plain description holding ": " is a YAML mapping) would
+// teach the reader a skill awl skips.
+func TestDocSkillExampleParses(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)`(\\.agents/skills/([a-z0-9-]+)/SKILL\\.md)`:\n\n```markdown\n(---\n.*?)```").FindStringSubmatch(string(data))
+	if m == nil {
+		t.Fatal("README.md has no SKILL.md example after the path it is at")
+	}
+	s, err := skills.Parse(m[1], []byte(m[3]), m[2])
+	if err != nil {
+		t.Fatalf("README.md's skill is refused: %v", err)
+	}
+	if s.Name != m[2] || s.Description == "" {
+		t.Errorf("README.md's skill reads as %+v", s)
+	}
+}
