@@ -190,3 +190,18 @@ func TestReadmeExitCodeTable(t *testing.T) {
 		}
 	}
 }
+
+// TestCIExitTableReasons: docs/ci.md's table of exit codes for a job to
+// branch on gives each code the reasons docs/events.md gives it (which
+// TestReadmeExitCodeTable holds to the binary): a job branching on
+// config_untrusted must find it there.
+func TestCIExitTableReasons(t *testing.T) {
+	events := readExitTable(t, "../../docs/events.md", "## Exit codes", 2)
+	ci := readExitTable(t, "../../docs/ci.md", "## Exit codes and branching", 2)
+	for code, want := range events.reasons {
+		got := ci.reasons[code]
+		if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+			t.Errorf("docs/ci.md gives exit code %d the reasons %q; docs/events.md gives %q", code, got, want)
+		}
+	}
+}
