@@ -22,8 +22,10 @@ const maxCommand = 1 << 20
 var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 // arg is one word of a simple command as the judge sees it: its value when
-// the text fixes it (static), or else whether it may expand to any number
-// of words (multi: an unquoted expansion, a glob, a brace expansion).
+// the text fixes it (static), or else the text it starts with (s is
+// "user.name=" for user.name="$N") and whether it may expand to any
+// number of words (multi: an unquoted expansion, a glob, a brace
+// expansion).
 type arg struct {
 	s      string
 	static bool
@@ -449,14 +451,13 @@ func (j *judge) word(w *syntax.Word, quoted bool) arg {
 	var b strings.Builder
 	for i, part := range w.Parts {
 		p := j.part(part, quoted, i == 0)
-		b.WriteString(p.s)
+		if a.static {
+			b.WriteString(p.s) // past the first part not in the text, no more
+		}
 		a.static = a.static && p.static
 		a.multi = a.multi || p.multi
 	}
 	a.s = b.String()
-	if !a.static {
-		a.s = ""
-	}
 	return a
 }
 
@@ -483,7 +484,9 @@ func (j *judge) part(part syntax.WordPart, quoted, first bool) arg {
 		a := arg{static: true}
 		for _, q := range x.Parts {
 			p := j.part(q, true, false)
-			a.s += p.s
+			if a.static {
+				a.s += p.s
+			}
 			a.static = a.static && p.static
 			a.multi = a.multi || p.multi
 		}

@@ -37,6 +37,8 @@ var bashCases = []struct {
 	// Plain commands.
 	{"git status", true},
 	{"git status --short", false},
+	{"git -c alias.s=status s", false}, // allow rules match the command as written
+	{"git -c alias.status=push status", false},
 	{"git  status", true},
 	{"git diff", true},
 	{"git diff HEAD~1 -- src", true},
@@ -501,6 +503,14 @@ var denyOnlyCases = map[string]bool{
 	"rmdir x":                                true,
 	"git commit -m 'rm the old push code'":   true,
 	"git -C . pushd":                         true,
+	"git -c alias.p=push p origin":           false,
+	"git -c alias.a=b -c alias.b=push a":     false,
+	"git -c alias.p='!git push' p":           false,
+	"git -c core.pager='rm x' log":           false,
+	"git -C $D status":                       false,
+	"git -c alias.st=status st":              true,
+	"git -c alias.p=push status":             true,
+	"git -c core.pager=cat log -1":           true,
 	"printf '%s\\n' 'sudo rm x' > /dev/null": true,
 	"cat <<'EOF'\nsudo rm -rf /\nEOF":        true,
 }

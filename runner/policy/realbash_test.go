@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +72,96 @@ func checkInBash(t *testing.T, p *Policy, cmdText string) {
 		if d := concrete(p, words); d != "" {
 			t.Errorf("%q: allowed, but bash starts %q: %s", cmdText, words, d)
 		}
+		if filepath.Base(words[0]) != "git" {
+			continue
+		}
+		for _, run := range gitRuns(t, words) {
+			if run[0] != "git" {
+				t.Errorf("%q: allowed, but git runs %q", cmdText, run)
+			} else if d := concrete(p, run); d != "" {
+				t.Errorf("%q: allowed, but git runs %q: %s", cmdText, run, d)
+			}
+		}
 	}
+}
+
+// gitRuns asks real git what it runs for a git command bash would start:
+// the commands its trace (GIT_TRACE) says it runs, built in, external
+// (git-foo as git foo) or once the aliases of its command line are
+// expanded, and any other program it starts (a shell alias, a pager). It
+// runs in an empty directory that is no repository, with no
+// configuration files and an empty PATH; nil without git.
+func gitRuns(t *testing.T, words []string) [][]string {
+	t.Helper()
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, git, words[1:]...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + t.TempDir(), "HOME=" + dir, "GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "GIT_TRACE=1"}
+	cmd.Stdin = strings.NewReader("")
+	var trace bytes.Buffer
+	cmd.Stderr = &trace
+	cmd.Run()
+	var runs [][]string
+	for _, line := range strings.Split(trace.String(), "\n") {
+		_, rest, ok := strings.Cut(line, " trace: ")
+		if !ok {
+			continue
+		}
+		kind, argv, _ := strings.Cut(rest, ": ")
+		switch kind {
+		case "built-in", "exec", "run_command":
+		default:
+			continue
+		}
+		run := unquoteGitTrace(argv)
+		if len(run) == 0 {
+			continue
+		}
+		if sub, ok := strings.CutPrefix(run[0], "git-"); ok {
+			run = append([]string{"git", sub}, run[1:]...)
+		}
+		if len(runs) == 0 || !slices.Equal(runs[len(runs)-1], run) {
+			runs = append(runs, run) // exec, then run_command, of one command
+		}
+	}
+	return runs
+}
+
+// unquoteGitTrace splits a command as git's trace writes it
+// (sq_quote_argv_pretty): words at spaces, a word that needs it in single
+// quotes, a quote in it as '\”.
+func unquoteGitTrace(s string) []string {
+	var words []string
+	var b strings.Builder
+	in, started := false, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\'':
+			in, started = !in, true
+		case c == '\\' && !in && i+1 < len(s):
+			i++
+			b.WriteByte(s[i])
+			started = true
+		case c == ' ' && !in:
+			if started {
+				words = append(words, b.String())
+			}
+			b.Reset()
+			started = false
+		default:
+			b.WriteByte(c)
+			started = true
+		}
+	}
+	if started {
+		words = append(words, b.String())
+	}
+	return words
 }

@@ -95,6 +95,10 @@ func unwrap(cmds [][]arg, args []arg) ([][]arg, string) {
 			if why := launcherRuns(base, args[1:]); why != "" {
 				return cmds, why
 			}
+			var why string
+			if cmds, why = launchedGit(cmds, args[1:]); why != "" {
+				return cmds, why
+			}
 		}
 		if isNameTaker(base) {
 			for _, a := range args[1:] {
@@ -131,6 +135,9 @@ func unwrap(cmds [][]arg, args []arg) ([][]arg, string) {
 				}
 			}
 			return cmds, ""
+		case "git":
+			forms, why := gitForms(args)
+			return append(append(cmds, args), forms...), why
 		default:
 			return append(cmds, args), ""
 		}
@@ -144,6 +151,22 @@ func unwrap(cmds [][]arg, args []arg) ([][]arg, string) {
 		args = rest
 	}
 	return cmds, "wrappers nested too deeply"
+}
+
+// launchedGit appends to cmds what git runs for the aliases its command
+// line defines, for each word of a launcher's that names git (sudo git -c
+// alias.p=push p), or says why it cannot be judged.
+func launchedGit(cmds [][]arg, args []arg) ([][]arg, string) {
+	for k, a := range args {
+		if a.static && !a.multi && filepath.Base(a.s) == "git" {
+			forms, why := gitForms(args[k:])
+			if why != "" {
+				return cmds, why
+			}
+			cmds = append(cmds, forms...)
+		}
+	}
+	return cmds, ""
 }
 
 // skipFlags skips the options of command, builtin, nohup, setsid and
