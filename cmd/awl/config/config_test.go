@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -103,6 +105,28 @@ func TestParseRefusesBrokenFiles(t *testing.T) {
 		if strings.Contains(err.Error(), "abc") || strings.Contains(err.Error(), "s3cr3t") {
 			t.Errorf("%q: the error shows the credential: %q", tc.src, err)
 		}
+	}
+}
+
+// TestParseTakesABOMAndCRLF: a file a Windows editor saved (a byte order
+// mark, CRLF line ends) reads as the same file without them, its
+// positions those an editor shows; the sha256 is of the bytes read.
+func TestParseTakesABOMAndCRLF(t *testing.T) {
+	src := "\ufeffmodel = \"m\"\r\nmax-turns = 3\r\nmax-cost-usd = \"x\"\r\n"
+	_, err := Parse("/p/c.toml", []byte(src), User, "/p", testSchema)
+	if err == nil || err.Error() != "/p/c.toml:3:1: max-cost-usd: must be a number" {
+		t.Fatalf("error %v, want line 3's alone", err)
+	}
+	good := []byte(src[:strings.LastIndex(src, "max-cost")])
+	f, err := Parse("/p/c.toml", good, User, "/p", testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := f.top["model"]; e.v != "m" || e.line != 1 || e.col != 1 {
+		t.Errorf("model: %+v", e)
+	}
+	if sum := sha256.Sum256(good); f.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("sha256 %q is not of the bytes read", f.SHA256)
 	}
 }
 

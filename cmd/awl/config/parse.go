@@ -89,6 +89,9 @@ func (f *File) Profiles() []string {
 func Parse(path string, data []byte, role Role, base string, schema Schema) (*File, error) {
 	sum := sha256.Sum256(data)
 	f := &File{Path: path, Role: role, SHA256: hex.EncodeToString(sum[:]), top: table{}, profiles: map[string]table{}}
+	// A byte order mark, which some Windows editors write, is no part of
+	// the TOML: the decoder would call it a key's first character.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	doc, pos, ok := quick(data)
 	if !ok {
 		if err := toml.Unmarshal(data, &doc); err != nil {
