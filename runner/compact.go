@@ -314,7 +314,7 @@ func (r *run) compactSession(ctx context.Context) error {
 	specs := make([]provider.Tool, len(cfg.Tools))
 	for i, t := range cfg.Tools {
 		names[i] = t.Name()
-		specs[i] = provider.Tool{Name: t.Name(), Description: t.Description(), Schema: t.Schema()}
+		specs[i] = toolSpec(t, cfg.Redact)
 	}
 	cfg.Events.Emit(event.Session{
 		Base:      cfg.Events.Stamp("session", sess.Header.ID),

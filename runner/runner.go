@@ -859,12 +859,25 @@ func (c Config) promptSandbox() modelctx.Sandbox {
 	return modelctx.Sandbox{Mode: string(p.Mode), Network: p.Network, Writable: p.Writable}
 }
 
+// toolSpec is what a request tells the model of t. An MCP tool's
+// description and schema are its server's words, and a server may put
+// in them what its configuration gave it (a database URL with its
+// password in a description): they are redacted as every entry is, so no
+// secret the run knows at its start reaches the model through them.
+func toolSpec(t tool.Tool, r *redact.Redactor) provider.Tool {
+	spec := provider.Tool{Name: t.Name(), Description: r.String(t.Description()), Schema: t.Schema()}
+	if j := r.JSON(string(spec.Schema)); j != string(spec.Schema) {
+		spec.Schema = json.RawMessage(j)
+	}
+	return spec
+}
+
 func (r *run) loop(ctx context.Context) error {
 	cfg := r.cfg
 	specs := make([]provider.Tool, len(cfg.Tools))
 	byName := make(map[string]tool.Tool, len(cfg.Tools))
 	for i, t := range cfg.Tools {
-		specs[i] = provider.Tool{Name: t.Name(), Description: t.Description(), Schema: t.Schema()}
+		specs[i] = toolSpec(t, cfg.Redact)
 		byName[t.Name()] = t
 	}
 	r.gateTries = make([]int, len(r.gateList))

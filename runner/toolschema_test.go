@@ -11,6 +11,7 @@ import (
 
 	"github.com/awlrun/awl/provider/providertest"
 	"github.com/awlrun/awl/runner"
+	"github.com/awlrun/awl/runner/redact"
 	"github.com/awlrun/awl/runner/tool"
 )
 
@@ -87,6 +88,46 @@ func TestToolSchemasLowered(t *testing.T) {
 			}
 			if s := g.eventsOf(t, "session"); len(s) != 1 || len(s[0]["tools"].([]any)) != 1 {
 				t.Errorf("session event tools: %v", s)
+			}
+		})
+	}
+}
+
+// describedTool is an MCP-like tool whose server put a value of its
+// configuration in its description and its schema.
+type describedTool struct{ desc, schema string }
+
+func (d describedTool) Name() string            { return "query" }
+func (d describedTool) Description() string     { return d.desc }
+func (d describedTool) Schema() json.RawMessage { return json.RawMessage(d.schema) }
+func (d describedTool) ReadOnly() bool          { return true }
+func (d describedTool) Run(context.Context, json.RawMessage) tool.Result {
+	return tool.Result{Content: "ok"}
+}
+
+// TestToolSpecsRedacted: a server that puts a secret its configuration
+// gave it into a tool's description (a database URL with its password)
+// or schema (escaped, as a JSON encoder may write it) does not bring it
+// to the model: on every API, the request carries the redaction.
+func TestToolSpecsRedacted(t *testing.T) {
+	const secret = "postgres://app:pa55-w0rd@db.internal/app"
+	for _, api := range []string{"anthropic", "openai", "openai-chat"} {
+		t.Run(api, func(t *testing.T) {
+			g := newLongRig(t, api, 1, 1<<30)
+			g.srv.RespondWith(nil)
+			g.srv.Enqueue(providertest.Text(api, "done"))
+			cfg := g.config("hello", runner.Window{})
+			cfg.Tools = []tool.Tool{describedTool{
+				desc:   "Runs SQL against " + secret + ".",
+				schema: `{"type":"object","properties":{"sql":{"type":"string","description":"SQL for \u0070ostgres://app:pa55-w0rd@db.internal/app"}}}`,
+			}}
+			cfg.Redact = redact.New([]redact.Secret{{Name: "DB_URL", Value: secret}})
+			if res := runner.Run(context.Background(), cfg); res.Err != nil {
+				t.Fatalf("run failed: %v", res.Err)
+			}
+			body := string(g.srv.Requests()[0].Body)
+			if strings.Contains(body, "pa55-w0rd") || strings.Count(body, "[redacted:DB_URL]") != 2 {
+				t.Errorf("the tool's description and schema as sent:\n%s", body)
 			}
 		})
 	}
