@@ -97,14 +97,16 @@ func cmdSink(ts *testscript.TestScript, neg bool, args []string) {
 				defer c.Close()
 				buf := make([]byte, 64<<10)
 				n, _ := c.Read(buf)
-				c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n"))
+				// Logged before the answer: a client that has its answer
+				// finds the connection in the log.
 				mu.Lock()
-				defer mu.Unlock()
 				f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 				if err == nil {
 					fmt.Fprintf(f, "connection: %d bytes: %q\n", n, firstLine(buf[:n]))
 					f.Close()
 				}
+				mu.Unlock()
+				c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n"))
 			}()
 		}
 	}()
