@@ -298,7 +298,7 @@ func TestPrivilegedCallsRefused(t *testing.T) {
 	sys := func(nr int, args ...string) string {
 		return strings.Join(append([]string{strconv.Itoa(nr)}, args...), ",")
 	}
-	calls := []struct{ name, what, arg, want string }{
+	calls := []privCall{
 		{"bpf", "bpf", "", ""},
 		{"perf_event_open system-wide", "perf", "", ""},
 		{"userfaultfd", "userfaultfd", "", ""},
@@ -367,6 +367,33 @@ func TestPrivilegedCallsRefused(t *testing.T) {
 				}
 			}
 		})
+	}
+	t.Run("root without CAP_SYS_ADMIN", func(t *testing.T) { refusedWithoutSysAdmin(t, calls) })
+}
+
+// privCall is a call TestPrivilegedCallsRefused tries: the probe what
+// with arg, and the refusal wanted ("" for EPERM).
+type privCall struct{ name, what, arg, want string }
+
+// refusedWithoutSysAdmin checks that calls are refused to a command of a
+// root without CAP_SYS_ADMIN, root in awl's user namespace: one bash
+// call runs every probe, each after a line "== N".
+func refusedWithoutSysAdmin(t *testing.T, calls []privCall) {
+	var probes []string
+	for i, c := range calls {
+		probes = append(probes, fmt.Sprintf("echo '== %d'; %s", i, probeCommand(t, c.what, c.arg)))
+	}
+	out := asRootWithoutSysAdmin(t, false, t.TempDir(), strings.Join(probes, "; "))
+	for i, c := range calls {
+		want := c.want
+		if want == "" {
+			want = "operation not permitted"
+		}
+		_, got, ok := strings.Cut(out, fmt.Sprintf("== %d\n", i))
+		got, _, _ = strings.Cut(got, "\n==")
+		if !ok || !strings.Contains(got, "probe failed: ") || !strings.Contains(got, want) {
+			t.Errorf("%s: want it refused (%s):\n%s", c.name, want, got)
+		}
 	}
 }
 
