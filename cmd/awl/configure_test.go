@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -187,4 +189,140 @@ func TestDocSkillExampleParses(t *testing.T) {
 	if s.Name != m[2] || s.Description == "" {
 		t.Errorf("README.md's skill reads as %+v", s)
 	}
+}
+
+// TestEveryKeyLayers: every configuration key, through Main and `awl
+// config show --json`, goes up the layers as docs/config.md says: the
+// user's file sets it, a trusted project file's value wins over the
+// user's, the profile in use over the top levels, the AWL_ variable over
+// the files, and the flag over the variable (the source "flag"). cd moves
+// the run (config_cd.txtar); session-dir is awl's flag, not run's, and
+// stops at the variable.
+func TestEveryKeyLayers(t *testing.T) {
+	tmp := t.TempDir()
+	for _, v := range []string{"AWL_CONFIG", "AWL_PROFILE", "AWL_TRUST_PROJECT", "AWL_SESSION_DIR", "AWL_NO_CONFIG"} {
+		t.Setenv(v, "")
+	}
+	schema := runSchema()
+	for _, k := range schema {
+		t.Setenv(k.Env(), "")
+	}
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
+	repo := filepath.Join(tmp, "repo")
+	for _, d := range []string{filepath.Join(tmp, "config", "awl"), filepath.Join(repo, ".git"), filepath.Join(repo, ".awl")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(repo)
+	show := func(t *testing.T, args ...string) map[string]struct {
+		Value  any
+		Source string
+	} {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if code := Main(context.Background(), append([]string{"config", "show", "--json", "--trust-project"}, args...), nil, &stdout, &stderr); code != 0 {
+			t.Fatalf("config show %q: exit %d: %s", args, code, stderr.String())
+		}
+		var out struct {
+			Settings map[string]struct {
+				Value  any
+				Source string
+			}
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.Settings
+	}
+	user := filepath.Join(tmp, "config", "awl", "config.toml")
+	proj := filepath.Join(repo, ".awl", "config.toml")
+	for i := range schema {
+		k := &schema[i]
+		if k.Name == "cd" {
+			continue
+		}
+		t.Run(k.Name, func(t *testing.T) {
+			v := layerValues(k)
+			write := func(p, text string) {
+				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A relative path in a file is taken from the file's place
+			// (the project's directory for a project file).
+			inFile := func(i int, base string) string {
+				if !k.Path {
+					return v[i].json
+				}
+				return strings.Replace(v[i].json, `"`, `"`+base+"/", 1)
+			}
+			check := func(args []string, want, from string) {
+				t.Helper()
+				got := show(t, args...)[k.Name]
+				if gotJSON, _ := json.Marshal(got.Value); string(gotJSON) != want || got.Source != from {
+					t.Errorf("%q: %s from %q, want %s from %q", args, gotJSON, got.Source, want, from)
+				}
+			}
+			write(user, k.Name+" = "+v[0].toml+"\n")
+			write(proj, "# the project's\n[profile.p]\n")
+			check(nil, inFile(0, filepath.Dir(user)), user+":1")
+			write(proj, "# the project's\n"+k.Name+" = "+v[1].toml+"\n[profile.p]\n")
+			check(nil, inFile(1, repo), ".awl/config.toml:2")
+			write(proj, "# the project's\n"+k.Name+" = "+v[1].toml+"\n[profile.p]\n"+k.Name+" = "+v[2].toml+"\n")
+			check([]string{"--profile", "p"}, inFile(2, repo), ".awl/config.toml:4")
+			t.Setenv(k.Env(), v[3].env)
+			check([]string{"--profile", "p"}, v[3].json, "env "+k.Env())
+			if k.Name != "session-dir" {
+				check(append([]string{"--profile", "p"}, v[4].flag...), v[4].json, "flag")
+			}
+			t.Setenv(k.Env(), "")
+		})
+	}
+}
+
+// layerValue is a key's value as a file, a variable and a flag write it,
+// and as config show --json prints it.
+type layerValue struct {
+	toml, env string
+	flag      []string
+	json      string
+}
+
+// layerValues are five different values of k, for the five layers.
+func layerValues(k *config.Key) [5]layerValue {
+	var out [5]layerValue
+	for i := range out {
+		n := strconv.Itoa(i + 1)
+		var s string
+		switch {
+		case k.Class == config.Sandbox:
+			s = []string{"off", "workspace-write", "read-only", "workspace-write", "off"}[i]
+		case len(k.Enum) > 0:
+			s = k.Enum[i%len(k.Enum)]
+		}
+		switch k.Type {
+		case config.Bool:
+			b := strconv.FormatBool(i%2 == 0)
+			out[i] = layerValue{b, b, []string{"--" + k.Name + "=" + b}, b}
+		case config.Int:
+			out[i] = layerValue{n + "0", n + "0", []string{"--" + k.Name, n + "0"}, n + "0"}
+		case config.Float:
+			out[i] = layerValue{"0." + n, "0." + n, []string{"--" + k.Name, "0." + n}, "0." + n}
+		case config.Duration:
+			out[i] = layerValue{`"` + n + `s"`, n + "s", []string{"--" + k.Name, n + "s"}, `"` + n + `s"`}
+		case config.List:
+			item := "item" + n
+			if k.Split != nil {
+				item = []string{"read", "grep", "glob", "ls", "edit"}[i]
+			}
+			out[i] = layerValue{`["` + item + `"]`, item, []string{"--" + k.Name, item}, `["` + item + `"]`}
+		default:
+			if s == "" {
+				s = "value" + n
+			}
+			out[i] = layerValue{`"` + s + `"`, s, []string{"--" + k.Name, s}, `"` + s + `"`}
+		}
+	}
+	return out
 }
