@@ -86,6 +86,10 @@ func TestParseRefusesBrokenFiles(t *testing.T) {
 		{"[mcp-servers.gh]\nurl = \"u\"\nheaders = { AUTHORIZATION = \"Bearer ${GH_TOKEN:-ghp_abc}\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.headers.AUTHORIZATION: a credential written into the file as a default`},
 		{"[mcp-servers.gh]\ncommand = \"x\"\nenv = { Db_Password = \"${A}${B:- abc}\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.env.Db_Password: a credential written into the file as a default`},
 		{"[mcp-servers.gh]\nurl = \"u\"\n[mcp-servers.gh.oauth]\ngrant = \"jwt-bearer\"\nassertion = \"eyJabc\"\n", `/p/.awl/config.toml:5: mcp-servers.gh.oauth.assertion: a credential`},
+		// A token written beside a reference is written all the same; a
+		// $VAR without braces is not expanded, so it is literal text.
+		{"[mcp-servers.gh]\nurl = \"u\"\nheaders = { Authorization = \"Bearer ghp_abcdefghij0123456789${X}\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.headers.Authorization: a credential written into the file beside a ${VAR}`},
+		{"[mcp-servers.gh]\nurl = \"u\"\nheaders = { Authorization = \"Bearer $GITHUB_TOKEN\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.headers.Authorization: a credential written into the file:`},
 		// A field the MCP loader does not know, at any depth, with the
 		// nearest known one.
 		{"[mcp-servers.gh]\nurl = \"u\"\nheader = { Authorization = \"Bearer ${T}\" }\n", `/p/.awl/config.toml:3:1: unknown key mcp-servers.gh.header (did you mean headers?)`},
@@ -155,7 +159,7 @@ prompt-file = "-"
 stream = true
 [mcp-servers.gh]
 url = "https://x"
-headers = { Authorization = "Bearer ${GH_TOKEN}", "X-Trace" = "on" }
+headers = { Authorization = "Bearer ${GH_TOKEN}", "X-Trace" = "on", Cookie = "session=${S}; theme=dark", "X-Api-Key" = "${K:-}" }
 `)
 	for k, want := range map[string]Value{
 		"model": "m", "max-turns": int64(16), "max-cost-usd": 2.0, "timeout": 90 * time.Second,

@@ -52,6 +52,8 @@ func (p *parser) credentials(path []string, m map[string]any) {
 				why = "a credential written into the file"
 			case literalDefault(v):
 				why = "a credential written into the file as a default (${VAR:-…})"
+			case literalRun(v) >= 20:
+				why = "a credential written into the file beside a ${VAR}"
 			default:
 				continue
 			}
@@ -95,6 +97,29 @@ func literalDefault(s string) bool {
 		}
 		s = s[end+1:]
 	}
+}
+
+// literalRun is the length of the longest run of s's text outside its
+// ${…} references with no space in it: "Bearer ${T}" has 6, a token
+// written before or after a reference (ghp_…${X}) has its length.
+func literalRun(s string) int {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if strings.HasPrefix(s[i:], "${") {
+			if end := strings.IndexByte(s[i:], '}'); end >= 0 {
+				i += end
+				run = 0
+				continue
+			}
+		}
+		if s[i] == ' ' || s[i] == '\t' {
+			run = 0
+			continue
+		}
+		run++
+		longest = max(longest, run)
+	}
+	return longest
 }
 
 // fieldSet is the fields a table of a server may hold, each with the
