@@ -87,7 +87,10 @@ func (c *mcpServeCmd) Run(a *app, store *session.Store) error {
 	if addr != "" {
 		return serveHTTP(a, ms, addr)
 	}
-	return ms.Serve(a.ctx, a.stdin, a.stdout)
+	ctx, stop := context.WithCancelCause(a.ctx)
+	defer stop(nil)
+	watchReader(ctx, a.stdout, stop)
+	return ms.Serve(ctx, a.stdin, a.stdout)
 }
 
 // serveSessionDir is the session directory of every call's run, as `awl

@@ -2,7 +2,11 @@
 
 package main
 
-import "syscall"
+import (
+	"context"
+	"io"
+	"syscall"
+)
 
 func childAttr() *syscall.SysProcAttr { return nil }
 
@@ -10,3 +14,7 @@ func childAttr() *syscall.SysProcAttr { return nil }
 type runWatch struct{}
 
 func (*runWatch) track(int, bool) {}
+
+// watchReader watches nothing outside Unix: a failed write tells the
+// server that its client is gone.
+func watchReader(context.Context, io.Writer, func(error)) {}

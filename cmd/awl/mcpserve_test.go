@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -291,17 +292,23 @@ func (e *serveEnv) sessionFiles(t *testing.T) []string {
 // startBlocked calls run with a command that would take 30 s, in a
 // goroutine, and returns once the command has started: its pid, and the
 // call's outcome to come.
-func (e *serveEnv) startBlocked(ctx context.Context, t *testing.T, cs *sdk.ClientSession, tool string, args map[string]any) (int, chan error) {
+func (e *serveEnv) startBlocked(ctx context.Context, t *testing.T, cs *sdk.ClientSession, tool string, args map[string]any) (int, chan blockedCall) {
 	t.Helper()
 	pidFile := filepath.Join(e.dir, "pid")
 	os.Remove(pidFile)
 	e.model.Enqueue(providertest.ToolCall("openai-chat", "call_b", "bash", `{"command":"echo $$ > pid; exec sleep 30"}`))
-	done := make(chan error, 1)
+	done := make(chan blockedCall, 1)
 	go func() {
-		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
-		done <- err
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		done <- blockedCall{res, err}
 	}()
 	return waitPid(t, pidFile), done
+}
+
+// blockedCall is the outcome of a call startBlocked made.
+type blockedCall struct {
+	res *sdk.CallToolResult
+	err error
 }
 
 // waitPid waits for the command the model asked for to write its pid to
@@ -317,12 +324,15 @@ func waitPid(t *testing.T, pidFile string) int {
 	return pid
 }
 
-// The client going away mid-turn, by closing stdin, or the server being
-// killed or signalled: the run ends as an interrupt or a SIGTERM ends it, its session
-// consistent, its command stopped, and no process of it is left. (go-sdk's
-// Close waits for the calls in flight, so the client here is raw.)
+// The client going away mid-turn (closing stdin and its end of stdout),
+// or the server being killed, or signalled after the client closed stdin
+// (the MCP stdio shutdown: close stdin, wait, SIGTERM): the run ends as an
+// interrupt or a SIGTERM ends it, its session consistent, its command
+// stopped, and no process of it is left. Signalled, the server answers
+// the call with the interrupted run's result. (go-sdk's Close waits for
+// the calls in flight, so the client here is raw.)
 func TestMCPServeClientGone(t *testing.T) {
-	for _, how := range []string{"stdin closed", "server killed", "server signalled"} {
+	for _, how := range []string{"client gone", "server killed", "server signalled"} {
 		t.Run(how, func(t *testing.T) {
 			e := newServeEnv(t)
 			cmd := e.command()
@@ -339,39 +349,48 @@ func TestMCPServeClientGone(t *testing.T) {
 				t.Fatal(err)
 			}
 			exited := make(chan error, 1)
+			var answers []byte
 			go func() {
-				io.Copy(io.Discard, stdout)
+				answers, _ = io.ReadAll(stdout)
 				exited <- cmd.Wait()
 			}()
 			t.Cleanup(func() { cmd.Process.Kill() })
 			pidFile := filepath.Join(e.dir, "pid")
 			e.model.Enqueue(providertest.ToolCall("openai-chat", "call_b", "bash", `{"command":"echo $$ > pid; exec sleep 30"}`))
-			io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n"+
-				`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
-				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run","arguments":{"prompt":"block"}}}`+"\n")
+			io.WriteString(stdin, serveInit+`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run","arguments":{"prompt":"block"}}}`+"\n")
 			pid := waitPid(t, pidFile)
 			files := e.sessionFiles(t)
 			if len(files) != 1 {
 				t.Fatalf("sessions %v", files)
 			}
-			if how == "stdin closed" {
+			switch how {
+			case "client gone":
 				stdin.Close()
+				stdout.Close()
 				select {
 				case err := <-exited:
 					if err != nil {
 						t.Errorf("the server exited with %v", err)
 					}
 				case <-time.After(15 * time.Second):
-					t.Fatal("the server did not exit when its stdin closed")
+					t.Fatal("the server did not exit when its client went")
 				}
-			} else if how == "server killed" {
+			case "server killed":
 				cmd.Process.Kill()
-			} else {
+			default:
+				stdin.Close()
 				cmd.Process.Signal(syscall.SIGTERM)
 				select {
 				case <-exited:
 				case <-time.After(15 * time.Second):
 					t.Fatal("the server did not exit on SIGTERM")
+				}
+				res := answerOf(t, answers, 2)
+				sc, _ := res["structuredContent"].(map[string]any)
+				text := res["content"].([]any)[0].(map[string]any)["text"].(string)
+				if res["isError"] != true || sc["reason"] != "interrupted" || sc["session_path"] != files[0] ||
+					!strings.HasPrefix(text, "the server ended the call: interrupted by terminated") {
+					t.Errorf("the answer to the call SIGTERM interrupted: %v", res)
 				}
 			}
 			waitFor(t, 15*time.Second, "the run entry", func() bool {
@@ -390,6 +409,66 @@ func TestMCPServeClientGone(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveInit is the handshake a raw client sends first.
+const serveInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n" +
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+
+// answerOf is the result of the answer to request id among the lines of
+// out; it fails the test when there is none, or more than one.
+func answerOf(t *testing.T, out []byte, id float64) map[string]any {
+	t.Helper()
+	var found []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("stdout holds %q: %v", line, err)
+		}
+		if m["id"] == id {
+			found = append(found, m)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d answers to request %v in:\n%s", len(found), id, out)
+	}
+	res, ok := found[0]["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("the answer to %v is no result: %v", id, found[0])
+	}
+	return res
+}
+
+// A one-shot pipe (`printf '...' | awl mcp serve`): stdin ends right after
+// the call, and the call still runs to its end and is answered before the
+// server exits.
+func TestMCPServeOneShotPipe(t *testing.T) {
+	e := newServeEnv(t)
+	e.model.Enqueue(providertest.ToolCall("openai-chat", "call_s", "bash", `{"command":"sleep 1; echo slept"}`))
+	e.model.Enqueue(providertest.Text("openai-chat", "the piped answer"))
+	cmd := e.command()
+	cmd.Stderr = testWriter{t}
+	cmd.Stdin = strings.NewReader(serveInit + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run","arguments":{"prompt":"sleep, then answer"}}}` + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("awl mcp serve: %v\n%s", err, out)
+	}
+	if res := answerOf(t, out, 1); res["protocolVersion"] != "2025-11-25" {
+		t.Errorf("initialize: %v", res)
+	}
+	res := answerOf(t, out, 2)
+	sc, _ := res["structuredContent"].(map[string]any)
+	if res["isError"] != false || sc["text"] != "the piped answer" || sc["reason"] != "completed" || sc["turns"] != 2.0 {
+		t.Fatalf("the call's answer: %v", res)
+	}
+	files := e.sessionFiles(t)
+	if len(files) != 1 {
+		t.Fatalf("sessions %v", files)
+	}
+	if r := lastRun(t, files[0]); r == nil || r["reason"] != "completed" {
+		t.Errorf("the run entry: %v", r)
+	}
+	e.verifySession(t, files[0])
 }
 
 // Two calls on one server run side by side, each in its own session:
@@ -892,7 +971,12 @@ func TestMCPServeHTTP(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the server did not exit on SIGINT")
 	}
-	<-done
+	// The call's stream carried the interrupted run's result before the
+	// server closed it.
+	if c := <-done; c.err != nil || !c.res.IsError || structured(t, c.res)["reason"] != "interrupted" ||
+		!strings.HasPrefix(resultText(c.res), "the server ended the call: interrupted by interrupt") {
+		t.Errorf("the call SIGINT interrupted: %v %+v", c.err, c.res)
+	}
 	if alive(pid) {
 		t.Error("the command outlived the server")
 	}

@@ -3,10 +3,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/awlrun/awl/internal/watchdog"
 )
@@ -62,4 +67,50 @@ func (rw *runWatch) track(pid int, add bool) {
 		rw.w.Close()
 		rw.w = nil
 	}
+}
+
+// errClientGone is why the calls end when the reader of the server's
+// stdout has gone.
+var errClientGone = errors.New("the client is gone (its end of stdout is closed)")
+
+// watchReader calls gone once nobody can read w any more: w is a pipe or
+// a socket whose other end is closed (poll reports POLLERR or POLLHUP,
+// without a write). The server then interrupts its calls at once rather
+// than run them to an answer nobody reads; a write would tell too, but a
+// call may write nothing for many minutes. It watches until ctx is done;
+// any other w (a file, a terminal) it leaves alone.
+func watchReader(ctx context.Context, w io.Writer, gone func(error)) {
+	if sw, ok := w.(*signalSafeWriter); ok {
+		w = sw.w
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	fd := -1
+	rc.Control(func(d uintptr) {
+		var st unix.Stat_t
+		if unix.Fstat(int(d), &st) == nil && (st.Mode&unix.S_IFMT == unix.S_IFIFO || st.Mode&unix.S_IFMT == unix.S_IFSOCK) {
+			fd = int(d)
+		}
+	})
+	if fd < 0 {
+		return
+	}
+	go func() {
+		// The descriptor stays open as long as the server runs: stdout
+		// is closed by nobody.
+		fds := []unix.PollFd{{Fd: int32(fd)}}
+		for ctx.Err() == nil {
+			n, err := unix.Poll(fds, 1000)
+			if err == nil && n > 0 && fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+				gone(errClientGone)
+				return
+			}
+		}
+	}()
 }

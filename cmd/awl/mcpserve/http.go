@@ -27,7 +27,7 @@ type HTTPHandler struct {
 	s     *Server
 	token string
 	ctx   context.Context
-	stop  context.CancelFunc
+	stop  context.CancelCauseFunc
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -36,19 +36,26 @@ type HTTPHandler struct {
 
 type httpSession struct {
 	c      *conn
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 }
+
+// Why the server ends calls over HTTP.
+var (
+	errServerClosing = errors.New("the server is shutting down")
+	errSessionEnded  = errors.New("the client ended the session (DELETE)")
+)
 
 // HTTPHandler returns the handler of s over HTTP, its calls run under
 // ctx; token is the bearer token every request must carry.
 func (s *Server) HTTPHandler(ctx context.Context, token string) *HTTPHandler {
-	ctx, stop := context.WithCancel(ctx)
+	ctx, stop := context.WithCancelCause(ctx)
 	return &HTTPHandler{s: s, token: token, ctx: ctx, stop: stop, sessions: map[string]*httpSession{}}
 }
 
-// Close cancels every call in flight and returns once each has ended.
+// Close cancels every call in flight and returns once each has ended
+// and its answer has been sent on its stream.
 func (h *HTTPHandler) Close() {
-	h.stop()
+	h.stop(errServerClosing)
 	h.wg.Wait()
 }
 
@@ -104,7 +111,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "no such session", http.StatusNotFound)
 			return
 		}
-		ss.cancel()
+		ss.cancel(errSessionEnded)
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		// No stream of the server's own: it sends nothing unasked.
@@ -167,8 +174,8 @@ func (h *HTTPHandler) session(w http.ResponseWriter, r *http.Request, method str
 		var b [16]byte
 		rand.Read(b[:])
 		id := hex.EncodeToString(b[:])
-		ctx, cancel := context.WithCancel(h.ctx)
-		ss := &httpSession{c: &conn{s: h.s, ctx: ctx, calls: map[string]context.CancelFunc{}, wg: &h.wg}, cancel: cancel}
+		ctx, cancel := context.WithCancelCause(h.ctx)
+		ss := &httpSession{c: &conn{s: h.s, ctx: ctx, calls: map[string]*inFlight{}, wg: &h.wg}, cancel: cancel}
 		h.mu.Lock()
 		h.sessions[id] = ss
 		h.mu.Unlock()

@@ -91,36 +91,69 @@ type rpcError struct {
 
 // conn is one client's connection: the writer and the calls in flight.
 type conn struct {
-	s     *Server
-	out   io.Writer
-	wmu   sync.Mutex
-	mu    sync.Mutex
-	calls map[string]context.CancelFunc // by request id, as sent
+	s   *Server
+	out io.Writer
+	wmu sync.Mutex
+	// werr is the first write to out that failed; broken, over stdio, is
+	// told of it: nobody reads the answers any more.
+	werr   error
+	broken func(error)
+	mu     sync.Mutex
+	calls  map[string]*inFlight // by request id, as sent
 	// wg counts the calls in flight; ctx, over HTTP, is the session's.
 	wg  *sync.WaitGroup
 	ctx context.Context
 }
 
-// Serve answers the messages read from in on out until in ends or ctx is
-// done; then it cancels the calls in flight and returns once each has
-// ended.
+// inFlight is a call in flight: its cancel, and whether the client
+// cancelled it (notifications/cancelled: then it is not answered).
+type inFlight struct {
+	cancel   context.CancelFunc
+	byClient bool // under conn.mu
+}
+
+// Serve answers the messages read from in on out. When in ends, no more
+// requests are read, and the calls received run to their end and are
+// answered before Serve returns (a client that closes its side of a pipe
+// after its last request, `printf ... | awl mcp serve`, gets its answers).
+// When ctx is done (a signal), or a write to out fails (nobody reads the
+// answers), the calls in flight are cancelled, each answered with what
+// its tool returned when cancelled, and Serve returns once all have ended;
+// a request read meanwhile is answered, a call refused.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	c := &conn{s: s, out: out, calls: map[string]context.CancelFunc{}, wg: &sync.WaitGroup{}}
-	defer func() {
-		cancel()
-		c.wg.Wait()
-	}()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	c := &conn{s: s, out: out, broken: cancel, calls: map[string]*inFlight{}, wg: &sync.WaitGroup{}}
+	quit := make(chan struct{})
+	defer close(quit)
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	go func() {
-		readErr <- s.readLines(ctx, in, lines, c)
+		readErr <- s.readLines(quit, in, lines, c)
+	}()
+	var err error
+	for reading := true; reading; {
+		select {
+		case <-ctx.Done():
+			reading = false
+		case err = <-readErr:
+			reading = false
+		case line := <-lines:
+			c.handle(ctx, line, c.writeLine)
+		}
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		cancel(err) // stdin failed: the client is gone
+	}
+	// No call starts from here on: in has ended, or ctx is done.
+	idle := make(chan struct{})
+	go func() {
+		c.wg.Wait()
+		close(idle)
 	}()
 	for {
 		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-readErr:
+		case <-idle:
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
@@ -131,9 +164,10 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 }
 
-// readLines hands each line of in to lines; a line over MaxMessage is
-// dropped as it is read and answered with an error (its id is not known).
-func (s *Server) readLines(ctx context.Context, in io.Reader, lines chan<- []byte, c *conn) error {
+// readLines hands each line of in to lines until quit is closed; a line
+// over MaxMessage is dropped as it is read and answered with an error
+// (its id is not known).
+func (s *Server) readLines(quit <-chan struct{}, in io.Reader, lines chan<- []byte, c *conn) error {
 	br := bufio.NewReaderSize(in, 64<<10)
 	max := s.MaxMessage
 	if max <= 0 {
@@ -160,7 +194,7 @@ func (s *Server) readLines(ctx context.Context, in io.Reader, lines chan<- []byt
 		} else if len(line) > 0 {
 			select {
 			case lines <- line:
-			case <-ctx.Done():
+			case <-quit:
 				return nil
 			}
 		}
@@ -171,12 +205,25 @@ func (s *Server) readLines(ctx context.Context, in io.Reader, lines chan<- []byt
 	}
 }
 
-// writeLine writes one message as a line of out.
+// writeLine writes one message as a line of out. Once a write has failed
+// (EPIPE: the client closed its end) nothing more is written, and the
+// calls in flight are cancelled: their answers would reach nobody.
 func (c *conn) writeLine(m message) {
 	b := encode(m)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.out.Write(append(b, '\n'))
+	if c.werr != nil {
+		return
+	}
+	if _, err := c.out.Write(append(b, '\n')); err != nil {
+		c.werr = err
+		if c.s.Log != nil {
+			fmt.Fprintf(c.s.Log, "awl: mcp serve: writing an answer: %v: the client is gone\n", err)
+		}
+		if c.broken != nil {
+			c.broken(fmt.Errorf("the client is gone (writing an answer: %w)", err))
+		}
+	}
 }
 
 // encode is m as JSON-RPC 2.0.
@@ -255,10 +302,13 @@ func (c *conn) notification(m message) {
 		return
 	}
 	c.mu.Lock()
-	cancel := c.calls[idKey(p.RequestID)]
+	f := c.calls[idKey(p.RequestID)]
+	if f != nil {
+		f.byClient = true
+	}
 	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if f != nil {
+		f.cancel()
 	}
 }
 
@@ -339,7 +389,10 @@ func (s *Server) toolList() []map[string]any {
 }
 
 // call runs a tools/call in a goroutine of its own; its answer is sent
-// when it ends, unless the client cancelled it (then nothing is).
+// when it ends, unless the client cancelled it (then nothing is, as the
+// protocol says). A call the server ends (a signal, the client gone, an
+// HTTP session deleted) is answered with what its tool returned, an error
+// saying so when the tool failed. Once ctx is done no call starts.
 func (c *conn) call(ctx context.Context, m message, send sendFunc) <-chan struct{} {
 	var p struct {
 		Name      string          `json:"name"`
@@ -357,6 +410,10 @@ func (c *conn) call(ctx context.Context, m message, send sendFunc) <-chan struct
 		fail(send, m.ID, CodeInvalidParams, fmt.Sprintf("unknown tool %q", p.Name))
 		return answered()
 	}
+	if ctx.Err() != nil {
+		fail(send, m.ID, CodeInternal, fmt.Sprintf("the call was not started: %v", context.Cause(ctx)))
+		return answered()
+	}
 	key := idKey(m.ID)
 	c.mu.Lock()
 	if _, busy := c.calls[key]; busy {
@@ -365,7 +422,8 @@ func (c *conn) call(ctx context.Context, m message, send sendFunc) <-chan struct
 		return answered()
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	c.calls[key] = cancel
+	f := &inFlight{cancel: cancel}
+	c.calls[key] = f
 	c.mu.Unlock()
 	c.wg.Add(1)
 	done := make(chan struct{})
@@ -376,11 +434,13 @@ func (c *conn) call(ctx context.Context, m message, send sendFunc) <-chan struct
 		res := c.s.Tools[i].Call(cctx, p.Arguments, progress(send, p.Meta.ProgressToken))
 		c.mu.Lock()
 		delete(c.calls, key)
+		byClient := f.byClient
 		c.mu.Unlock()
-		if cctx.Err() != nil {
-			// Cancelled by the client, or the server is ending: the
-			// client no longer waits for an answer.
+		if byClient {
 			return
+		}
+		if cctx.Err() != nil && res.IsError {
+			res.Text = fmt.Sprintf("the server ended the call: %v\n\n%s", context.Cause(cctx), res.Text)
 		}
 		send(message{ID: m.ID, Result: callResult(res)})
 	}()

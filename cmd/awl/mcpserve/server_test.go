@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,11 +27,17 @@ type pipe struct {
 
 func start(t *testing.T, s *Server) *pipe {
 	t.Helper()
+	return startCtx(t, context.Background(), s)
+}
+
+// startCtx is start with Serve's context.
+func startCtx(t *testing.T, ctx context.Context, s *Server) *pipe {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	p := &pipe{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
 	go func() {
-		p.done <- s.Serve(context.Background(), inR, outW)
+		p.done <- s.Serve(ctx, inR, outW)
 		outW.Close()
 	}()
 	t.Cleanup(func() { inW.Close() })
@@ -128,22 +136,28 @@ func TestVersions(t *testing.T) {
 }
 
 // A cancelled call ends its tool's context and gets no answer; the calls
-// beside it are answered; the end of input cancels what is left and
-// Serve waits for it.
+// beside it are answered; at the end of input the call left runs to its
+// end and is answered before Serve returns.
 func TestCancelAndEOF(t *testing.T) {
 	started := make(chan string, 4)
+	release := make(chan struct{})
 	var mu sync.Mutex
 	ended := map[string]bool{}
 	block := Tool{
 		Name: "block", InputSchema: json.RawMessage(`{"type":"object"}`),
 		Call: func(ctx context.Context, args json.RawMessage, _ func(string)) Result {
 			started <- string(args)
-			<-ctx.Done()
+			text := "released"
+			select {
+			case <-ctx.Done():
+				text = "cancelled"
+			case <-release:
+			}
 			time.Sleep(20 * time.Millisecond) // a run ending its session
 			mu.Lock()
 			ended[string(args)] = true
 			mu.Unlock()
-			return Result{Text: "cancelled"}
+			return Result{Text: text}
 		},
 	}
 	p := start(t, &Server{Name: "t", Tools: []Tool{block, echoTool()}})
@@ -183,7 +197,19 @@ func TestCancelAndEOF(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// The end of input cancels nothing: the call "1" still runs, and
+	// Serve waits for it.
 	p.in.Close()
+	select {
+	case err := <-p.done:
+		t.Fatalf("Serve returned (%v) with a call in flight", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	res = p.recv()
+	if res["id"] != "1" || resultText(res) != "released" {
+		t.Fatalf("the call in flight at the end of input: %v", res)
+	}
 	if err := <-p.done; err != nil {
 		t.Fatal(err)
 	}
@@ -192,9 +218,102 @@ func TestCancelAndEOF(t *testing.T) {
 	if !ended[`"b"`] {
 		t.Error("Serve returned before the call in flight ended")
 	}
-	// Nothing was answered for either cancelled call.
+	// Nothing was answered for the call the client cancelled.
 	if rest, _ := io.ReadAll(p.out); len(rest) > 0 {
 		t.Errorf("answered a cancelled call: %s", rest)
+	}
+}
+
+// resultText is the text of a tools/call answer.
+func resultText(m map[string]any) string {
+	r, _ := m["result"].(map[string]any)
+	c, _ := r["content"].([]any)
+	if len(c) == 0 {
+		return ""
+	}
+	text, _ := c[0].(map[string]any)["text"].(string)
+	return text
+}
+
+// A shutdown (Serve's context done: a signal) cancels the calls in
+// flight and answers each with what its tool returned, marked as ended by
+// the server; a request read while they end is answered, a call refused.
+func TestShutdownAnswers(t *testing.T) {
+	started := make(chan struct{}, 1)
+	finish := make(chan struct{})
+	block := Tool{
+		Name: "block", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Call: func(ctx context.Context, _ json.RawMessage, _ func(string)) Result {
+			started <- struct{}{}
+			<-ctx.Done()
+			<-finish // a run ending its session
+			return Result{Text: "awl run exited 130 (interrupted)", IsError: true}
+		},
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	p := startCtx(t, ctx, &Server{Name: "t", Tools: []Tool{block, echoTool()}})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	<-started
+	cancel(errors.New("interrupted by terminated"))
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	code, id := errCode(t, p.recv())
+	if code != CodeInternal || id != "2" {
+		t.Errorf("a call after the shutdown began: code %v id %s", code, id)
+	}
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if m := p.recv(); m["id"] != 3.0 || m["result"] == nil {
+		t.Errorf("a ping after the shutdown began: %v", m)
+	}
+	close(finish)
+	res := p.recv()
+	want := "the server ended the call: interrupted by terminated\n\nawl run exited 130 (interrupted)"
+	if res["id"] != 1.0 || resultText(res) != want || res["result"].(map[string]any)["isError"] != true {
+		t.Fatalf("the call the shutdown ended: %v", res)
+	}
+	if err := <-p.done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// failWriter fails every write, as a pipe whose reader is gone does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, syscall.EPIPE }
+
+// A write that fails (the client closed its end of stdout) ends the calls
+// in flight: their answers would reach nobody.
+func TestBrokenOut(t *testing.T) {
+	ended := make(chan struct{})
+	started := make(chan struct{})
+	block := Tool{
+		Name: "block", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Call: func(ctx context.Context, _ json.RawMessage, _ func(string)) Result {
+			close(started)
+			<-ctx.Done()
+			close(ended)
+			return Result{Text: "cancelled", IsError: true}
+		},
+	}
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	var log strings.Builder
+	done := make(chan error, 1)
+	go func() {
+		done <- (&Server{Name: "t", Tools: []Tool{block}, Log: &log}).Serve(context.Background(), inR, failWriter{})
+	}()
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","arguments":{}}}`+"\n")
+	<-started
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a failed write did not end the call in flight")
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "the client is gone") {
+		t.Errorf("log: %q", log.String())
 	}
 }
 
