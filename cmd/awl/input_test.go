@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/awlrun/awl/internal/testenv"
 	"github.com/awlrun/awl/runner/event"
 )
 
@@ -72,19 +74,64 @@ func TestInputSchemaAgrees(t *testing.T) {
 		var out bytes.Buffer
 		in := startInput(strings.NewReader(line+"\n"), event.NewEmitter(&out, nil), false, t.TempDir())
 		in.Start("s")
-		for {
-			_, ok, err := in.Next(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !ok {
-				break
-			}
-		}
+		drainInput(t, in)
 		in.Stop()
 		taken := !strings.Contains(out.String(), `"type":"error"`)
 		if taken != schemaOK {
 			t.Errorf("%s: the schema says valid=%v, the reader took it=%v (%s)", line, schemaOK, taken, out.String())
 		}
+	}
+}
+
+// drainInput takes the input's prompts until its queue is closed: the
+// reader has then read, and reported, every line.
+func drainInput(t *testing.T, in *ndjsonInput) {
+	t.Helper()
+	for {
+		_, ok, err := in.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return
+		}
+	}
+}
+
+// TestInputSilentAfterStop: once the run has stopped the input (before
+// its result event), nothing the input reads is reported: not a refused
+// line, not an interrupt with no turn, not an accepted end, so the result
+// stays the last event. Before Stop the same lines are reported.
+func TestInputSilentAfterStop(t *testing.T) {
+	pr, pw := io.Pipe()
+	var out testenv.Buffer
+	in := startInput(pr, event.NewEmitter(&out, nil), false, t.TempDir())
+	in.Start("s")
+	write := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(pw, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Before Stop: a bad line is an error event, and a user message is
+	// queued (the reader has then read past the bad line).
+	write(`not json`)
+	write(`{"type":"user","text":"go on"}`)
+	if _, ok, err := in.Next(context.Background()); !ok || err != nil {
+		t.Fatalf("the user message: %v %v", ok, err)
+	}
+	before := out.String()
+	if strings.Count(before, "\n") != 1 || !strings.Contains(before, `"type":"error"`) {
+		t.Fatalf("before Stop: %q", before)
+	}
+	in.Stop()
+	write(`still not json`)
+	write(`{"type":"interrupt","id":"i1"}`)
+	write(`{"type":"user","text":"x","id":"u1"}`)
+	write(`{"type":"end","id":"e1"}`)
+	pw.Close()
+	drainInput(t, in)
+	if got := out.String(); got != before {
+		t.Errorf("events after Stop:\n%s", strings.TrimPrefix(got, before))
 	}
 }
