@@ -51,8 +51,12 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 	}
 	defer func() { configFS = config.OS }()
 	skillsFS = skills.FS{
-		ReadDir: func(p string) ([]fs.DirEntry, error) { count("readdir", p); return os.ReadDir(p) },
-		Read:    func(p string) ([]byte, error) { count("read", p); return skills.OS.Read(p) },
+		OpenDir: func(p string) (skills.Folders, error) {
+			count("readdir", p)
+			d, err := skills.OS.OpenDir(p)
+			return countFolders{d, p, count}, err
+		},
+		Read: func(p string, buf []byte) ([]byte, error) { count("read", p); return skills.OS.Read(p, buf) },
 	}
 	defer func() { skillsFS = skills.OS }()
 	run := func() {
@@ -100,6 +104,18 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 	if !slices.Equal(ops, want) {
 		t.Errorf("with one project file the run did\n %q\nwant\n %q", ops, want)
 	}
+}
+
+// countFolders counts the SKILL.md a directory of skills reads.
+type countFolders struct {
+	skills.Folders
+	dir   string
+	count func(op, p string)
+}
+
+func (c countFolders) ReadSKILL(name string, buf []byte) ([]byte, error) {
+	c.count("read", filepath.Join(c.dir, name, "SKILL.md"))
+	return c.Folders.ReadSKILL(name, buf)
 }
 
 // TestConfigDocListsKeys: docs/config.md's key table has a row for every

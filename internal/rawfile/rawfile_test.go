@@ -53,3 +53,46 @@ func TestOpenReads(t *testing.T) {
 		t.Errorf("size %d, read %q, %v", f.Size, got, err)
 	}
 }
+
+// TestDir: a directory's names are sorted, without "." and ".."; a file
+// opens relative to it, through a folder too; an error names the whole
+// path.
+func TestDir(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"b", "a", "c"} {
+		if err := os.MkdirAll(filepath.Join(dir, n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b", "f"), []byte("in b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	names, err := d.Names()
+	if err != nil || strings.Join(names, " ") != "a b c" {
+		t.Errorf("names %q, %v", names, err)
+	}
+	f, err := d.Open("b/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(f)
+	f.Close()
+	if string(got) != "in b" || f.Size != 4 || err != nil {
+		t.Errorf("read %q (size %d), %v", got, f.Size, err)
+	}
+	var pe *fs.PathError
+	if _, err := d.Open("a/f"); !errors.As(err, &pe) || !errors.Is(err, fs.ErrNotExist) || pe.Path != filepath.Join(dir, "a", "f") {
+		t.Errorf("missing: %v", err)
+	}
+	if _, err := d.Open("a"); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("a folder: %v", err)
+	}
+	if _, err := OpenDir(filepath.Join(dir, "b", "f")); err == nil {
+		t.Error("OpenDir of a file: no error")
+	}
+}

@@ -35,6 +35,15 @@ func TestHostileSkillFiles(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(dir, "linked", "SKILL.md")); err != nil {
 		t.Fatal(err)
 	}
+	// Entries that are no folder are no skills, said nothing of; a link
+	// to a file is a skill that cannot be read.
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644)
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "notes.txt"), filepath.Join(dir, "tofile")); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan []Skill, 1)
 	go func() { done <- Discover(OS, []Dir{{Path: dir, Source: "project"}}) }()
 	var all []Skill
@@ -50,7 +59,7 @@ func TestHostileSkillFiles(t *testing.T) {
 	if !slices.Equal(offered, []string{"good", "linked"}) {
 		t.Errorf("offered %q", offered)
 	}
-	want := map[string]string{"fifo": "not a regular file", "adir": "not a regular file", "big": "larger than 1048576 bytes"}
+	want := map[string]string{"fifo": "not a regular file", "adir": "not a regular file", "big": "larger than 1048576 bytes", "tofile": "not a directory"}
 	for _, s := range all {
 		folder := filepath.Base(filepath.Dir(s.Path))
 		reason, bad := want[folder]

@@ -18,7 +18,7 @@ func parseSimple(fm []byte) (s Skill, seen map[string]int, ok bool) {
 	seen = map[string]int{}
 	lines := strings.Split(string(fm), "\n")
 	for i := 0; i < len(lines); i++ {
-		key, val, ok := simpleEntry(lines[i])
+		key, val, has, ok := simpleEntry(lines[i])
 		if !ok {
 			return Skill{}, nil, false
 		}
@@ -27,7 +27,7 @@ func parseSimple(fm []byte) (s Skill, seen map[string]int, ok bool) {
 		}
 		seen[key] = i + 1
 		if key == "metadata" {
-			if val != nil {
+			if has {
 				return Skill{}, nil, false
 			}
 			var n int
@@ -37,20 +37,20 @@ func parseSimple(fm []byte) (s Skill, seen map[string]int, ok bool) {
 			i += n
 			continue
 		}
-		if val == nil {
+		if !has {
 			return Skill{}, nil, false
 		}
 		switch key {
 		case "name":
-			s.Name = *val
+			s.Name = val
 		case "description":
-			s.Description = *val
+			s.Description = val
 		case "license":
-			s.License = *val
+			s.License = val
 		case "compatibility":
-			s.Compatibility = *val
+			s.Compatibility = val
 		case "allowed-tools":
-			s.AllowedTools = strings.Fields(*val)
+			s.AllowedTools = strings.Fields(val)
 		}
 	}
 	return s, seen, true
@@ -73,35 +73,35 @@ func simpleBlock(lines []string) (m map[string]string, n int, ok bool) {
 		if len(l)-len(strings.TrimLeft(l, " ")) != indent {
 			return nil, 0, false
 		}
-		key, val, ok := simpleEntry(l[indent:])
-		if _, dup := m[key]; !ok || val == nil || dup {
+		key, val, has, ok := simpleEntry(l[indent:])
+		if _, dup := m[key]; !ok || !has || dup {
 			return nil, 0, false
 		}
-		m[key] = *val
+		m[key] = val
 	}
 	return m, n, true
 }
 
 // simpleEntry splits "key: value": a key of lowercase letters, digits, "-"
-// and "_", then a value simpleValue reads; val is nil for "key:" alone.
-func simpleEntry(line string) (key string, val *string, ok bool) {
+// and "_", then a value simpleValue reads; has is false for "key:" alone.
+func simpleEntry(line string) (key, val string, has, ok bool) {
 	i := 0
 	for i < len(line) && (line[i] >= 'a' && line[i] <= 'z' || line[i] >= '0' && line[i] <= '9' || (line[i] == '-' || line[i] == '_') && i > 0) {
 		i++
 	}
 	// YAML takes an implicit key of at most 1024 characters.
 	if i == 0 || i > 128 || i == len(line) || line[i] != ':' {
-		return "", nil, false
+		return "", "", false, false
 	}
 	key, rest := line[:i], line[i+1:]
 	if strings.TrimRight(rest, " ") == "" {
-		return key, nil, true
+		return key, "", false, true
 	}
 	if rest[0] != ' ' {
-		return "", nil, false
+		return "", "", false, false
 	}
-	v, ok := simpleValue(strings.Trim(rest, " "))
-	return key, &v, ok
+	val, ok = simpleValue(strings.Trim(rest, " "))
+	return key, val, true, ok
 }
 
 // simpleValue reads a value that is the same text however YAML would

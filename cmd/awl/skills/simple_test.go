@@ -112,7 +112,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func TestReadHeadStopsAtTheFrontMatter(t *testing.T) {
 	body := strings.Repeat("body line\n", 50000)
 	cr := &countingReader{r: strings.NewReader("---\nname: a\ndescription: d\n---\n" + body)}
-	head, err := readHead(cr)
+	head, err := readHead(cr, nil)
 	if err != nil || cr.n > headChunk || !bytes.HasPrefix(head, []byte("---\nname: a\ndescription: d\n---\n")) {
 		t.Errorf("read %d bytes of %d (err %v)", cr.n, len(body), err)
 	}
@@ -120,7 +120,7 @@ func TestReadHeadStopsAtTheFrontMatter(t *testing.T) {
 		for pad := headChunk - 40; pad < headChunk+10; pad++ {
 			pre := "---\nname: a\ndescription: " + strings.Repeat("d", pad-len("---\nname: a\ndescription: ")-1) + "\n"
 			whole := pre + line + "\nlicense: x\n---\n" + body
-			head, err := readHead(strings.NewReader(whole))
+			head, err := readHead(strings.NewReader(whole), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -95,16 +95,30 @@ func ProjectDirs(levels []Level) []Dir {
 
 // FS is how Discover reaches the file system; tests count what it does.
 type FS struct {
-	ReadDir func(string) ([]fs.DirEntry, error)
+	// OpenDir opens a directory of skill folders.
+	OpenDir func(string) (Folders, error)
 	// Read reads the head of a SKILL.md: to the end of its front
 	// matter (readHead), refusing what is not a regular file (a
 	// directory, a FIFO that would hold the run: rawfile.ErrNotRegular)
-	// or is larger than MaxSize (rawfile.ErrTooLarge).
-	Read func(string) ([]byte, error)
+	// or is larger than MaxSize (rawfile.ErrTooLarge). It reads into
+	// buf's room, which Discover hands from one SKILL.md to the next.
+	Read func(p string, buf []byte) ([]byte, error)
 }
 
-// OS is the file system itself.
-var OS = FS{ReadDir: os.ReadDir, Read: readSKILL}
+// Folders is an open directory of skill folders.
+type Folders interface {
+	// Names are the names of its entries, sorted. An entry that is no
+	// folder holds no SKILL.md: ReadSKILL says so (syscall.ENOTDIR).
+	Names() ([]string, error)
+	// ReadSKILL reads the head of the SKILL.md in the folder name, as
+	// FS.Read does.
+	ReadSKILL(name string, buf []byte) ([]byte, error)
+	Close() error
+}
+
+// OS is the file system itself: a SKILL.md is opened relative to its
+// directory of skills, open, fstat, read and close (rawfile).
+var OS = FS{OpenDir: openFolders, Read: readSKILL}
 
 // MaxSize is the largest SKILL.md read.
 const MaxSize = 1 << 20
@@ -115,49 +129,66 @@ const MaxSize = 1 << 20
 // order found; Offered picks those a run offers.
 func Discover(fsys FS, dirs []Dir) []Skill {
 	var out []Skill
+	// One buffer for every SKILL.md: a start with ten skills touches one
+	// page for them, not ten fresh ones.
+	var buf []byte
 	for _, d := range dirs {
 		if d.Explicit {
-			if s, err := read(fsys, filepath.Join(d.Path, "SKILL.md"), filepath.Base(d.Path)); !errors.Is(err, fs.ErrNotExist) {
-				out = add(out, s, err, filepath.Join(d.Path, "SKILL.md"), d.Source)
+			p := filepath.Join(d.Path, "SKILL.md")
+			if s, err := read(func(b []byte) ([]byte, error) { return fsys.Read(p, b) }, p, filepath.Base(d.Path), &buf); !errors.Is(err, fs.ErrNotExist) {
+				out = add(out, s, err, p, d.Source)
 				continue
 			}
 		}
-		entries, err := fsys.ReadDir(d.Path)
-		if err != nil {
-			if d.Explicit || !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.ENOTDIR) {
-				out = append(out, Skill{Path: d.Path, Source: d.Source, Problems: []string{fmt.Sprintf("%s: %v", d.Path, unwrapPath(err))}})
-			}
-			continue
+		out = discoverIn(fsys, d, out, &buf)
+	}
+	return out
+}
+
+// discoverIn adds the skills of the folders of d to out.
+func discoverIn(fsys FS, d Dir, out []Skill, buf *[]byte) []Skill {
+	dir, err := fsys.OpenDir(d.Path)
+	var names []string
+	if err == nil {
+		defer dir.Close()
+		names, err = dir.Names()
+	}
+	if err != nil {
+		if d.Explicit || !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.ENOTDIR) {
+			out = append(out, Skill{Path: d.Path, Source: d.Source, Problems: []string{fmt.Sprintf("%s: %v", d.Path, unwrapPath(err))}})
 		}
-		for _, e := range entries {
-			if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
-				continue
+		return out
+	}
+	for _, name := range names {
+		folder := filepath.Join(d.Path, name)
+		p := filepath.Join(folder, "SKILL.md")
+		s, err := read(func(b []byte) ([]byte, error) { return dir.ReadSKILL(name, b) }, p, name, buf)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// A folder with no SKILL.md is no skill; a link to one
+			// that is gone (a skill installed by a link whose target
+			// was removed) is a skill that cannot be read.
+			if why := dangling(folder); why != "" {
+				out = add(out, Skill{}, errors.New(why), p, d.Source)
 			}
-			p := filepath.Join(d.Path, e.Name(), "SKILL.md")
-			s, err := read(fsys, p, e.Name())
-			if errors.Is(err, fs.ErrNotExist) {
-				// A folder with no SKILL.md is no skill; a link to one
-				// that is gone (a skill installed by a link whose
-				// target was removed) is a skill that cannot be read.
-				if why := dangling(filepath.Join(d.Path, e.Name()), e.Type()&fs.ModeSymlink != 0); why != "" {
-					out = add(out, Skill{}, errors.New(why), p, d.Source)
-				}
-				continue
+		case errors.Is(err, syscall.ENOTDIR):
+			// An entry that is no folder is no skill, unless it is a
+			// link (to a file): a skill that cannot be read.
+			if fi, lerr := os.Lstat(folder); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				out = add(out, s, err, p, d.Source)
 			}
+		default:
 			out = add(out, s, err, p, d.Source)
 		}
 	}
 	return out
 }
 
-// dangling says what is wrong when the folder at dir (a symbolic link when
-// link) or its SKILL.md is a symbolic link to nothing; "" when neither is.
-// It runs only for a folder with no SKILL.md to read.
-func dangling(dir string, link bool) string {
+// dangling says what is wrong when the folder at dir or its SKILL.md is a
+// symbolic link to nothing; "" when neither is. It runs only for a folder
+// with no SKILL.md to read.
+func dangling(dir string) string {
 	for _, p := range []string{dir, filepath.Join(dir, "SKILL.md")} {
-		if p == dir && !link {
-			continue
-		}
 		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 				target, _ := os.Readlink(p)
@@ -279,16 +310,21 @@ func Warnings(all []Skill) []string {
 	return out
 }
 
-// read reads the SKILL.md at p, in the folder named folder.
-func read(fsys FS, p, folder string) (Skill, error) {
-	data, err := fsys.Read(p)
+// read reads the SKILL.md at p, in the folder named folder, with get
+// (FS.Read or Folders.ReadSKILL). Its error is ENOENT or ENOTDIR as get's
+// (wrapped), for a SKILL.md that is not there.
+func read(get func([]byte) ([]byte, error), p, folder string, buf *[]byte) (Skill, error) {
+	data, err := get((*buf)[:0])
+	if cap(data) > cap(*buf) {
+		*buf = data[:0]
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Skill{}, err
 	case errors.Is(err, rawfile.ErrTooLarge):
 		return Skill{}, fmt.Errorf("%s: larger than %d bytes", p, MaxSize)
 	case err != nil:
-		return Skill{}, fmt.Errorf("%s: %v", p, unwrapPath(err))
+		return Skill{}, fmt.Errorf("%s: %w", p, unwrapPath(err))
 	case len(data) > MaxSize:
 		return Skill{}, fmt.Errorf("%s: larger than %d bytes", p, MaxSize)
 	}
@@ -299,8 +335,31 @@ func read(fsys FS, p, folder string) (Skill, error) {
 // system calls: open, fstat, read, close (rawfile). os.Open would add four
 // fcntl and an epoll_ctl for each file, a tenth of what ten skills cost a
 // start.
-func readSKILL(p string) ([]byte, error) {
+func readSKILL(p string, buf []byte) ([]byte, error) {
 	f, err := rawfile.Open(p)
+	return head(f, err, buf)
+}
+
+// osFolders is a directory of skill folders open in the file system.
+type osFolders struct{ *rawfile.Dir }
+
+func openFolders(dir string) (Folders, error) {
+	d, err := rawfile.OpenDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return osFolders{d}, nil
+}
+
+// ReadSKILL opens the SKILL.md relative to the directory: the kernel does
+// not walk the directory's path again for each skill.
+func (d osFolders) ReadSKILL(name string, buf []byte) ([]byte, error) {
+	f, err := d.Open(name + "/SKILL.md")
+	return head(f, err, buf)
+}
+
+// head reads the head of the SKILL.md f, which opening gave err.
+func head(f *rawfile.File, err error, buf []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +367,7 @@ func readSKILL(p string) ([]byte, error) {
 	if f.Size > MaxSize {
 		return nil, rawfile.ErrTooLarge
 	}
-	return readHead(f)
+	return readHead(f, buf)
 }
 
 // headChunk is what readHead reads at a time.
@@ -316,9 +375,10 @@ const headChunk = 4096
 
 // readHead reads r up to the end of a SKILL.md's front matter: to the end
 // of the first whole chunk holding its closing line, or to the end (at
-// most MaxSize+1 bytes). A run reads no more of a body than that.
-func readHead(r io.Reader) ([]byte, error) {
-	var data []byte
+// most MaxSize+1 bytes). A run reads no more of a body than that. It
+// reads into buf's room, grown as needed.
+func readHead(r io.Reader, buf []byte) ([]byte, error) {
+	data := buf[:0]
 	for len(data) <= MaxSize {
 		n := len(data)
 		data = slices.Grow(data, headChunk)[:n+headChunk]

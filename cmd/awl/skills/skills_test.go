@@ -253,3 +253,32 @@ func TestProjectDirsOutsideRepository(t *testing.T) {
 		t.Errorf("project dirs %q, want %q", got, want)
 	}
 }
+
+// TestDiscoverSharesNoBytes: Discover reads every SKILL.md into one
+// buffer; a short file read after a long one is read alone, never with
+// what is left of the other. b has no closing "---" of its own, where a's
+// long front matter had one further on; c's description is shorter than
+// a's, at the same place.
+func TestDiscoverSharesNoBytes(t *testing.T) {
+	dir := t.TempDir()
+	var meta strings.Builder
+	for i := range 1200 {
+		fmt.Fprintf(&meta, "  k%d: v\n", i)
+	}
+	writeSkill(t, dir, "a", "---\nname: a\ndescription: "+strings.Repeat("x", 1000)+"\nmetadata:\n"+meta.String()+"---\nbody\n")
+	writeSkill(t, dir, "b", "---\nname: b\ndescription: d\n")
+	writeSkill(t, dir, "c", "---\nname: c\ndescription: short\n---\n")
+	all := Discover(OS, []Dir{{Path: dir, Source: "project"}})
+	if len(all) != 3 {
+		t.Fatalf("%d skills", len(all))
+	}
+	if a := all[0]; len(a.Problems) > 0 || len(a.Metadata) != 1200 || len(a.Description) != 1000 {
+		t.Errorf("a: %+v", a.Problems)
+	}
+	if b := all[1]; len(b.Problems) != 1 || !strings.Contains(b.Problems[0], `no closing "---" line`) {
+		t.Errorf("b: %q", b.Problems)
+	}
+	if c := all[2]; len(c.Problems) > 0 || c.Description != "short" {
+		t.Errorf("c: %q %q", c.Description, c.Problems)
+	}
+}
