@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/awlrun/awl/cmd/awl/config"
 	"github.com/awlrun/awl/cmd/awl/skills"
@@ -287,6 +289,20 @@ func TestEveryKeyLayers(t *testing.T) {
 			check(nil, inFile(1, repo), ".awl/config.toml:2")
 			write(proj, "# the project's\n"+k.Name+" = "+v[1].toml+"\n[profile.p]\n"+k.Name+" = "+v[2].toml+"\n")
 			check([]string{"--profile", "p"}, inFile(2, repo), ".awl/config.toml:4")
+			// And a run takes it: configure sets the flag's field to it.
+			if f := runFlagTable.byName(k.Name); f != nil {
+				c := &runCmd{Profile: "p", TrustProject: true}
+				if err := c.configure(&app{getenv: os.Getenv, stderr: &bytes.Buffer{}}); err != nil {
+					t.Fatal(err)
+				}
+				got, _ := flagValue(f, reflect.ValueOf(c).Elem().Field(f.index))
+				if d, ok := got.(time.Duration); ok {
+					got = d.String()
+				}
+				if gotJSON, _ := json.Marshal(got); string(gotJSON) != inFile(2, repo) {
+					t.Errorf("a run's --%s is %s, want %s", k.Name, gotJSON, inFile(2, repo))
+				}
+			}
 			t.Setenv(k.Env(), v[3].env)
 			check([]string{"--profile", "p"}, v[3].json, "env "+k.Env())
 			if k.Name != "session-dir" {
