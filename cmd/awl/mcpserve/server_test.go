@@ -361,14 +361,15 @@ func TestGoSDKClient(t *testing.T) {
 
 // Over HTTP: the token, the Origin, the session, the method and the size
 // are each checked; a JSON answer when it is ready at once, an event
-// stream for a call; DELETE ends a session and cancels its calls.
+// stream for a call; DELETE ends a session and cancels its calls, whose
+// streams get their answers.
 func TestHTTP(t *testing.T) {
 	ended := make(chan struct{})
 	block := Tool{Name: "block", InputSchema: json.RawMessage(`{"type":"object"}`), Call: func(ctx context.Context, _ json.RawMessage, progress func(string)) Result {
 		progress("started")
 		<-ctx.Done()
 		close(ended)
-		return Result{}
+		return Result{Text: "stopped", IsError: true}
 	}}
 	s := &Server{Name: "t", Tools: []Tool{echoTool(), block}, MaxMessage: 4096}
 	h := s.HTTPHandler(context.Background(), "tok")
@@ -443,7 +444,8 @@ func TestHTTP(t *testing.T) {
 	if resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("a call: %v", resp.Header)
 	}
-	line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+	stream := bufio.NewReader(resp.Body)
+	line, _ := stream.ReadString('\n')
 	if line != "event: message\n" {
 		t.Errorf("stream: %q", line)
 	}
@@ -458,7 +460,11 @@ func TestHTTP(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("DELETE did not cancel the session's call")
 	}
+	rest, _ := io.ReadAll(stream)
 	resp.Body.Close()
+	if !strings.Contains(string(rest), `"id":3,"result":{"content":[{"text":"the server ended the call: the client ended the session (DELETE)\n\nstopped"`) {
+		t.Errorf("the stream of the call DELETE ended: %s", rest)
+	}
 	if resp := post(sid, `{"jsonrpc":"2.0","id":4,"method":"ping"}`); resp.StatusCode != 404 {
 		t.Errorf("after DELETE: %d", resp.StatusCode)
 	}
