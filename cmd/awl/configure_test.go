@@ -217,22 +217,7 @@ func TestDocSkillExampleParses(t *testing.T) {
 // the run (config_cd.txtar); session-dir is awl's flag, not run's, and
 // stops at the variable.
 func TestEveryKeyLayers(t *testing.T) {
-	tmp := t.TempDir()
-	for _, v := range []string{"AWL_CONFIG", "AWL_PROFILE", "AWL_TRUST_PROJECT", "AWL_SESSION_DIR", "AWL_NO_CONFIG"} {
-		t.Setenv(v, "")
-	}
-	schema := runSchema()
-	for _, k := range schema {
-		t.Setenv(k.Env(), "")
-	}
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
-	repo := filepath.Join(tmp, "repo")
-	for _, d := range []string{filepath.Join(tmp, "config", "awl"), filepath.Join(repo, ".git"), filepath.Join(repo, ".awl")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Chdir(repo)
+	schema, repo, user, proj := keyRig(t)
 	show := func(t *testing.T, args ...string) map[string]struct {
 		Value  any
 		Source string
@@ -253,8 +238,6 @@ func TestEveryKeyLayers(t *testing.T) {
 		}
 		return out.Settings
 	}
-	user := filepath.Join(tmp, "config", "awl", "config.toml")
-	proj := filepath.Join(repo, ".awl", "config.toml")
 	for i := range schema {
 		k := &schema[i]
 		if k.Name == "cd" {
@@ -313,6 +296,28 @@ func TestEveryKeyLayers(t *testing.T) {
 	}
 }
 
+// keyRig is a repository to run in, with no AWL_ variable set: the keys,
+// the repository, and where the user's and the project's files go.
+func keyRig(t *testing.T) (config.Schema, string, string, string) {
+	tmp := t.TempDir()
+	for _, v := range []string{"AWL_CONFIG", "AWL_PROFILE", "AWL_TRUST_PROJECT", "AWL_SESSION_DIR"} {
+		t.Setenv(v, "")
+	}
+	schema := runSchema()
+	for _, k := range schema {
+		t.Setenv(k.Env(), "")
+	}
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
+	repo := filepath.Join(tmp, "repo")
+	for _, d := range []string{filepath.Join(tmp, "config", "awl"), filepath.Join(repo, ".git"), filepath.Join(repo, ".awl")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(repo)
+	return schema, repo, filepath.Join(tmp, "config", "awl", "config.toml"), filepath.Join(repo, ".awl", "config.toml")
+}
+
 // layerValue is a key's value as a file, a variable and a flag write it,
 // and as config show --json prints it.
 type layerValue struct {
@@ -357,4 +362,93 @@ func layerValues(k *config.Key) [5]layerValue {
 		}
 	}
 	return out
+}
+
+// TestEveryKeyUntrusted: every configuration key in an untrusted project
+// file, through Main and `awl config show --json`, does what its class
+// says (docs/config.md's key table): a free key is set; a trusted one is
+// exit 4 naming path:line, the key and how to trust; a limit takes the
+// smaller value, either way round; allow lists intersect, deny lists add
+// up; a narrowing switch turns on, never off; the sandbox tightens, and
+// a looser one is exit 4.
+func TestEveryKeyUntrusted(t *testing.T) {
+	schema, repo, user, proj := keyRig(t)
+	// run writes the two files and shows the settings: the key's value and
+	// source, or the exit code and stderr.
+	run := func(t *testing.T, name, userVal, projVal string) (string, string, int, string) {
+		t.Helper()
+		for p, v := range map[string]string{user: userVal, proj: projVal} {
+			text := "# the file\n"
+			if v != "" {
+				text += name + " = " + v + "\n"
+			}
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var stdout, stderr bytes.Buffer
+		code := Main(context.Background(), []string{"config", "show", "--json"}, nil, &stdout, &stderr)
+		var out struct {
+			Settings map[string]struct {
+				Value  any
+				Source string
+			}
+		}
+		if code == 0 {
+			if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := out.Settings[name]
+		j, _ := json.Marshal(s.Value)
+		return string(j), s.Source, code, stderr.String()
+	}
+	fromUser, fromProj := user+":2", ".awl/config.toml:2"
+	for i := range schema {
+		k := &schema[i]
+		t.Run(k.Name, func(t *testing.T) {
+			v := layerValues(k)
+			expect := func(userVal, projVal, want, from string) {
+				t.Helper()
+				got, src, code, errs := run(t, k.Name, userVal, projVal)
+				if code != 0 || got != want || src != from {
+					t.Errorf("user %s, project %s: %s from %q (exit %d %s), want %s from %q", userVal, projVal, got, src, code, errs, want, from)
+				}
+			}
+			refused := func(userVal, projVal string) {
+				t.Helper()
+				_, _, code, errs := run(t, k.Name, userVal, projVal)
+				if code != 4 || !strings.Contains(errs, proj+":2: ") || !strings.Contains(errs, k.Name) || !strings.Contains(errs, "--trust-project") {
+					t.Errorf("user %s, project %s: exit %d %q, want exit 4 naming %s:2, the key and how to trust", userVal, projVal, code, errs, proj)
+				}
+			}
+			switch k.Class {
+			case config.Free:
+				want := v[1].json
+				if k.Path {
+					want = strings.Replace(want, `"`, `"`+repo+"/", 1)
+				}
+				expect(v[0].toml, v[1].toml, want, fromProj)
+			case config.Trusted:
+				refused("", v[1].toml)
+				refused(v[0].toml, v[1].toml)
+			case config.Min, config.Limit:
+				// v[0] is the smaller.
+				expect(v[1].toml, v[0].toml, v[0].json, fromProj)
+				expect(v[0].toml, v[1].toml, v[0].json, fromUser)
+			case config.Allow:
+				expect(`["read", "grep"]`, `["grep", "glob"]`, `["grep"]`, fromProj)
+			case config.Deny:
+				expect(`["read"]`, `["grep"]`, `["read","grep"]`, fromProj)
+			case config.Narrow:
+				expect("false", "true", "true", fromProj)
+				expect("true", "false", "true", fromUser)
+			case config.Sandbox:
+				expect(`"workspace-write"`, `"read-only"`, `"read-only"`, fromProj)
+				refused(`"read-only"`, `"workspace-write"`)
+			default:
+				t.Fatalf("class %v has no case here", k.Class)
+			}
+		})
+	}
 }
