@@ -40,13 +40,44 @@ func (skillCatalog) markers() (open, close string) { return "", "" }
 
 // entry is one skill's line of the catalogue.
 func (s Skill) entry() string {
-	return `<skill name="` + escapeAttr(s.Name) + `" path="` + escapeAttr(s.Path) + `">` + escapeXML(s.Description) + "</skill>"
+	var b strings.Builder
+	b.Grow(s.entryLen())
+	s.writeEntry(&b)
+	return b.String()
+}
+
+// entryLen is about the length of s's entry: exact unless it escapes.
+func (s Skill) entryLen() int {
+	return len(`<skill name="" path="">`) + len(s.Name) + len(s.Path) + len(s.Description) + len("</skill>")
+}
+
+// writeEntry writes s's entry to b.
+func (s Skill) writeEntry(b *strings.Builder) {
+	b.WriteString(`<skill name="`)
+	b.WriteString(escapeAttr(s.Name))
+	b.WriteString(`" path="`)
+	b.WriteString(escapeAttr(s.Path))
+	b.WriteString(`">`)
+	b.WriteString(escapeXML(s.Description))
+	b.WriteString("</skill>")
 }
 
 func (f skillCatalog) render() string {
+	// The catalogue is made at its size once, not grown through every
+	// size class: at a start that is fresh pages of heap.
+	n := len("<skills>\n"+skillsIntro+"\n</skills>") + len("These skills are no longer available: .\n")
+	for _, s := range f.skills {
+		n += s.entryLen() + 1
+	}
+	for _, r := range f.removed {
+		n += len(r) + 2
+	}
 	var b strings.Builder
+	b.Grow(n)
 	if !f.diff {
-		b.WriteString("<skills>\n" + skillsIntro + "\n")
+		b.WriteString("<skills>\n")
+		b.WriteString(skillsIntro)
+		b.WriteString("\n")
 	} else {
 		b.WriteString("<skills_changed>\n")
 		if len(f.skills) > 0 {
@@ -54,7 +85,8 @@ func (f skillCatalog) render() string {
 		}
 	}
 	for _, s := range f.skills {
-		b.WriteString(s.entry() + "\n")
+		s.writeEntry(&b)
+		b.WriteByte('\n')
 	}
 	if len(f.removed) > 0 {
 		b.WriteString("These skills are no longer available: " + escapeXML(strings.Join(f.removed, ", ")) + ".\n")
