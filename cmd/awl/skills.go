@@ -73,9 +73,7 @@ func (c *runCmd) loadSkills(a *app, st *runSetup) error {
 	}
 	warnSkills(a, all)
 	offered := skills.Offered(all)
-	if cut := skills.Cut(offered, skills.Budget); len(cut) > 0 {
-		fmt.Fprintf(a.stderr, "awl: warning: the skills' catalogue is over its budget (about 8,000 tokens): the descriptions of %s are cut\n", strings.Join(cut, ", "))
-	}
+	warnCut(a, skills.Cut(offered, skills.Budget))
 	for _, s := range offered {
 		st.skills = append(st.skills, modelctx.Skill{Name: s.Name, Description: s.Description, Path: s.Path})
 	}
@@ -87,6 +85,14 @@ func (c *runCmd) loadSkills(a *app, st *runSetup) error {
 func warnSkills(a *app, all []skills.Skill) {
 	for _, w := range skills.Warnings(all) {
 		fmt.Fprintln(a.stderr, "awl: warning:", safeLine(w))
+	}
+}
+
+// warnCut says on stderr which skills' descriptions the catalogue's
+// budget cut, if any.
+func warnCut(a *app, cut []string) {
+	if len(cut) > 0 {
+		fmt.Fprintf(a.stderr, "awl: warning: the skills' catalogue is over its budget (about 8,000 tokens): the descriptions of %s are cut\n", strings.Join(cut, ", "))
 	}
 }
 
@@ -152,6 +158,7 @@ func (s *skillsCmd) Run(a *app) error {
 		}
 	}
 	warnSkills(a, all)
+	warnCut(a, cut)
 	_, err = a.stdout.Write([]byte(b.String()))
 	return err
 }
