@@ -25,6 +25,14 @@ func parseCmdPattern(p string) (*cmdPattern, error) {
 	if s, ok := strings.CutSuffix(p, ":*"); ok {
 		p = s + " *"
 	}
+	if words, ok := plainWords(p); ok {
+		return newCmdPattern(words), nil
+	}
+	return shellPattern(p)
+}
+
+// shellPattern parses a pattern with mvdan.cc/sh.
+func shellPattern(p string) (*cmdPattern, error) {
 	f, err := syntax.NewParser().Parse(strings.NewReader(p), "")
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse the command: %v", err)
@@ -37,22 +45,56 @@ func parseCmdPattern(p string) (*cmdPattern, error) {
 	if !ok || len(st.Redirs) > 0 || st.Background || st.Negated || len(call.Assigns) > 0 || len(call.Args) == 0 {
 		return nil, errors.New("the pattern must be one simple command: words only, no operators, redirections or assignments")
 	}
-	cp := &cmdPattern{}
+	words := make([]string, len(call.Args))
 	for i, w := range call.Args {
-		g, err := wordGlob(w)
-		if err != nil {
+		if words[i], err = wordGlob(w); err != nil {
 			return nil, err
 		}
-		if i == len(call.Args)-1 && i > 0 && g == "*" {
-			cp.rest = true
-			break
-		}
-		cp.words = append(cp.words, g)
+	}
+	return newCmdPattern(words), nil
+}
+
+// newCmdPattern is the pattern of the globs of a simple command's words.
+func newCmdPattern(words []string) *cmdPattern {
+	cp := &cmdPattern{words: words}
+	if n := len(words); n > 1 && words[n-1] == "*" {
+		cp.words, cp.rest = words[:n-1], true
 	}
 	if !hasMeta(cp.words[0]) {
 		cp.name = cp.words[0]
 	}
-	return cp, nil
+	return cp
+}
+
+// plainWords splits a pattern of plain words, as nearly every rule is
+// (git diff *, go test ./...), without the shell's parser, whose code is
+// cold at a run's start: words of letters, digits and -_./*,:@+%^ apart
+// from = (a first word with one may be an assignment), separated by
+// spaces and tabs, the first no reserved word. Anything else is false,
+// and mvdan.cc/sh reads the pattern; FuzzPlainWordsAreTheShells holds the
+// two to the same pattern.
+func plainWords(p string) ([]string, bool) {
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-_./*,:@+%^= \t", c) >= 0:
+		default:
+			return nil, false
+		}
+	}
+	words := strings.Fields(p)
+	if len(words) == 0 || strings.Contains(words[0], "=") || slices.Contains(reservedWords, words[0]) {
+		return nil, false
+	}
+	return words, true
+}
+
+// reservedWords are the words mvdan.cc/sh does not read as a simple
+// command's name at the start of a statement (of those plainWords lets
+// through).
+var reservedWords = []string{
+	"case", "coproc", "declare", "do", "done", "elif", "else", "esac", "export", "fi", "for", "function",
+	"if", "in", "let", "local", "nameref", "readonly", "select", "then", "time", "typeset", "until", "while",
 }
 
 // wordGlob turns a word of a pattern into a glob: unquoted text as it is
