@@ -91,6 +91,7 @@ func (c *runCmd) loadConfig(a *app) (*configured, error) {
 			return nil, runner.Usagef(fmt.Sprintf("AWL_TRUST_PROJECT: %q is not 1, 0, true or false", v))
 		}
 		in.TrustProject = in.TrustProject || t
+		in.DistrustProject = !in.TrustProject
 	}
 	dir := cmp.Or(c.Dir, a.getenv("AWL_CD"), ".")
 	res, err := c.readConfig(a, &in, dir)

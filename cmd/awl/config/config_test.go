@@ -305,6 +305,11 @@ func TestUntrustedProjectRefused(t *testing.T) {
 			t.Errorf("trusted file not applied: %v %v", got, r.Servers)
 		}
 	}
+	// AWL_TRUST_PROJECT=0 (DistrustProject) is over the user's
+	// trust-project = true.
+	if _, err := resolve(t, Input{Files: []*File{user, proj}, Profile: "x", ProfileFrom: "--profile", DistrustProject: true}); !errors.As(err, &ce) || ce.Code != 4 {
+		t.Errorf("AWL_TRUST_PROJECT=0 over the user's trust-project: %v, want exit 4", err)
+	}
 	// trust-project in the project file itself trusts nothing.
 	self := parse(t, Project, "trust-project = true\nbase-url = \"x\"\n")
 	if _, err := resolve(t, Input{Files: []*File{self}}); err == nil {

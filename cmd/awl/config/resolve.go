@@ -17,8 +17,11 @@ type Input struct {
 	// Profile is the profile asked for, "" for none; ProfileFrom says
 	// where ("--profile" or "AWL_PROFILE").
 	Profile, ProfileFrom string
-	// TrustProject is --trust-project or AWL_TRUST_PROJECT=1.
-	TrustProject bool
+	// TrustProject is --trust-project or AWL_TRUST_PROJECT=1;
+	// DistrustProject is AWL_TRUST_PROJECT=0 without the flag, which the
+	// user file's trust-project = true does not override (a variable is
+	// over the files).
+	TrustProject, DistrustProject bool
 	// UserFile is where the user file is (read or not), for the hint of
 	// how to trust a project file.
 	UserFile string
@@ -171,6 +174,9 @@ func checkProfile(in Input) error {
 func trusted(in Input) (bool, string) {
 	if in.TrustProject {
 		return true, "--trust-project or AWL_TRUST_PROJECT"
+	}
+	if in.DistrustProject {
+		return false, ""
 	}
 	for _, f := range in.Files {
 		if f.Role == User && f.trust != nil && f.trust.v == true {
