@@ -150,6 +150,17 @@ func TestConfigDocListsKeys(t *testing.T) {
 			t.Errorf("docs/config.md's row for %s says %q, %q, %q; the key is a %s, %s, %q", k.Name, m[1], m[2], m[3], typeText[k.Type], k.Env(), classText[k.Class])
 		}
 	}
+	// The sentence on list keys a flag replaces names every list key.
+	said := strings.Join(strings.Fields(string(doc)), " ")
+	if m := regexp.MustCompile(`A list key \(([^)]*)\) set by a flag is replaced`).FindStringSubmatch(said); m == nil {
+		t.Error("docs/config.md does not say which list keys a flag replaces")
+	} else {
+		for _, k := range runSchema() {
+			if k.Type == config.List && !strings.Contains(m[1], "`"+k.Name+"`") {
+				t.Errorf("docs/config.md's list keys a flag replaces leave out %s", k.Name)
+			}
+		}
+	}
 	if all := regexp.MustCompile("(?m)^\\| `[a-z-]+` \\| [^|]* \\| `AWL_").FindAllString(string(doc), -1); len(all) != rows {
 		t.Errorf("docs/config.md's key table has %d rows, the keys are %d", len(all), rows)
 	}
