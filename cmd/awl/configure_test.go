@@ -161,6 +161,16 @@ func TestConfigDocListsKeys(t *testing.T) {
 			}
 		}
 	}
+	// And the sentence on relative paths names every path key.
+	if m := regexp.MustCompile(`A relative path in a file \(([^)]*)\) is taken`).FindStringSubmatch(said); m == nil {
+		t.Error("docs/config.md does not say which keys' relative paths are taken from the file's place")
+	} else {
+		for _, k := range runSchema() {
+			if k.Path != strings.Contains(m[1], "`"+k.Name+"`") {
+				t.Errorf("docs/config.md's path keys and %s (a path: %v) disagree", k.Name, k.Path)
+			}
+		}
+	}
 	if all := regexp.MustCompile("(?m)^\\| `[a-z-]+` \\| [^|]* \\| `AWL_").FindAllString(string(doc), -1); len(all) != rows {
 		t.Errorf("docs/config.md's key table has %d rows, the keys are %d", len(all), rows)
 	}
