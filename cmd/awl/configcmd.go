@@ -64,6 +64,9 @@ func (s *configShowCmd) Run(a *app) error {
 	if err != nil {
 		return err
 	}
+	if err := c.checkRunDir(cf); err != nil {
+		return err
+	}
 	c.layFlags(cf)
 	if s.JSON {
 		return writeConfigJSON(a, cf)
@@ -169,6 +172,25 @@ func flagValue(f *fastFlag, v reflect.Value) (config.Value, bool) {
 	return nil, false
 }
 
+// checkRunDir refuses a run directory (-C, AWL_CD or a file's cd) that is
+// not one, as the run would: what a run there would read is no answer.
+func (c *runCmd) checkRunDir(cf *configured) error {
+	dir, from := c.Dir, "--cd"
+	if s, ok := cf.res.Settings["cd"]; dir == "" && ok {
+		dir, from = s.Value.(string), sourceText(s.Source)+": cd"
+		if s.Source.Kind == "env" {
+			from = s.Source.Env
+		}
+	}
+	if dir == "" {
+		return nil
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return runner.Usagef(fmt.Sprintf("%s: %s is not a directory", from, dir))
+	}
+	return nil
+}
+
 // trust tells whether a project file was read and trusted, and by what.
 func (cf *configured) trust() (bool, string) {
 	for _, f := range cf.files {
@@ -244,6 +266,9 @@ func (p *configPathCmd) Run(a *app) error {
 	// A user's file that sets cd moves the search (loadConfig): the files
 	// the run reads, when they can be read.
 	if cf, err := c.loadConfig(a); err == nil {
+		if err := c.checkRunDir(cf); err != nil {
+			return err
+		}
 		locs = locs[:0]
 		for _, f := range cf.files {
 			locs = append(locs, config.Loc{Path: f.Path})
