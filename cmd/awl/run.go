@@ -30,6 +30,7 @@ import (
 	"github.com/awlrun/awl/runner/modelctx"
 	"github.com/awlrun/awl/runner/modelinfo"
 	"github.com/awlrun/awl/runner/policy"
+	"github.com/awlrun/awl/runner/redact"
 	"github.com/awlrun/awl/runner/sandbox"
 	"github.com/awlrun/awl/runner/tool"
 	"github.com/awlrun/awl/session"
@@ -217,10 +218,14 @@ func (c *runCmd) Run(a *app, store *session.Store) error {
 		return nil
 	}
 	tr.hook(&cfg)
+	// A .git replaced or made where git looks, or (where .git is not
+	// read-only) a config or hook changed: said once the command that did
+	// it has ended, and what is left at the end of the run.
+	cfg.Sandbox.OnGitChange(func(ch string) { gitChangeWarning(a, cfg.Redact, ch) })
 	res = runner.Run(ctx, cfg)
 	a.code, _ = runner.Classify(res.Err)
 	for _, ch := range cfg.Sandbox.GitChanges() {
-		gitChangeWarning(a, ch)
+		gitChangeWarning(a, cfg.Redact, ch)
 	}
 	textErr := c.report(a, store, res, true)
 	c.undelivered(a, em, tr, textErr)
@@ -1054,10 +1059,6 @@ func (c *runCmd) sandbox(a *app, cwd string) (*sandbox.Sandbox, sandbox.Status, 
 	if w := sb.GitWarning(); w != "" {
 		fmt.Fprintf(a.stderr, "awl: warning: %s\n", w)
 	}
-	// A .git replaced or made where git looks, or (where .git is not
-	// read-only) a config or hook changed: said once the command that did
-	// it has ended, and what is left at the end of the run.
-	sb.OnGitChange(func(ch string) { gitChangeWarning(a, ch) })
 	if w := sb.ProcessWarning(); w != "" {
 		fmt.Fprintf(a.stderr, "awl: warning: %s\n", w)
 	}
@@ -1604,7 +1605,9 @@ func writeStepSummary(a *app, res runner.Result, code int) {
 }
 
 // gitChangeWarning warns of a change to what git trusts in the working
-// directory (sandbox.GitChanges words it) made during the run.
-func gitChangeWarning(a *app, change string) {
-	fmt.Fprintf(a.stderr, "awl: warning: %s during the run: git outside the sandbox (a later CI step) runs the hooks and settings a .git leads to; review it, or run git with -c core.hooksPath=/dev/null -c core.fsmonitor=false\n", change)
+// directory (sandbox.GitChanges words it) made during the run, redacted:
+// the change names a path, which a command may have named after a secret
+// it read, and stderr is the CI job's log.
+func gitChangeWarning(a *app, r *redact.Redactor, change string) {
+	fmt.Fprintf(a.stderr, "awl: warning: %s during the run: git outside the sandbox (a later CI step) runs the hooks and settings a .git leads to; review it, or run git with -c core.hooksPath=/dev/null -c core.fsmonitor=false\n", r.String(change))
 }
