@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/awlrun/awl/cmd/awl/skills"
@@ -74,6 +75,8 @@ func (c *runCmd) loadSkills(a *app, st *runSetup) error {
 	warnSkills(a, all)
 	offered := skills.Offered(all)
 	warnCut(a, skills.Cut(offered, skills.Budget))
+	offered, left := skills.Fit(offered, skills.Budget)
+	warnLeft(a, left)
 	for _, s := range offered {
 		st.skills = append(st.skills, modelctx.Skill{Name: s.Name, Description: s.Description, Path: s.Path})
 	}
@@ -92,8 +95,27 @@ func warnSkills(a *app, all []skills.Skill) {
 // budget cut, if any.
 func warnCut(a *app, cut []string) {
 	if len(cut) > 0 {
-		fmt.Fprintf(a.stderr, "awl: warning: the skills' catalogue is over its budget (about 8,000 tokens): the descriptions of %s are cut\n", strings.Join(cut, ", "))
+		fmt.Fprintf(a.stderr, "awl: warning: the skills' catalogue is over its budget (about 8,000 tokens): the descriptions of %s are cut\n", someNames(cut))
 	}
+}
+
+// warnLeft says on stderr which skills the catalogue's budget leaves out,
+// ten by name at most.
+func warnLeft(a *app, left []string) {
+	if len(left) == 0 {
+		return
+	}
+	fmt.Fprintf(a.stderr, "awl: warning: the skills' catalogue is over its budget with every description cut: %d skills are left out of it (%s)\n", len(left), someNames(left))
+}
+
+// someNames is the first 40 of names, then how many more: a warning of a
+// line, not a repository's thousand skill names.
+func someNames(names []string) string {
+	s := strings.Join(names[:min(len(names), 40)], ", ")
+	if len(names) > 40 {
+		s += fmt.Sprintf(" and %d more", len(names)-40)
+	}
+	return s
 }
 
 // safeLine is s as one line for a terminal (internal/oneline), uncut
@@ -144,8 +166,9 @@ func (s *skillsCmd) Run(a *app) error {
 	all := skills.Discover(skillsFS, dirs)
 	offered := skills.Offered(all)
 	cut := skills.Cut(offered, skills.Budget)
+	offered, left := skills.Fit(offered, skills.Budget)
 	if s.JSON {
-		return writeSkillsJSON(a, all, offered, cut)
+		return writeSkillsJSON(a, all, offered, cut, left)
 	}
 	var b strings.Builder
 	for _, k := range offered {
@@ -159,13 +182,14 @@ func (s *skillsCmd) Run(a *app) error {
 	}
 	warnSkills(a, all)
 	warnCut(a, cut)
+	warnLeft(a, left)
 	_, err = a.stdout.Write([]byte(b.String()))
 	return err
 }
 
 // writeSkillsJSON prints `awl skills --json`: every skill found, with
 // offered telling which a run would offer.
-func writeSkillsJSON(a *app, all, offered []skills.Skill, cut []string) error {
+func writeSkillsJSON(a *app, all, offered []skills.Skill, cut, left []string) error {
 	type row struct {
 		skills.Skill
 		// Problems is always an array, [] for a sound skill, so that
@@ -173,6 +197,7 @@ func writeSkillsJSON(a *app, all, offered []skills.Skill, cut []string) error {
 		Problems []string `json:"problems"`
 		Offered  bool     `json:"offered"`
 		Cut      bool     `json:"description_cut,omitempty"`
+		Left     bool     `json:"over_budget,omitempty"`
 	}
 	out := make([]row, 0, len(all))
 	for _, s := range all {
@@ -184,6 +209,9 @@ func writeSkillsJSON(a *app, all, offered []skills.Skill, cut []string) error {
 		}
 		for _, n := range cut {
 			r.Cut = r.Cut || r.Offered && n == s.Name
+		}
+		if len(s.Problems) == 0 && s.ShadowedBy == "" && slices.Contains(left, s.Name) {
+			r.Left = true
 		}
 		if r.Problems == nil {
 			r.Problems = []string{}

@@ -234,7 +234,27 @@ const Budget = 32000
 // entrySize is what a skill's entry in the catalogue takes, markup and
 // all, as sent.
 func entrySize(s Skill) int {
-	return sentLen(s.Name) + sentLen(s.Description) + sentLen(s.Path) + 32
+	// The path is an attribute, where a quote is escaped too.
+	return sentLen(s.Name) + sentLen(s.Description) + sentLen(s.Path) + 5*strings.Count(s.Path, `"`) + 32
+}
+
+// Fit is the skills of offered (in name order, after Cut) whose entries
+// fit budget bytes together, and the names of those left out: Cut keeps
+// 64 bytes of each description, so a thousand skills would still send
+// several times the budget. Those that come first by name are kept, so
+// the same skills give the same catalogue.
+func Fit(offered []Skill, budget int) ([]Skill, []string) {
+	n := 0
+	for i, s := range offered {
+		if n += entrySize(s); n > budget {
+			var out []string
+			for _, d := range offered[i:] {
+				out = append(out, d.Name)
+			}
+			return offered[:i:i], out
+		}
+	}
+	return offered, nil
 }
 
 // sentLen is the length of s in the catalogue, which escapes &, < and >

@@ -282,3 +282,28 @@ func TestDiscoverSharesNoBytes(t *testing.T) {
 		t.Errorf("c: %q %q", c.Description, c.Problems)
 	}
 }
+
+// TestFitHoldsTheBudget: past what Cut can do, Fit keeps the skills that
+// come first by name and fit the budget, and names the rest; the entries
+// kept are within it, quotes in a path counted as sent (&quot;).
+func TestFitHoldsTheBudget(t *testing.T) {
+	var offered []Skill
+	for i := range 500 {
+		offered = append(offered, Skill{Name: fmt.Sprintf("s%03d", i), Description: strings.Repeat("d", 200), Path: `/r/"q"/s/SKILL.md`})
+	}
+	Cut(offered, Budget)
+	kept, left := Fit(offered, Budget)
+	if len(kept) == 0 || len(kept)+len(left) != 500 || kept[len(kept)-1].Name >= left[0] {
+		t.Fatalf("kept %d, left %d", len(kept), len(left))
+	}
+	n := 0
+	for _, s := range kept {
+		n += len(s.Name) + len(s.Description) + len(strings.ReplaceAll(s.Path, `"`, "&quot;")) + len(`<skill name="" path="">`+"</skill>\n")
+	}
+	if n > Budget {
+		t.Errorf("the entries kept take %d bytes as sent, over %d", n, Budget)
+	}
+	if k, l := Fit(offered[:3], Budget); len(k) != 3 || l != nil {
+		t.Errorf("three skills: kept %d, left %q", len(k), l)
+	}
+}
