@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Class is what a file may do with a key; an untrusted project file only
@@ -164,7 +166,38 @@ type Error struct {
 	Code  int
 }
 
-func (e *Error) Error() string { return strings.Join(e.Lines, "\n") }
+// Error is the lines, each with its control characters escaped: a key
+// or a profile's name is the file's text, and a hostile project file's
+// "\u001b[2J" or "\n::error::" must reach neither a terminal nor a CI
+// log as itself.
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Lines))
+	for i, l := range e.Lines {
+		lines[i] = escapeControls(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// escapeControls is s with each control character, bidirectional control
+// and invalid byte written as Go would quote it (\x1b, \n, \u202e).
+func escapeControls(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && strings.HasPrefix(s[i:], "\ufffd"):
+			b.WriteRune(r)
+		case r == utf8.RuneError, unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r):
+			q := strconv.QuoteToASCII(string(r))
+			if r == utf8.RuneError {
+				q = strconv.Quote(s[i : i+1])
+			}
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
 
 // errorf is one line of a usage Error at pos.
 func errorf(path string, line, col int, format string, args ...any) string {

@@ -134,6 +134,33 @@ func TestParseTakesABOMAndCRLF(t *testing.T) {
 	}
 }
 
+// TestErrorsEscapeTheFilesText: a key, a profile's or a server's name is
+// the file's text; in an error its control characters and bidirectional
+// controls are escaped, so a hostile project file sends no escape
+// sequence to a terminal and no line of its own (a "::error::" workflow
+// command) to a CI log.
+func TestErrorsEscapeTheFilesText(t *testing.T) {
+	src := "\"\\u001b[2J\\n::error::owned\\u202e\" = 1\n[profile.\"\\u001b]0;t\\u0007\"]\nmodel = 3\n"
+	_, err := Parse("/p/.awl/config.toml", []byte(src), Project, "/p", testSchema)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	for _, bad := range []string{"\x1b", "\a", "\u202e", "\n::error"} {
+		if strings.Contains(msg, bad) {
+			t.Errorf("the error holds %q: %q", bad, msg)
+		}
+	}
+	if !strings.Contains(msg, `unknown key \x1b[2J\n::error::owned\u202e`) || strings.Count(msg, "\n") != 1 {
+		t.Errorf("error %q", msg)
+	}
+	proj := parse(t, Project, "[profile.\"\\u001b[31mx\"]\nmodel = \"m\"\n")
+	_, err = resolve(t, Input{Files: []*File{proj}, Profile: "nope", ProfileFrom: "--profile"})
+	if err == nil || !strings.HasSuffix(err.Error(), `the profiles are: \x1b[31mx`) {
+		t.Errorf("unknown profile: %q", err)
+	}
+}
+
 // TestParseReportsEveryProblem: a file with several problems names each,
 // in the file's order, so one run shows all there is to fix.
 func TestParseReportsEveryProblem(t *testing.T) {
