@@ -77,6 +77,9 @@ func (c *runCmd) loadSkills(a *app, st *runSetup) error {
 	warnCut(a, skills.Cut(offered, skills.Budget))
 	offered, left := skills.Fit(offered, skills.Budget)
 	warnLeft(a, left)
+	if len(offered) > 0 {
+		st.skills = make([]modelctx.Skill, 0, len(offered))
+	}
 	for _, s := range offered {
 		st.skills = append(st.skills, modelctx.Skill{Name: s.Name, Description: s.Description, Path: s.Path})
 	}

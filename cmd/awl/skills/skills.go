@@ -159,9 +159,12 @@ func discoverIn(fsys FS, d Dir, out []Skill, buf *[]byte) []Skill {
 		}
 		return out
 	}
+	// Room for a skill a name at once: grown entry by entry, the slice
+	// of skills took a fresh span of heap at each size at a start.
+	out = slices.Grow(out, len(names))
 	for _, name := range names {
-		folder := filepath.Join(d.Path, name)
-		p := filepath.Join(folder, "SKILL.md")
+		p := filepath.Join(d.Path, name, "SKILL.md")
+		folder := filepath.Dir(p)
 		s, err := read(func(b []byte) ([]byte, error) { return dir.ReadSKILL(name, b) }, p, name, buf)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -217,7 +220,7 @@ func add(out []Skill, s Skill, err error, p, source string) []Skill {
 // Offered is the skills a run offers: those without problems and not
 // shadowed, in name order.
 func Offered(all []Skill) []Skill {
-	var out []Skill
+	out := make([]Skill, 0, len(all))
 	for _, s := range all {
 		if len(s.Problems) == 0 && s.ShadowedBy == "" {
 			out = append(out, s)
