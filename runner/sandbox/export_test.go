@@ -16,3 +16,11 @@ func WithoutUserNamespaces() (restore func()) {
 	noNamespaces = true
 	return func() { noNamespaces = false }
 }
+
+// WithMaxWalk bounds the end of the run's walk for a .git made during the
+// run to n entries until restore is called.
+func WithMaxWalk(n int) (restore func()) {
+	old := maxWalk
+	maxWalk = n
+	return func() { maxWalk = old }
+}

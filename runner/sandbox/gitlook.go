@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -118,20 +119,32 @@ func (s *Sandbox) lookGit() {
 	}
 }
 
+// ran records that a confined command was started: the end of the run
+// walks the working directory for a .git it made, whether or not the look
+// after it has run yet (it runs once the command has exited, on a
+// goroutine of its own, and a run may end at once).
+func (w *gitWatch) ran() {
+	w.mu.Lock()
+	w.looked = true
+	w.mu.Unlock()
+}
+
 // maxWalk bounds the end of the run's walk of the working directory for
-// .git entries made during the run.
-const maxWalk = 200000
+// .git entries made during the run (a variable for the tests).
+var maxWalk = 200000
 
 // created lists the .git entries in the working directory (at most
 // maxWalk entries looked at) made, moved or changed since the sandbox
 // was made, but those allGitDirs holds: "lib/x/.git (created or
-// changed)". A .git
-// directory is not walked into.
+// changed)". A .git directory is not walked into. A walk cut short says
+// so: a command could otherwise hide a .git it made behind as many
+// files as the bound.
 func (w *gitWatch) created() []string {
 	var out []string
 	n := 0
 	filepath.WalkDir(w.base, func(p string, d fs.DirEntry, err error) error {
 		if n++; n > maxWalk {
+			out = append(out, fmt.Sprintf("any .git made past the first %d entries of the working directory (not looked for)", maxWalk))
 			return filepath.SkipAll
 		}
 		if err != nil || d.Name() != ".git" {

@@ -349,6 +349,28 @@ func TestGitHooksPathNotThereYet(t *testing.T) {
 	}
 }
 
+// A command cannot hide a .git it made behind more entries than the end
+// of the run's walk looks at (seq 200001 | xargs touch, then zz/.git):
+// the walk, cut short, says so. The bound is 50 here; awl's is 200,000.
+func TestGitMadePastTheWalksBound(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	t.Cleanup(sandbox.WithMaxWalk(50))
+	for _, files := range []int{10, 60} {
+		t.Run(fmt.Sprint(files, " files first"), func(t *testing.T) {
+			f := newFixture(t, sandbox.Options{Mode: sandbox.WorkspaceWrite})
+			mustOK(t, f.bash(t, fmt.Sprintf("mkdir a && cd a && touch $(seq %d) && cd .. && mkdir -p zz/.git", files)))
+			// At once, as a run that ends with this command does: the
+			// look after it may not have run yet.
+			changes := f.sb.GitChanges()
+			cut := slices.ContainsFunc(changes, func(c string) bool { return strings.Contains(c, "past the first 50 entries") })
+			made := slices.Contains(changes, "zz/.git (created or changed)")
+			if files < 50 && (!made || cut) || files > 50 && !cut {
+				t.Errorf("GitChanges = %q", changes)
+			}
+		})
+	}
+}
+
 // readOnlyGitSandbox is a workspace-write sandbox of cwd, whose git files
 // (guarded, each first shown writable unconfined, so that the test
 // proves something) the namespaces make read-only; it skips where there

@@ -577,6 +577,7 @@ func (s *Sandbox) start(cmd *exec.Cmd, server bool) error {
 	var after func()
 	if s.git != nil {
 		after = s.lookGit
+		s.git.ran()
 	}
 	ns := s.ns
 	if server {
