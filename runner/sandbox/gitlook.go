@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // OnGitChange makes the sandbox call notify, from any goroutine, with
@@ -136,11 +137,21 @@ var maxWalk = 200000
 // created lists the .git entries in the working directory (at most
 // maxWalk entries looked at) made, moved or changed since the sandbox
 // was made, but those allGitDirs holds: "lib/x/.git (created or
-// changed)". A .git directory is not walked into. A walk cut short says
-// so: a command could otherwise hide a .git it made behind as many
+// changed)". A .git directory is not walked into; of one that was there
+// before (a repository checked out inside the working directory that is
+// no submodule, which no mount holds), what git trusts in it that
+// changed is listed: "tools/b/.git/config (changed)". A walk cut short
+// says so: a command could otherwise hide a .git it made behind as many
 // files as the bound.
 func (w *gitWatch) created() []string {
 	var out []string
+	// File times come from a clock that may lag the one start was read
+	// from by a tick.
+	since := w.start.Add(-10 * time.Millisecond).UnixNano()
+	rel := func(p string) string {
+		r, _ := filepath.Rel(w.base, p)
+		return r
+	}
 	n := 0
 	filepath.WalkDir(w.base, func(p string, d fs.DirEntry, err error) error {
 		if n++; n > maxWalk {
@@ -151,9 +162,12 @@ func (w *gitWatch) created() []string {
 			return nil
 		}
 		if _, known := w.ids[p]; !known {
-			if id := identity(p, false); id != (fileID{}) && id.ctime >= w.start.UnixNano() {
-				rel, _ := filepath.Rel(w.base, p)
-				out = append(out, rel+" (created or changed)")
+			if id := identity(p, false); id != (fileID{}) && id.ctime >= since {
+				out = append(out, rel(p)+" (created or changed)")
+			} else if d.IsDir() {
+				for _, f := range trustChanged(p, since) {
+					out = append(out, rel(f)+" (changed)")
+				}
 			}
 		}
 		if d.IsDir() {
@@ -161,5 +175,29 @@ func (w *gitWatch) created() []string {
 		}
 		return nil
 	})
+	return out
+}
+
+// trustChanged lists what git trusts in the git directory dir (config,
+// config.worktree, commondir, gitdir, the hooks and info directories and
+// every file in them) whose change time is since or later.
+func trustChanged(dir string, since int64) []string {
+	var out []string
+	check := func(p string) {
+		if id := identity(p, false); id != (fileID{}) && id.ctime >= since {
+			out = append(out, p)
+		}
+	}
+	for _, f := range []string{"config", "config.worktree", "commondir", "gitdir"} {
+		check(filepath.Join(dir, f))
+	}
+	for _, sub := range []string{"hooks", "info"} {
+		d := filepath.Join(dir, sub)
+		check(d)
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			check(filepath.Join(d, e.Name()))
+		}
+	}
 	return out
 }

@@ -308,45 +308,40 @@ func TestGitConfigIncludesReadOnly(t *testing.T) {
 // command and at the end of the run, with the namespaces and without.
 func TestGitHooksPathNotThereYet(t *testing.T) {
 	requireABI(t, sandbox.ABINetwork)
-	for _, without := range []bool{false, true} {
-		t.Run(fmt.Sprint("without namespaces ", without), func(t *testing.T) {
-			if without {
-				withoutNamespaces(t)
-			}
-			cwd := filepath.Join(t.TempDir(), "work")
-			for name, content := range map[string]string{
-				".git/HEAD":   "ref: refs/heads/main\n",
-				".git/config": "[core]\n\tbare = false\n\thooksPath = .githooks\n",
-			} {
-				os.MkdirAll(filepath.Dir(filepath.Join(cwd, name)), 0o755)
-				if err := os.WriteFile(filepath.Join(cwd, name), []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
-			if err != nil {
+	bothWays(t, func(t *testing.T) {
+		cwd := filepath.Join(t.TempDir(), "work")
+		for name, content := range map[string]string{
+			".git/HEAD":   "ref: refs/heads/main\n",
+			".git/config": "[core]\n\tbare = false\n\thooksPath = .githooks\n",
+		} {
+			os.MkdirAll(filepath.Dir(filepath.Join(cwd, name)), 0o755)
+			if err := os.WriteFile(filepath.Join(cwd, name), []byte(content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			defer sb.Close()
-			if st.Enforced.Git {
-				t.Errorf("status %+v: enforced.git true with a hooks directory a command may make", st)
-			}
-			hooks := filepath.Join(cwd, ".githooks")
-			if w := sb.GitWarning(); st.GitReadOnly && !strings.Contains(w, hooks) {
-				t.Errorf("GitWarning does not name %s: %q", hooks, w)
-			}
-			var told notes
-			sb.OnGitChange(told.add)
-			mustOK(t, run(toolsFor(cwd, sb), "bash", map[string]any{"command": "mkdir .githooks && echo evil > .githooks/pre-commit"}))
-			told.wait(t, ".githooks (created)")
-			end := sb.GitChanges()
-			told.mu.Lock()
-			defer told.mu.Unlock()
-			if !slices.Contains(end, ".githooks/pre-commit (added)") && !slices.Contains(told.got, ".githooks/pre-commit (added)") {
-				t.Errorf("the hook made was not told: after the command %q, at the end %q", told.got, end)
-			}
-		})
-	}
+		}
+		sb, st, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sb.Close()
+		if st.Enforced.Git {
+			t.Errorf("status %+v: enforced.git true with a hooks directory a command may make", st)
+		}
+		hooks := filepath.Join(cwd, ".githooks")
+		if w := sb.GitWarning(); st.GitReadOnly && !strings.Contains(w, hooks) {
+			t.Errorf("GitWarning does not name %s: %q", hooks, w)
+		}
+		var told notes
+		sb.OnGitChange(told.add)
+		mustOK(t, run(toolsFor(cwd, sb), "bash", map[string]any{"command": "mkdir .githooks && echo evil > .githooks/pre-commit"}))
+		told.wait(t, ".githooks (created)")
+		end := sb.GitChanges()
+		told.mu.Lock()
+		defer told.mu.Unlock()
+		if !slices.Contains(end, ".githooks/pre-commit (added)") && !slices.Contains(told.got, ".githooks/pre-commit (added)") {
+			t.Errorf("the hook made was not told: after the command %q, at the end %q", told.got, end)
+		}
+	})
 }
 
 // A command cannot hide a .git it made behind more entries than the end
@@ -369,6 +364,42 @@ func TestGitMadePastTheWalksBound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A repository checked out inside the working directory that is no
+// submodule (a CI job's second actions/checkout with a path) has a .git
+// no mount holds: a command that plants core.fsmonitor or a hook there is
+// reported at the end of the run, and one that leaves it alone is not,
+// with the namespaces and without.
+func TestGitNestedRepositoryReported(t *testing.T) {
+	requireABI(t, sandbox.ABINetwork)
+	bothWays(t, func(t *testing.T) {
+		cwd := filepath.Join(t.TempDir(), "work")
+		for _, name := range []string{".git/HEAD", "tools/b/.git/HEAD", "tools/b/.git/config", "tools/b/.git/hooks/pre-commit.sample",
+			"tools/b/.git/info/exclude", "vendor/c/.git/HEAD", "vendor/c/.git/config"} {
+			os.MkdirAll(filepath.Dir(filepath.Join(cwd, name)), 0o755)
+			if err := os.WriteFile(filepath.Join(cwd, name), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // older than the sandbox by more than a clock tick
+		sb, _, err := sandbox.New(sandbox.Options{Mode: sandbox.WorkspaceWrite, Cwd: cwd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sb.Close()
+		mustOK(t, run(toolsFor(cwd, sb), "bash", map[string]any{"command": "echo '[core] fsmonitor = evil' >> tools/b/.git/config && " +
+			"echo evil > tools/b/.git/hooks/post-checkout && echo '* filter=evil' > tools/b/.git/info/attributes && cat vendor/c/.git/config"}))
+		changes := sb.GitChanges()
+		for _, want := range []string{"tools/b/.git/config (changed)", "tools/b/.git/hooks/post-checkout (changed)", "tools/b/.git/info/attributes (changed)"} {
+			if !slices.Contains(changes, want) {
+				t.Errorf("GitChanges = %q, want %q among them", changes, want)
+			}
+		}
+		if slices.ContainsFunc(changes, func(c string) bool { return strings.Contains(c, "vendor/c") || strings.Contains(c, "exclude") }) {
+			t.Errorf("GitChanges = %q: what was left alone is reported", changes)
+		}
+	})
 }
 
 // readOnlyGitSandbox is a workspace-write sandbox of cwd, whose git files

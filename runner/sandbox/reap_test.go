@@ -19,6 +19,19 @@ func withoutNamespaces(t *testing.T) {
 	t.Cleanup(sandbox.WithoutNamespaces())
 }
 
+// bothWays runs test in the sandbox the user gets, and again without
+// namespaces (withoutNamespaces), as subtests.
+func bothWays(t *testing.T, test func(t *testing.T)) {
+	for _, without := range []bool{false, true} {
+		t.Run(fmt.Sprint("without namespaces ", without), func(t *testing.T) {
+			if without {
+				withoutNamespaces(t)
+			}
+			test(t)
+		})
+	}
+}
+
 // Without namespaces (not root), awl is the child subreaper: what a tool
 // left running, setsid'd or double-forked, is ended with the run, after a
 // finished call and after a timed-out one. (A SIGKILLed awl's are not,
