@@ -473,3 +473,62 @@ func TestEveryKeyUntrusted(t *testing.T) {
 		})
 	}
 }
+
+// TestForeignProjectFilesNotRead: a run in /tmp/job (no repository) walks
+// up to /, so a .awl, .agents or .claude in a directory others may write
+// is anyone's: another user's (not the one awl runs as, nor root) is not
+// read, with a warning naming it; the run's own are. Through Main: the
+// configuration, the skills, awl config path.
+func TestForeignProjectFilesNotRead(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a file another user's needs root")
+	}
+	_, repo, _, _ := keyRig(t)
+	shared := filepath.Dir(repo) // the walk from job passes it: job has no .git
+	job := filepath.Join(shared, "job")
+	for p, text := range map[string]string{
+		filepath.Join(shared, ".awl", "config.toml"):                    "model = \"planted\"\nappend-system = \"PLANTED\"\n",
+		filepath.Join(shared, ".agents", "skills", "evil", "SKILL.md"):  "---\nname: evil\ndescription: planted\n---\n",
+		filepath.Join(shared, ".claude", "skills", "evil2", "SKILL.md"): "---\nname: evil2\ndescription: planted\n---\n",
+		filepath.Join(job, ".agents", "skills", "mine", "SKILL.md"):     "---\nname: mine\ndescription: ours\n---\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{".awl", ".agents", ".claude"} {
+		if err := os.Chown(filepath.Join(shared, d), 4242, 4242); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"config", "path", "-C", job}, nil, &stdout, &stderr); code != 0 || stdout.Len() != 0 {
+		t.Fatalf("config path: exit %d, %q %q", code, stdout.String(), stderr.String())
+	}
+	for _, d := range []string{".awl", ".agents", ".claude"} {
+		if want := "awl: warning: " + filepath.Join(shared, d) + " (uid 4242) belongs to another user"; !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q lacks %q", stderr.String(), want)
+		}
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := Main(context.Background(), []string{"skills", "--json", "-C", job}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("skills: exit %d: %s", code, stderr.String())
+	}
+	if s := stdout.String(); strings.Contains(s, "evil") || !strings.Contains(s, `"mine"`) {
+		t.Errorf("awl skills offered %s", s)
+	}
+	// Owned by root, or by the user awl runs as, they are read.
+	for _, d := range []string{".awl", ".agents", ".claude"} {
+		if err := os.Chown(filepath.Join(shared, d), 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout.Reset()
+	if code := Main(context.Background(), []string{"config", "path", "-C", job}, nil, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), filepath.Join(shared, ".awl", "config.toml")) {
+		t.Errorf("config path with root's .awl: exit %d, %q", code, stdout.String())
+	}
+}

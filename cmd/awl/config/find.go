@@ -61,6 +61,11 @@ type Tree struct {
 	// Levels are the directories from Start up to the repository's root
 	// (the nearest holding .git) or /, nearest first.
 	Levels []Level
+	// Foreign are the .awl, .agents and .claude the walk found that
+	// another user owns (not the one awl runs as, nor root), which it
+	// takes as not there: a /tmp/.awl above a run in /tmp/job is anyone's
+	// to write. Each is "path (uid N)".
+	Foreign []string
 }
 
 // Level is one directory walked and which of the names awl looks for it
@@ -84,11 +89,11 @@ func Look(fsys FS, dir, user string) (*Tree, error) {
 	}
 	t := &Tree{Start: d, User: user}
 	if user != "" {
-		has := look(fsys, filepath.Dir(user), []string{filepath.Base(user), "skills"})
+		has := look(fsys, filepath.Dir(user), []string{filepath.Base(user), "skills"}, nil)
 		t.UserConfig, t.UserSkills = has[0], has[1]
 	}
 	for {
-		has := look(fsys, d, walkNames)
+		has := look(fsys, d, walkNames, &t.Foreign)
 		l := Level{Dir: d, Awl: has[0], Git: has[1], Agents: has[2], Claude: has[3]}
 		t.Levels = append(t.Levels, l)
 		parent := filepath.Dir(d)
@@ -105,11 +110,23 @@ func Look(fsys FS, dir, user string) (*Tree, error) {
 // 818 entries against 10 µs for four stats, and 15–23 µs against 5 µs for
 // a directory of 13–26 (os.ReadDir, 2026-12-07). A run's walk passes
 // through such directories (/tmp, a home, a monorepo's root).
-func look(fsys FS, dir string, names []string) []bool {
+//
+// When foreign is not nil, a name found that another user owns (ownerUID)
+// is taken as not there and added to foreign; .git is taken as it is, as
+// the end of the walk. Only what is found is asked about: a walk that
+// finds nothing makes no other system call.
+func look(fsys FS, dir string, names []string, foreign *[]string) []bool {
 	has := make([]bool, len(names))
 	for i, n := range names {
-		_, err := fsys.Stat(filepath.Join(dir, n))
+		p := filepath.Join(dir, n)
+		fi, err := fsys.Stat(p)
 		has[i] = err == nil
+		if has[i] && foreign != nil && n != ".git" {
+			if uid, ok := ownerUID(fi); ok && uid != 0 && uid != os.Geteuid() {
+				has[i] = false
+				*foreign = append(*foreign, fmt.Sprintf("%s (uid %d)", p, uid))
+			}
+		}
 	}
 	return has
 }
