@@ -299,9 +299,9 @@ func checkForeignWorkspace(t *testing.T, cwd string) {
 
 // The calls root could use to reach past the sandbox are refused to a
 // confined command, with the namespaces, without them and with the
-// network on. As root each is first shown to reach the kernel unconfined
-// (it succeeds, or fails on its arguments), so the refusal is the
-// sandbox's.
+// network on. Each is first shown to reach the kernel unconfined (it
+// succeeds, or fails on its arguments), so the refusal is the sandbox's:
+// as root every one, as another user those it may make.
 func TestPrivilegedCallsRefused(t *testing.T) {
 	requireABI(t, sandbox.ABINetwork)
 	sys := func(nr int, args ...string) string {
@@ -335,14 +335,23 @@ func TestPrivilegedCallsRefused(t *testing.T) {
 	refusedUnconfined := func(out string) bool {
 		return strings.Contains(out, "operation not permitted") || strings.Contains(out, "function not implemented")
 	}
-	if os.Geteuid() == 0 {
-		for _, c := range calls {
-			if out := runProbe(c.what, c.arg); refusedUnconfined(out) || !strings.Contains(out, "probe") {
-				if (strings.HasPrefix(c.name, "kexec") || strings.HasSuffix(c.name, "_module")) && strings.Contains(out, "function not implemented") {
-					continue // a kernel without kexec or modules: nothing to refuse
-				}
-				t.Errorf("%s: root, unconfined, should reach the kernel: %s", c.name, out)
+	// Another user reaches these unconfined too (the others want a
+	// capability): the keyrings, another process's memory, file handles
+	// by name, clone3, and where user namespaces work, a new one.
+	userReaches := map[string]bool{"keyctl": true, "add_key": true, "request_key": true, "process_vm_readv": true,
+		"process_vm_writev": true, "name_to_handle_at": true, "open_by_handle_at": true, "clone3": true}
+	if !strings.Contains(runProbe("newuser", ""), "probe failed") {
+		userReaches["unshare(CLONE_NEWUSER)"], userReaches["clone(CLONE_NEWUSER)"] = true, true
+	}
+	for _, c := range calls {
+		if os.Geteuid() != 0 && !userReaches[c.name] {
+			continue
+		}
+		if out := runProbe(c.what, c.arg); refusedUnconfined(out) || !strings.Contains(out, "probe") {
+			if (strings.HasPrefix(c.name, "kexec") || strings.HasSuffix(c.name, "_module")) && strings.Contains(out, "function not implemented") {
+				continue // a kernel without kexec or modules: nothing to refuse
 			}
+			t.Errorf("%s: unconfined (uid %d), should reach the kernel: %s", c.name, os.Geteuid(), out)
 		}
 	}
 	for _, setup := range []struct {
