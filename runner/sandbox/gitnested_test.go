@@ -121,6 +121,12 @@ func TestGitNestedReadOnly(t *testing.T) {
 		"echo '* filter=evil' > .git/info/attributes",
 		"echo /tmp/evil > .git/worktrees/wt/commondir",
 		"echo '[core] fsmonitor = evil' > .git/modules/lib/config",
+		// Around the mount: a hard link, a symbolic link, a rename.
+		"ln .git/config hl && echo '[core] fsmonitor = evil' >> hl",
+		"ln lib/.git hl2 && echo 'gitdir: /tmp/evil' > hl2",
+		"ln -s .git/config sl && echo '[core] fsmonitor = evil' >> sl",
+		"mv .git g2",
+		"mv .husky h2 && mkdir .husky",
 	}
 	// Unconfined, each would have done it: the files are writable.
 	sb := readOnlyGitSandbox(t, cwd, "lib/.git", "lib/deep/.git", "vendor/old/.git/config", "wt/.git", ".husky/pre-commit", ".git/info/exclude")
