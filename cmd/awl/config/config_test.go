@@ -450,7 +450,8 @@ func TestHostileFiles(t *testing.T) {
 	}
 	for _, v := range []string{" , ", ",", " "} {
 		env := map[string]string{"AWL_TOOLS": v}
-		if _, err := resolve(t, Input{Getenv: func(k string) string { return env[k] }}); err == nil || !strings.Contains(err.Error(), "AWL_TOOLS") {
+		// The hint names the variable that offers no tools, not a file's key.
+		if _, err := resolve(t, Input{Getenv: func(k string) string { return env[k] }}); err == nil || err.Error() != "AWL_TOOLS: the list is empty (AWL_NO_TOOLS=1 offers none)" {
 			t.Errorf("AWL_TOOLS=%q: %v", v, err)
 		}
 	}

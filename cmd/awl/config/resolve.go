@@ -299,6 +299,8 @@ func (r *Result) env(in Input) error {
 		}
 		v, reason := fromString(k, s)
 		if reason != "" {
+			// The hint for a variable is a variable.
+			reason = strings.Replace(reason, "no-tools = true", "AWL_NO_TOOLS=1", 1)
 			lines = append(lines, fmt.Sprintf("%s: %s", name, reason))
 			continue
 		}
