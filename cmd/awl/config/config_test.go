@@ -72,6 +72,7 @@ func TestParseRefusesBrokenFiles(t *testing.T) {
 		{"output = \"xml\"\n", `/p/.awl/config.toml:1:1: output: "xml" is not one of text, json`},
 		{"stream = \"yes\"\n", `/p/.awl/config.toml:1:1: stream: must be true or false`},
 		{"[profile.r]\nmodl = \"x\"\n", `/p/.awl/config.toml:2:1: unknown key modl (did you mean model?)`},
+		{"x = 1\nmdl = \"m\"\n", "/p/.awl/config.toml:1:1: unknown key x\n/p/.awl/config.toml:2:1: unknown key mdl (did you mean model?)"},
 		{"[profile.r]\ntrust-project = true\n", `/p/.awl/config.toml:2:1: trust-project cannot be set in a profile`},
 		{"profile = 1\n", `/p/.awl/config.toml:1:1: profile must be tables`},
 		{"[profile]\nr = 1\n", `/p/.awl/config.toml:2:1: profile.r must be a table`},

@@ -278,7 +278,9 @@ func nearest(name string, cands []string) string {
 			best, bestD = c, d
 		}
 	}
-	if bestD > max(2, len(name)/3) {
+	// Two edits make any key of two letters another ("x" is not a typo
+	// of "cd"): a suggestion must keep more of the name than it changes.
+	if bestD > max(2, len(name)/3) || bestD >= len(name) {
 		return ""
 	}
 	return " (did you mean " + best + "?)"
