@@ -91,6 +91,10 @@ func TestParseRefusesBrokenFiles(t *testing.T) {
 		// $VAR without braces is not expanded, so it is literal text.
 		{"[mcp-servers.gh]\nurl = \"u\"\nheaders = { Authorization = \"Bearer ghp_abcdefghij0123456789${X}\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.headers.Authorization: a credential written into the file beside a ${VAR}`},
 		{"[mcp-servers.gh]\nurl = \"u\"\nheaders = { Authorization = \"Bearer $GITHUB_TOKEN\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.headers.Authorization: a credential written into the file:`},
+		// What is no reference (${VAR-x}, an unclosed ${) is text, and the
+		// loader would quote it in its error.
+		{"[mcp-servers.gh]\nurl = \"u\"\nheaders = { Authorization = \"Bearer ${GH_TOKEN-abc}\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.headers.Authorization: a credential written into the file in what is no ${VAR}`},
+		{"[mcp-servers.gh]\ncommand = \"x\"\nenv = { API_KEY = \"${abc\" }\n", `/p/.awl/config.toml:3: mcp-servers.gh.env.API_KEY: a credential written into the file in what is no ${VAR}`},
 		// A field the MCP loader does not know, at any depth, with the
 		// nearest known one.
 		{"[mcp-servers.gh]\nurl = \"u\"\nheader = { Authorization = \"Bearer ${T}\" }\n", `/p/.awl/config.toml:3:1: unknown key mcp-servers.gh.header (did you mean headers?)`},

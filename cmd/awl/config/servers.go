@@ -52,6 +52,10 @@ func (p *parser) credentials(path []string, m map[string]any) {
 				why = "a credential written into the file"
 			case literalDefault(v):
 				why = "a credential written into the file as a default (${VAR:-…})"
+			case badReference(v):
+				// ${VAR-x}, ${A B}, ${X: the MCP loader would refuse it and
+				// quote it, credential and all.
+				why = "a credential written into the file in what is no ${VAR}"
 			case literalRun(v) >= 20:
 				why = "a credential written into the file beside a ${VAR}"
 			default:
@@ -77,6 +81,37 @@ func credentialName(name string) bool {
 		}
 	}
 	return false
+}
+
+// badReference tells whether s has a ${ that is not a reference the MCP
+// loader expands: no closing brace, or a name that is not [A-Za-z_][A-Za-z0-9_]*.
+func badReference(s string) bool {
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			return false
+		}
+		s = s[i+2:]
+		end := strings.IndexByte(s, '}')
+		if end < 0 {
+			return true
+		}
+		name, _, _ := strings.Cut(s[:end], ":-")
+		if !varName(name) {
+			return true
+		}
+		s = s[end+1:]
+	}
+}
+
+// varName tells whether s is a variable's name, as the MCP loader takes it.
+func varName(s string) bool {
+	for i, c := range s {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // literalDefault tells whether s has a ${VAR:-default} reference whose
