@@ -468,7 +468,9 @@ func (x *expander) expand(s string, secrets *[]string) string {
 		sub := varRE().FindStringSubmatch(m)
 		name, hasDefault, def := sub[1], sub[2] != "", sub[3]
 		if !validVarName(name) {
-			x.fail(m, "%s is not a valid variable reference", m)
+			// Not quoted: the text may be a credential that was
+			// meant to be named (${GH_TOKEN-ghp_…}).
+			x.fail(m, "a ${…} that is not a variable reference (a name of letters, digits and _, not a digit first; then :- and a default if any)")
 			return ""
 		}
 		v := x.getenv(name)
@@ -485,7 +487,7 @@ func (x *expander) expand(s string, secrets *[]string) string {
 		return v
 	})
 	if rest := varRE().ReplaceAllString(s, ""); x.err == nil && strings.Contains(rest, "${") {
-		x.fail("${", "unterminated ${ in %q", s)
+		x.fail("${", "unterminated ${ (no closing brace)")
 	}
 	return out
 }

@@ -67,7 +67,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad url", `{"mcpServers": {"a": {"type": "http", "url": "ftp://x"}}}`, `url must start with http`},
 		{"bad name", `{"mcpServers": {"my server": {"command": "x"}}}`, `server "my server": the name must be`},
 		{"unterminated", `{"mcpServers": {"a": {"command": "${HOME"}}}`, `unterminated ${`},
-		{"bad var name", `{"mcpServers": {"a": {"command": "${1X}"}}}`, `${1X} is not a valid variable reference`},
+		{"bad var name", `{"mcpServers": {"a": {"command": "${1X}"}}}`, `a ${…} that is not a variable reference`},
 		{"bad sandbox", `{"mcpServers": {"a": {"command": "x", "sandbox": "workspace-write"}}}`, `server "a": unknown sandbox "workspace-write"`},
 		{"empty sandbox", `{"mcpServers": {"a": {"command": "x", "sandbox": ""}}}`, `server "a": unknown sandbox ""`},
 		{"sandbox not a string", `{"mcpServers": {"a": {"command": "x", "sandbox": false}}}`, `server "a":`},
@@ -204,5 +204,17 @@ func TestLoadConfigSSEType(t *testing.T) {
 	got, err := LoadConfig([]string{p}, env(nil))
 	if err != nil || len(got) != 1 || got[0].Transport() != "http" || got[0].URL != "https://old.example/sse" {
 		t.Fatalf("%+v %v", got, err)
+	}
+}
+
+// TestBadReferenceNotQuoted: a ${ that is no reference is named by its
+// line, never quoted: it may be the credential it was meant to name.
+func TestBadReferenceNotQuoted(t *testing.T) {
+	for _, v := range []string{"Bearer ${GH_TOKEN-ghp_SECRET}", "Bearer ghp_SECRET ${", "${ghp SECRET}"} {
+		doc := `{"mcpServers": {"a": {"url": "http://x", "headers": {"Authorization": "` + v + `"}}}}`
+		_, err := ParseConfig("/c/.mcp.json", []byte(doc), func(string) string { return "" })
+		if err == nil || strings.Contains(err.Error(), "SECRET") || !strings.HasPrefix(err.Error(), "/c/.mcp.json:1: server \"a\": ") {
+			t.Errorf("%q: %v", v, err)
+		}
 	}
 }
