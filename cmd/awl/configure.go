@@ -81,7 +81,10 @@ func (c *runCmd) loadConfig(a *app) (*configured, error) {
 	schema := runSchema()
 	in := config.Input{Schema: schema, Getenv: a.getenv, UserFile: config.UserFile(a.getenv)}
 	in.Profile, in.ProfileFrom = c.Profile, "--profile"
-	if in.Profile == "" {
+	if in.Profile == "" && !c.NoConfig {
+		// --no-config sets AWL_PROFILE aside as it does AWL_CONFIG: a
+		// step that reads no file in a job that names a profile for
+		// the others.
 		in.Profile, in.ProfileFrom = a.getenv("AWL_PROFILE"), "AWL_PROFILE"
 	}
 	in.TrustProject = c.TrustProject
