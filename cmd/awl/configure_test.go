@@ -161,6 +161,26 @@ func TestConfigDocListsKeys(t *testing.T) {
 			}
 		}
 	}
+	// The trust rule's lists name every key of their class: the
+	// switches turned on only, and the keys refused.
+	for _, c := range []struct {
+		re    string
+		class config.Class
+	}{
+		{"- ((?:`[a-z-]+`(?:, | and )?)+) may be turned on, not off", config.Narrow},
+		{"It may not set a key [^:]*: (.*?)[.] Such a key", config.Trusted},
+	} {
+		m := regexp.MustCompile(c.re).FindStringSubmatch(said)
+		if m == nil {
+			t.Errorf("docs/config.md lacks %q", c.re)
+			continue
+		}
+		for _, k := range runSchema() {
+			if k.Class == c.class && !strings.Contains(m[1], "`"+k.Name+"`") {
+				t.Errorf("docs/config.md's trust rule leaves out %s (%s)", k.Name, keyClasses[c.class])
+			}
+		}
+	}
 	// And the sentence on relative paths names every path key.
 	if m := regexp.MustCompile(`A relative path in a file \(([^)]*)\) is taken`).FindStringSubmatch(said); m == nil {
 		t.Error("docs/config.md does not say which keys' relative paths are taken from the file's place")
