@@ -74,6 +74,8 @@ func TestParseRefusesBrokenFiles(t *testing.T) {
 		{"[profile.r]\nmodl = \"x\"\n", `/p/.awl/config.toml:2:1: unknown key modl (did you mean model?)`},
 		{"x = 1\nmdl = \"m\"\n", "/p/.awl/config.toml:1:1: unknown key x\n/p/.awl/config.toml:2:1: unknown key mdl (did you mean model?)"},
 		{"[profile.r]\ntrust-project = true\n", `/p/.awl/config.toml:2:1: trust-project cannot be set in a profile`},
+		// A server, and so a credential, has no place in a profile.
+		{"[profile.r.mcp-servers.gh]\nurl = \"u\"\nheaders = { AUTHORIZATION = \"Bearer abc\" }\n", `/p/.awl/config.toml:1:12: mcp-servers cannot be set in a profile`},
 		{"profile = 1\n", `/p/.awl/config.toml:1:1: profile must be tables`},
 		{"[profile]\nr = 1\n", `/p/.awl/config.toml:2:1: profile.r must be a table`},
 		{"trust-project = \"yes\"\n", `/p/.awl/config.toml:1:1: trust-project must be true or false`},
