@@ -23,6 +23,20 @@ type gitTrust struct {
 	includes []string // included files, absolute, whether or not they exist
 }
 
+// huskyHooks is, for the hooks directory h that husky 9 names (.husky/_,
+// whose every hook sources its h, which runs .husky/<the hook's name>),
+// the directory of the hooks it runs (.husky): "" for any other. Those
+// are the hooks a later git commit runs as much as h's own.
+func huskyHooks(h string) string {
+	if filepath.Base(h) != "_" {
+		return ""
+	}
+	if st, err := os.Stat(filepath.Join(h, "h")); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return filepath.Dir(h)
+}
+
 // maxIncludeDepth is how deep git follows includes (its own limit).
 const maxIncludeDepth = 10
 
@@ -62,6 +76,9 @@ func configTrust(root string, dirs ...string) gitTrust {
 				if h := expandConfigPath(value, home, root); h != "" {
 					if st, err := os.Stat(h); err == nil && st.IsDir() {
 						t.hooks = append(t.hooks, h)
+						if husky := huskyHooks(h); husky != "" {
+							t.hooks = append(t.hooks, husky)
+						}
 					} else {
 						t.noHooks = append(t.noHooks, h)
 					}
