@@ -169,7 +169,7 @@ func (c *runCmd) lookUp(a *app, dir string) (*config.Tree, error) {
 			return nil, err
 		}
 		for _, f := range c.tree.Foreign {
-			fmt.Fprintf(a.stderr, "awl: warning: %s belongs to another user, not you or root: not read (whoever may write its directory could have put it there; --config reads a file whoever owns it)\n", f)
+			fmt.Fprintf(a.stderr, "awl: warning: %s belongs to another user, not you, root or the run directory's owner: not read (whoever may write its directory could have put it there; --config reads a file whoever owns it)\n", f)
 		}
 	}
 	return c.tree, nil

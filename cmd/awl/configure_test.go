@@ -552,3 +552,62 @@ func TestForeignProjectFilesNotRead(t *testing.T) {
 		t.Errorf("config path with root's .awl: exit %d, %q", code, stdout.String())
 	}
 }
+
+// TestCheckoutOwnersProjectFilesRead: a GitHub Actions container: job runs
+// awl as root in a checkout uid 1001 owns, so the project's .awl and
+// skills are 1001's: they are read, since the run directory's owner could
+// have put them there anyway. A third user's .awl above a run directory
+// 1001 owns is still not.
+func TestCheckoutOwnersProjectFilesRead(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a file another user's needs root")
+	}
+	root := t.TempDir()
+	shared := filepath.Join(root, "shared")
+	repo := filepath.Join(shared, "work", "repo")
+	for p, text := range map[string]string{
+		filepath.Join(repo, ".git", "HEAD"):                                "ref: refs/heads/main\n",
+		filepath.Join(repo, ".awl", "config.toml"):                         "model = \"checkout\"\n",
+		filepath.Join(repo, ".agents", "skills", "ours", "SKILL.md"):       "---\nname: ours\ndescription: the team's\n---\n",
+		filepath.Join(shared, ".awl", "config.toml"):                       "model = \"planted\"\n",
+		filepath.Join(shared, "job", ".claude", "skills", "x", "SKILL.md"): "---\nname: x\ndescription: planted\n---\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chown := func(uid int, ps ...string) {
+		for _, p := range ps {
+			if err := os.Chown(p, uid, uid); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	chown(1001, repo, filepath.Join(repo, ".git"), filepath.Join(repo, ".awl"), filepath.Join(repo, ".agents"))
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"config", "path", "-C", repo}, nil, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), filepath.Join(repo, ".awl", "config.toml")) || strings.Contains(stderr.String(), "another user") {
+		t.Fatalf("config path in 1001's checkout: exit %d, %q %q", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	if code := Main(context.Background(), []string{"skills", "--json", "-C", repo}, nil, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), `"ours"`) {
+		t.Fatalf("awl skills in 1001's checkout: exit %d, %s %s", code, stdout.String(), stderr.String())
+	}
+	// A directory 1001 owns with no repository: the walk goes up past it,
+	// and 4242's .awl in shared, and .claude in job, are not read.
+	job := filepath.Join(shared, "job")
+	chown(1001, job)
+	chown(4242, filepath.Join(shared, ".awl"), filepath.Join(job, ".claude"))
+	stdout.Reset()
+	stderr.Reset()
+	if code := Main(context.Background(), []string{"config", "path", "-C", job}, nil, &stdout, &stderr); code != 0 || stdout.Len() != 0 {
+		t.Fatalf("config path in 1001's job: exit %d, %q %q", code, stdout.String(), stderr.String())
+	}
+	for _, d := range []string{filepath.Join(shared, ".awl"), filepath.Join(job, ".claude")} {
+		if want := d + " (uid 4242) belongs to another user"; !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q lacks %q", stderr.String(), want)
+		}
+	}
+}

@@ -62,9 +62,9 @@ type Tree struct {
 	// (the nearest holding .git) or /, nearest first.
 	Levels []Level
 	// Foreign are the .awl, .agents and .claude the walk found that
-	// another user owns (not the one awl runs as, nor root), which it
-	// takes as not there: a /tmp/.awl above a run in /tmp/job is anyone's
-	// to write. Each is "path (uid N)".
+	// another user owns (not the one awl runs as, nor root, nor the owner
+	// of the run's directory), which it takes as not there: a /tmp/.awl
+	// above a run in /tmp/job is anyone's to write. Each is "path (uid N)".
 	Foreign []string
 }
 
@@ -89,11 +89,12 @@ func Look(fsys FS, dir, user string) (*Tree, error) {
 	}
 	t := &Tree{Start: d, User: user}
 	if user != "" {
-		has := look(fsys, filepath.Dir(user), []string{filepath.Base(user), "skills"}, nil)
+		has := look(fsys, filepath.Dir(user), []string{filepath.Base(user), "skills"}, nil, nil)
 		t.UserConfig, t.UserSkills = has[0], has[1]
 	}
+	own := &owners{fsys: fsys, start: d}
 	for {
-		has := look(fsys, d, walkNames, &t.Foreign)
+		has := look(fsys, d, walkNames, own, &t.Foreign)
 		l := Level{Dir: d, Awl: has[0], Git: has[1], Agents: has[2], Claude: has[3]}
 		t.Levels = append(t.Levels, l)
 		parent := filepath.Dir(d)
@@ -111,24 +112,55 @@ func Look(fsys FS, dir, user string) (*Tree, error) {
 // a directory of 13–26 (os.ReadDir, 2026-12-07). A run's walk passes
 // through such directories (/tmp, a home, a monorepo's root).
 //
-// When foreign is not nil, a name found that another user owns (ownerUID)
+// When own is not nil, a name found that another user owns (own.trusts)
 // is taken as not there and added to foreign; .git is taken as it is, as
 // the end of the walk. Only what is found is asked about: a walk that
 // finds nothing makes no other system call.
-func look(fsys FS, dir string, names []string, foreign *[]string) []bool {
+func look(fsys FS, dir string, names []string, own *owners, foreign *[]string) []bool {
 	has := make([]bool, len(names))
 	for i, n := range names {
 		p := filepath.Join(dir, n)
 		fi, err := fsys.Stat(p)
 		has[i] = err == nil
-		if has[i] && foreign != nil && n != ".git" {
-			if uid, ok := ownerUID(fi); ok && uid != 0 && uid != os.Geteuid() {
+		if has[i] && own != nil && n != ".git" {
+			if uid, ok := ownerUID(fi); ok && !own.trusts(uid) {
 				has[i] = false
 				*foreign = append(*foreign, fmt.Sprintf("%s (uid %d)", p, uid))
 			}
 		}
 	}
 	return has
+}
+
+// owners says whose .awl, .agents and .claude a walk reads: the user awl
+// runs as, root, and whoever owns the run's directory. The last is a
+// checkout's owner where CI runs awl as another user: a GitHub Actions
+// container: job is root in a checkout uid 1001 owns, so its project
+// files are 1001's. That owner could put a .awl in the run's directory
+// itself, so reading theirs higher up gives them nothing more; a /tmp/.awl
+// planted above a run in /tmp/job by a third user is still not read.
+type owners struct {
+	fsys  FS
+	start string
+	// startUID is the run directory's owner, -1 once no owner can be said;
+	// asked for only when a name another user owns is found.
+	startUID int
+	asked    bool
+}
+
+func (o *owners) trusts(uid int) bool {
+	if uid == 0 || uid == os.Geteuid() {
+		return true
+	}
+	if !o.asked {
+		o.asked, o.startUID = true, -1
+		if fi, err := o.fsys.Stat(o.start); err == nil {
+			if u, ok := ownerUID(fi); ok {
+				o.startUID = u
+			}
+		}
+	}
+	return uid == o.startUID
 }
 
 // Find says which files to read, lowest first: named alone when it is not
