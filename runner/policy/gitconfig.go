@@ -17,12 +17,27 @@ import (
 // an unquoted expansion may split into an option and a subcommand).
 // Aliases in the repository's or the user's config files are not seen.
 func gitForms(c []arg) ([][]arg, string) {
-	var aliases map[string]*string // name, lowercased: its value, nil when not in the text
-	i := 1
+	i, aliases, why := gitOptions(c, 1, nil)
+	if why != "" {
+		return nil, why
+	}
+	if i >= len(c) || len(aliases) == 0 {
+		return nil, ""
+	}
+	return gitAliasForms(c[0], c[i:], aliases)
+}
+
+// gitOptions reads git's options in c from i on, as git's handle_options
+// reads them on its command line and again at the head of each alias's
+// value: it returns where the subcommand starts, the aliases the options
+// define added to aliases (name, lowercased: its value, nil when not in
+// the text; a later definition replaces an earlier one), and why the
+// options cannot be judged.
+func gitOptions(c []arg, i int, aliases map[string]*string) (int, map[string]*string, string) {
 	for ; i < len(c); i++ {
 		a := c[i]
 		if !a.static || a.multi {
-			return nil, "a word among git's options is not in the text"
+			return i, nil, "a word among git's options is not in the text"
 		}
 		if !strings.HasPrefix(a.s, "-") {
 			break
@@ -32,19 +47,19 @@ func gitForms(c []arg) ([][]arg, string) {
 		switch {
 		case a.s == "-c" || a.s == "--config-env":
 			if i++; i >= len(c) {
-				return nil, "" // git refuses a missing value
+				return i, nil, "" // git refuses a missing value
 			}
 			setting = c[i]
 			if setting.multi {
-				return nil, "a word among git's options is not in the text"
+				return i, nil, "a word among git's options is not in the text"
 			}
 		case strings.HasPrefix(a.s, "--config-env="):
 			opt, setting = "--config-env", arg{s: strings.TrimPrefix(a.s, "--config-env="), static: true}
 		case strings.HasPrefix(a.s, "--exec-path="):
-			return nil, fmt.Sprintf("git %s runs git's commands from a directory of its own", a.s)
+			return i, nil, fmt.Sprintf("git %s runs git's commands from a directory of its own", a.s)
 		case isGitValued(a.s):
 			if i++; i < len(c) && c[i].multi {
-				return nil, "a word among git's options is not in the text"
+				return i, nil, "a word among git's options is not in the text"
 			}
 			continue
 		default:
@@ -52,7 +67,7 @@ func gitForms(c []arg) ([][]arg, string) {
 		}
 		name, value, why := gitSetting(opt, setting)
 		if why != "" {
-			return nil, why
+			return i, nil, why
 		}
 		if name != "" {
 			if aliases == nil {
@@ -61,10 +76,7 @@ func gitForms(c []arg) ([][]arg, string) {
 			aliases[name] = value
 		}
 	}
-	if i >= len(c) || len(aliases) == 0 {
-		return nil, ""
-	}
-	return gitAliasForms(c[0], c[i:], aliases)
+	return i, aliases, ""
 }
 
 // gitSetting reads one setting of git -c NAME=VALUE (or --config-env
@@ -193,13 +205,13 @@ func gitAliasForms(git arg, sub []arg, aliases map[string]*string) ([][]arg, str
 		}
 		next = append(next, sub[1:]...)
 		forms = append(forms, append([]arg{git}, next...))
-		// The alias's own options (--no-pager) come before its command.
-		k := 0
-		for k < len(next) && strings.HasPrefix(next[k].s, "-") {
-			if isGitValued(next[k].s) {
-				k++
-			}
-			k++
+		// The alias's own options (--no-pager) come before its command,
+		// and git reads them as it reads its command line's: an alias
+		// defined there (-c alias.q=push q) is expanded next, a setting
+		// that runs a command cannot be judged.
+		k, _, why := gitOptions(next, 0, aliases)
+		if why != "" {
+			return nil, why
 		}
 		if k >= len(next) {
 			return forms, ""

@@ -18,53 +18,68 @@ var gitRules = Options{Allow: []string{"bash(git *),bash(echo *)"}, Deny: []stri
 // gitRules.
 var gitConfigCases = map[string]bool{
 	// An alias given on the command line is judged as what it stands for.
-	"git -c alias.p=push p origin":                       false,
-	"git -c alias.p=push p":                              false,
-	"git -c alias.P=push p origin":                       false, // names are matched without regard to case
-	"git -c ALIAS.p=push p":                              false,
-	"git -c alias.p=push P origin":                       false,
-	"git -c alias.p='push --force' p origin main":        false,
-	"git -c alias.p=\"push\" p":                          false,
-	"git -c alias.p='--no-pager push' p":                 false,
-	"git -c alias.p=' push' p":                           false, // git fails: '' is no command
-	"git -c alias.p=pu\\sh p":                            false,
-	"git -c alias.p='\"pu\"sh' p":                        false,
-	"git -c alias.a=b -c alias.b=push a origin":          false, // a chain
-	"git -c alias.b=push -c alias.a=b a":                 false,
-	"git -c alias.a='b -f' -c alias.b=push a":            false,
-	"git -c alias.p=status -c alias.p=push p":            false, // the last one counts
-	"git -C . -c alias.p=push p":                         false,
-	"git -c alias.p=push -C . p":                         false,
-	"git --no-pager -c alias.p=push p":                   false,
-	"git -c alias.status=push status":                    false, // git runs status; both forms are judged
-	"git -c alias.p=push \"$SUB\" origin":                false,
-	"env git -c alias.p=push p":                          false,
-	"command git -c alias.p=push p":                      false,
-	"sudo git -c alias.p=push p":                         false,
-	"echo x | xargs git -c alias.p=push p":               false,
-	"git -c alias.p.command=push p":                      false, // alias.NAME.* : an alias git may read
-	"git --config-env=alias.p=P p":                       false,
-	"git --config-env alias.p=P p":                       false,
-	"P=push git --config-env=alias.p=P p":                false,
-	"git -c alias.p='!git push' p":                       false, // a shell alias
-	"git -c alias.p='!echo hi' p":                        false,
-	"git -c alias.p=\"$X\" p":                            false,
-	"git -c \"alias.p=$X\" p":                            false,
-	"git -c alias.p=status -c alias.q='!sh' p":           true,  // q is not used
-	"git -c alias.p='unclosed p":                         false, // the shell refuses the quote
-	"git -c alias.p=\"'unclosed\" p":                     false, // git refuses it
-	"git -c alias.st=status st":                          true,
-	"git -c alias.l='log --oneline -1' l":                true,
-	"git -c alias.p=push status":                         true,
-	"git -c alias.p=push commit -m push":                 true,
-	"git -c alias.a=b -c alias.b=a a":                    true, // git refuses the loop
-	"git -c alias.p= p":                                  false,
-	"git -c alias.p --version":                           true,
-	"git -c alias.st=status -c alias.l='log -1' st":      true,
-	"git -c alias.sw='switch -c' sw push-fix":            true,
-	"git -c user.name=ci -c user.email=ci@x commit -m x": true,
-	"git -c user.name=\"$N\" commit -m x":                true,
-	"git -c \"user.name=$N\" commit -m x":                true,
+	"git -c alias.p=push p origin":                false,
+	"git -c alias.p=push p":                       false,
+	"git -c alias.P=push p origin":                false, // names are matched without regard to case
+	"git -c ALIAS.p=push p":                       false,
+	"git -c alias.p=push P origin":                false,
+	"git -c alias.p='push --force' p origin main": false,
+	"git -c alias.p=\"push\" p":                   false,
+	"git -c alias.p='--no-pager push' p":          false,
+	"git -c alias.p=' push' p":                    false, // git fails: '' is no command
+	"git -c alias.p=pu\\sh p":                     false,
+	"git -c alias.p='\"pu\"sh' p":                 false,
+	"git -c alias.a=b -c alias.b=push a origin":   false, // a chain
+	"git -c alias.b=push -c alias.a=b a":          false,
+	"git -c alias.a='b -f' -c alias.b=push a":     false,
+	"git -c alias.p=status -c alias.p=push p":     false, // the last one counts
+	"git -C . -c alias.p=push p":                  false,
+	"git -c alias.p=push -C . p":                  false,
+	"git --no-pager -c alias.p=push p":            false,
+	"git -c alias.status=push status":             false, // git runs status; both forms are judged
+	"git -c alias.p=push \"$SUB\" origin":         false,
+	"env git -c alias.p=push p":                   false,
+	"command git -c alias.p=push p":               false,
+	"sudo git -c alias.p=push p":                  false,
+	"echo x | xargs git -c alias.p=push p":        false,
+	"git -c alias.p.command=push p":               false, // alias.NAME.* : an alias git may read
+	// An alias's own options are git's: git reads its -c as the command
+	// line's, so an alias it defines is expanded next.
+	"git -c 'alias.p=-c alias.q=push q' p origin":                  false,
+	"git -c 'alias.p=-c alias.q=status -c alias.q=push q' p":       false,
+	"git -c 'alias.p=-c alias.Q=push q' p":                         false,
+	"git -c 'alias.p=-c alias.q=!./x q' p":                         false,
+	"git -c 'alias.p=--config-env=alias.q=V q' p":                  false,
+	"git -c 'alias.p=-c core.sshCommand=./x fetch' p":              false,
+	"git -c 'alias.p=-c core.pager=./x log' p":                     false,
+	"git -c 'alias.p=-c help.autocorrect=immediate pish' p origin": false,
+	"git -c 'alias.p=--exec-path=./x status' p":                    false,
+	"git -c 'alias.p=-c alias.q=push status' p":                    true, // q is not used
+	"git -c 'alias.p=-c alias.q=status q' p":                       true,
+	"git -c 'alias.p=-c user.name=ci commit -m x' p":               true,
+	"git -c 'alias.p=-c alias.q=push -c alias.q=status q' p":       true, // the last one counts
+	"git --config-env=alias.p=P p":                                 false,
+	"git --config-env alias.p=P p":                                 false,
+	"P=push git --config-env=alias.p=P p":                          false,
+	"git -c alias.p='!git push' p":                                 false, // a shell alias
+	"git -c alias.p='!echo hi' p":                                  false,
+	"git -c alias.p=\"$X\" p":                                      false,
+	"git -c \"alias.p=$X\" p":                                      false,
+	"git -c alias.p=status -c alias.q='!sh' p":                     true,  // q is not used
+	"git -c alias.p='unclosed p":                                   false, // the shell refuses the quote
+	"git -c alias.p=\"'unclosed\" p":                               false, // git refuses it
+	"git -c alias.st=status st":                                    true,
+	"git -c alias.l='log --oneline -1' l":                          true,
+	"git -c alias.p=push status":                                   true,
+	"git -c alias.p=push commit -m push":                           true,
+	"git -c alias.a=b -c alias.b=a a":                              true, // git refuses the loop
+	"git -c alias.p= p":                                            false,
+	"git -c alias.p --version":                                     true,
+	"git -c alias.st=status -c alias.l='log -1' st":                true,
+	"git -c alias.sw='switch -c' sw push-fix":                      true,
+	"git -c user.name=ci -c user.email=ci@x commit -m x":           true,
+	"git -c user.name=\"$N\" commit -m x":                          true,
+	"git -c \"user.name=$N\" commit -m x":                          true,
 	// Settings whose value is a command git runs cannot be judged.
 	"git -c core.pager='sh -c x' log":                    false,
 	"git -c core.pager=./evil log":                       false,
