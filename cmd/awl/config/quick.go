@@ -20,8 +20,11 @@ import (
 // parse at a run's start (docs/performance.md).
 func quick(data []byte) (map[string]any, map[string]position, bool) {
 	lines := newLineStarts(data)
-	// A key a line at most: the maps are made once, not grown.
-	doc, pos := make(map[string]any, len(lines)), make(map[string]position, len(lines))
+	// A key a line at most: the maps of a usual file are made once, not
+	// grown. Only up to quickKeys: a 1 MiB file of blank lines or comments
+	// is a million lines, and maps sized for them took 168 MB.
+	n := min(len(lines), quickKeys)
+	doc, pos := make(map[string]any, n), make(map[string]position, n)
 	cur := doc
 	var prefix []string
 	var p unstable.Parser
@@ -77,6 +80,10 @@ func quick(data []byte) (map[string]any, map[string]position, bool) {
 	}
 	return doc, pos, true
 }
+
+// quickKeys is as many keys as quick makes room for at the start: more
+// than a usual file holds.
+const quickKeys = 64
 
 // quickValue is n's value as toml.Unmarshal gives it in a map[string]any,
 // for the kinds quick reads; an array only at the top (outer).
