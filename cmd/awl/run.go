@@ -1059,6 +1059,9 @@ func (c *runCmd) sandbox(a *app, cwd string) (*sandbox.Sandbox, sandbox.Status, 
 	if w := sb.GitWarning(); w != "" {
 		fmt.Fprintf(a.stderr, "awl: warning: %s\n", w)
 	}
+	if w := sb.NamespaceWarning(); w != "" {
+		fmt.Fprintf(a.stderr, "awl: warning: %s\n", w)
+	}
 	if w := sb.ProcessWarning(); w != "" {
 		fmt.Fprintf(a.stderr, "awl: warning: %s\n", w)
 	}

@@ -123,6 +123,18 @@ func TestConfinedCapabilities(t *testing.T) {
 			}
 		}
 	})
+	t.Run("root without CAP_SYS_ADMIN, CAP_SETUID and CAP_SETGID", func(t *testing.T) {
+		// Its user namespace maps uid 0 alone: in a workspace of root's it
+		// still confines commands there (a workspace of another owner's
+		// is TestRootWritesAnotherUsersWorkspace's), with the four.
+		r := containerRoot{drop: "-sys_admin,-setuid,-setgid"}
+		out := r.confine(t, t.TempDir(), probeCommand(t, "caps", ""))
+		r.requireAwlsUserNS(t, out)
+		checkExactlyKept(t, capSets(t, out))
+		if st := probeStatus(t, out); !st.Enforced.Proc || !st.Enforced.Processes {
+			t.Errorf("status %+v: want the namespaces", st.Enforced)
+		}
+	})
 	t.Run("root without CAP_SYS_ADMIN, through nsenter", func(t *testing.T) {
 		// Where the helper cannot run, nsenter and setpriv keep the
 		// same four (the namespaces' descriptors stay open then).
@@ -137,74 +149,126 @@ func TestConfinedCapabilities(t *testing.T) {
 }
 
 // asRootWithoutSysAdmin runs an awl in miniature (confine) for cwd as a
-// root without CAP_SYS_ADMIN, as a container's root (Docker's default
-// capabilities): setpriv clears it from the bounding set, and the
-// inheritable set whence exec would give it back, so awl makes a user
-// namespace instead of joining namespaces it made as root. It returns
-// what the command printed, and fails unless the command ran in a user
-// namespace of awl's; and it first shows that root so started holds
-// other capabilities than the four kept, CAP_SYS_ADMIN not, so that what
-// a confined command lacks is the sandbox's doing. env is added to the
-// awl's environment. With userNS, that root is root of a user namespace
-// mapping ids 0-65535 alone, as in a rootless container, where a map of
-// awl's may name no other id.
+// root without CAP_SYS_ADMIN (containerRoot.confine), and fails unless the
+// command ran in a user namespace of awl's; where such a root cannot make
+// one at all, it skips.
 func asRootWithoutSysAdmin(t *testing.T, userNS bool, cwd, command string, env ...string) string {
+	t.Helper()
+	r := containerRoot{userNS: userNS, drop: "-sys_admin"}
+	out := r.confine(t, cwd, command, env...)
+	r.requireAwlsUserNS(t, out)
+	return out
+}
+
+// containerRoot is a root of a container, as setpriv makes one of the test's
+// root: drop is what setpriv clears from the bounding set ("-sys_admin",
+// as Docker's default capabilities; "-sys_admin,-setuid,-setgid", as a
+// hardened Kubernetes pod's), and the inheritable set, whence exec would
+// give it back. With userNS, that root is root of a user namespace mapping
+// ids 0-65535 alone, as in a rootless container, where a map of awl's may
+// name no other id.
+type containerRoot struct {
+	userNS bool
+	drop   string
+}
+
+// as runs args as r, and returns their output and exit error.
+func (r containerRoot) as(t *testing.T, env []string, args ...string) (string, error) {
+	t.Helper()
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		testenv.Require(t, "setpriv (util-linux) is not installed")
+	}
+	cmd := exec.Command(setpriv, append([]string{"--bounding-set=" + r.drop, "--inh-caps=-all", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	if r.userNS {
+		ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+			UidMappings: ids, GidMappings: ids, GidMappingsEnableSetgroups: true}
+	}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		testenv.Require(t, fmt.Sprintf("cannot start root in a user namespace here: %v", err))
+	}
+	return string(out), err
+}
+
+// confine runs an awl in miniature (confine) for cwd as r, and returns
+// what it printed: what the command printed, then its status, awl's and
+// the command's user namespaces and awl's warning of the namespaces. It
+// first shows that r holds other capabilities than the four kept, and
+// none of those it drops, so that what a confined command lacks is the
+// sandbox's doing. env is added to the awl's environment.
+func (r containerRoot) confine(t *testing.T, cwd, command string, env ...string) string {
 	t.Helper()
 	requireABI(t, sandbox.ABINetwork)
 	if os.Geteuid() != 0 {
 		t.Skip("root only")
 	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		testenv.Require(t, "setpriv (util-linux) is not installed")
-	}
 	exe, _ := os.Executable()
-	// as runs args so, and returns their output and exit error.
-	as := func(env []string, args ...string) (string, error) {
-		cmd := exec.Command(setpriv, append([]string{"--bounding-set=-sys_admin", "--inh-caps=-all", "--"}, args...)...)
-		cmd.Env = append(os.Environ(), env...)
-		if userNS {
-			ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}}
-			cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
-				UidMappings: ids, GidMappings: ids, GidMappingsEnableSetgroups: true}
-		}
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			testenv.Require(t, fmt.Sprintf("cannot start root in a user namespace here: %v", err))
-		}
-		return string(out), err
-	}
 	run := func(env ...string) string {
-		out, err := as(env, exe)
+		out, err := r.as(t, env, exe)
 		if err != nil {
 			t.Fatalf("%v:\n%s", err, out)
 		}
 		return out
 	}
+	dropped := uint64(1 << unix.CAP_SYS_ADMIN)
+	if strings.Contains(r.drop, "-setuid") {
+		dropped |= 1<<unix.CAP_SETUID | 1<<unix.CAP_SETGID
+	}
 	own := capSets(t, run("AWL_PROBE=caps:"))
-	if own["CapEff"]&(1<<unix.CAP_SYS_ADMIN) != 0 || own["CapEff"]&^keptCaps == 0 {
-		t.Fatalf("root under setpriv: CapEff %#x, want more than %#x, without CAP_SYS_ADMIN", own["CapEff"], keptCaps)
+	if own["CapEff"]&dropped != 0 || own["CapEff"]&^keptCaps == 0 {
+		t.Fatalf("root under setpriv %s: CapEff %#x, want more than %#x, without %#x", r.drop, own["CapEff"], keptCaps, dropped)
 	}
 	out := run(append([]string{"AWL_PROBE=confine:" + cwd,
 		"AWL_PROBE_CMD=" + command + "; echo command-userns $(readlink /proc/self/ns/user)"}, env...)...)
 	t.Logf("%s", out)
-	field := func(key string) string {
-		_, v, _ := strings.Cut(out, "\n"+key+" ")
-		v, _, _ = strings.Cut(v, "\n")
-		return v
-	}
-	if awlNS, cmdNS := field("awl-userns"), field("command-userns"); awlNS == "" || cmdNS == "" || cmdNS == awlNS {
-		// As for a user who is not root, where the kernel refuses the
-		// namespaces (Ubuntu's AppArmor restriction counts a root without
-		// CAP_SYS_ADMIN as unprivileged), awl makes none, and the tests
-		// without namespaces cover what it gets: skip, in CI too.
-		if p, err := as(nil, "unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount", "--mount-proc", "true"); err != nil {
-			t.Skipf("root without CAP_SYS_ADMIN cannot make the namespaces here (unshare: %v: %s)", err, strings.TrimSpace(p))
-		}
-		t.Fatalf("root without CAP_SYS_ADMIN: the command ran outside a user namespace of awl's (%q, awl's %q), though root may make one", cmdNS, awlNS)
-	}
 	return out
+}
+
+// probeField is the rest of the line of out that begins with key and a
+// space, "" when there is none.
+func probeField(out, key string) string {
+	_, v, _ := strings.Cut(out, "\n"+key+" ")
+	v, _, _ = strings.Cut(v, "\n")
+	return v
+}
+
+// inAwlsUserNS reports whether confine's command ran in a user namespace
+// awl made.
+func inAwlsUserNS(out string) bool {
+	awlNS, cmdNS := probeField(out, "awl-userns"), probeField(out, "command-userns")
+	return awlNS != "" && cmdNS != "" && cmdNS != awlNS
+}
+
+// requireAwlsUserNS fails unless confine's command ran in a user namespace
+// of awl's, and skips where r cannot make the namespaces at all.
+func (r containerRoot) requireAwlsUserNS(t *testing.T, out string) {
+	t.Helper()
+	if inAwlsUserNS(out) {
+		return
+	}
+	// As for a user who is not root, where the kernel refuses the
+	// namespaces (Ubuntu's AppArmor restriction counts a root without
+	// CAP_SYS_ADMIN as unprivileged), awl makes none, and the tests
+	// without namespaces cover what it gets: skip, in CI too.
+	if p, err := r.as(t, nil, "unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount", "--mount-proc", "true"); err != nil {
+		t.Skipf("root under setpriv %s cannot make the namespaces here (unshare: %v: %s)", r.drop, err, strings.TrimSpace(p))
+	}
+	t.Fatalf("root under setpriv %s: the command ran outside a user namespace of awl's (%q, awl's %q), though root may make one",
+		r.drop, probeField(out, "command-userns"), probeField(out, "awl-userns"))
+}
+
+// probeStatus is the sandbox status confine printed.
+func probeStatus(t *testing.T, out string) sandbox.Status {
+	t.Helper()
+	var st sandbox.Status
+	if err := json.Unmarshal([]byte(probeField(out, "status")), &st); err != nil {
+		t.Fatalf("no status in:\n%s", out)
+	}
+	return st
 }
 
 // A root run in a workspace owned by another user (uid 1001, as a GitHub
@@ -248,10 +312,20 @@ func TestRootWritesAnotherUsersWorkspace(t *testing.T) {
 	// As a root without CAP_SYS_ADMIN, and as one inside a user namespace
 	// (a rootless container's), where awl's map may name only the ids
 	// its own namespace maps: a map of every id would fail, and with it
-	// the namespaces.
-	for _, userNS := range []bool{false, true} {
+	// the namespaces. And as a root without CAP_SETUID and CAP_SETGID too
+	// (a hardened Kubernetes pod's), whose user namespace could map uid 0
+	// alone: the four capabilities its commands keep there would not act
+	// on 1001's files. awl confines them without namespaces instead,
+	// where they act on every file, keeps them to exactly the four, and
+	// says what that mode lacks.
+	for _, r := range []containerRoot{{false, "-sys_admin"}, {true, "-sys_admin"},
+		{false, "-sys_admin,-setuid,-setgid"}, {true, "-sys_admin,-setuid,-setgid"}} {
 		name := "root without CAP_SYS_ADMIN"
-		if userNS {
+		mapsAll := r.drop == "-sys_admin"
+		if !mapsAll {
+			name += ", CAP_SETUID and CAP_SETGID"
+		}
+		if r.userNS {
 			name += " in a user namespace"
 		}
 		t.Run(name, func(t *testing.T) {
@@ -259,12 +333,41 @@ func TestRootWritesAnotherUsersWorkspace(t *testing.T) {
 			os.Mkdir(cwd, 0o755)
 			foreignWorkspace(t, cwd)
 			calls, _ := json.Marshal([][2]any{{"write", write}, {"edit", edit}})
-			out := asRootWithoutSysAdmin(t, userNS, cwd, edits, "AWL_PROBE_CALLS="+string(calls))
+			out := r.confine(t, cwd, edits+"; echo caps; "+probeCommand(t, "caps", ""), "AWL_PROBE_CALLS="+string(calls))
+			if mapsAll {
+				r.requireAwlsUserNS(t, out)
+			}
 			if !strings.HasPrefix(out, "1001 600\n") || strings.Contains(out, "error=true") {
 				t.Errorf("a command or tool failed, or a.txt is not 1001's, mode 600:\n%s", out)
 			}
 			checkForeignWorkspace(t, cwd)
+			_, caps, _ := strings.Cut(out, "caps\n")
+			checkExactlyKept(t, capSets(t, caps))
+			if mapsAll {
+				return
+			}
+			if inAwlsUserNS(out) {
+				t.Errorf("the command ran in a user namespace of awl's, which maps uid 0 alone")
+			}
+			if st := probeStatus(t, out); st.Enforced.Proc || st.Enforced.Git || !st.Enforced.Files {
+				t.Errorf("status %+v: without namespaces, want proc and git false, files true", st.Enforced)
+			}
+			if w := probeField(out, "warning-ns"); !strings.Contains(w, "without PID and mount namespaces") ||
+				!strings.Contains(w, "without CAP_SETUID and CAP_SETGID") || !strings.Contains(w, "uid 1001") {
+				t.Errorf("the warning at start does not say why there are no namespaces: %q", w)
+			}
 		})
+	}
+}
+
+// checkExactlyKept checks that a confined command of a root held exactly
+// the four capabilities kept, and no inheritable or ambient one.
+func checkExactlyKept(t *testing.T, sets map[string]uint64) {
+	t.Helper()
+	for k, want := range map[string]uint64{"CapBnd": keptCaps, "CapPrm": keptCaps, "CapEff": keptCaps, "CapInh": 0, "CapAmb": 0} {
+		if sets[k] != want {
+			t.Errorf("%s %#x, want %#x", k, sets[k], want)
+		}
 	}
 }
 

@@ -37,6 +37,8 @@ func userNamespaces([]string) (*nsInit, error) { return nil, errors.New("namespa
 
 func (*nsInit) start() error { return errors.New("namespaces are Linux's") }
 
+func (*nsInit) mapsOwners([]string) error { return nil }
+
 func (*nsInit) allReadOnly() bool { return false }
 
 func (*nsInit) close() {}

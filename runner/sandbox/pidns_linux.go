@@ -190,6 +190,51 @@ func userNamespaces(readOnly []string) (*nsInit, error) {
 // namespace (root), not the init its own ids alone.
 func (n *nsInit) mapsAll() bool { return len(n.uids) > 0 && len(n.gids) > 0 }
 
+// maxOwnerLook bounds the entries mapsOwners looks at in each writable
+// directory.
+const maxOwnerLook = 1000
+
+// mapsOwners returns nil unless the init's user namespace can map root
+// alone (a root without CAP_SETUID and CAP_SETGID: a hardened
+// Kubernetes pod's) and a writable directory in dirs, or an entry
+// directly in one (the first maxOwnerLook), belongs to another owner or
+// group: commands, root in that namespace, keep CAP_DAC_OVERRIDE and
+// CAP_FOWNER, which act only on files whose owner and group it maps, so
+// they could not write nor edit there (a checkout of uid 1001's). The
+// error says so: awl then confines commands without namespaces, as root,
+// where the four capabilities they keep work on every file.
+func (n *nsInit) mapsOwners(dirs []string) error {
+	uid, gid := os.Geteuid(), os.Getegid()
+	if !n.user || uid != 0 || n.mapsAll() {
+		return nil
+	}
+	foreign := func(p string) error {
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) != nil || int(st.Uid) == uid && int(st.Gid) == gid {
+			return nil
+		}
+		return fmt.Errorf("a user namespace of awl's could map uid %d alone here, without CAP_SETUID and CAP_SETGID, "+
+			"and %s belongs to uid %d, gid %d, whose files its commands could not write", uid, p, st.Uid, st.Gid)
+	}
+	for _, d := range dirs {
+		if err := foreign(d); err != nil {
+			return err
+		}
+		f, err := os.Open(d)
+		if err != nil {
+			continue
+		}
+		names, _ := f.Readdirnames(maxOwnerLook)
+		f.Close()
+		for _, name := range names {
+			if err := foreign(filepath.Join(d, name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // ownIDMap is what awl's own user namespace maps (file is uid_map or
 // gid_map of /proc/self), each range to itself: in the initial
 // namespace every id, inside a container's user namespace the ids it

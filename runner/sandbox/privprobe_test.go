@@ -154,8 +154,9 @@ func privProbe(what, arg string) error {
 // credentials (root without CAP_SYS_ADMIN, as a container's root), or
 // with a session keyring of its own: it
 // makes a workspace-write sandbox for cwd, runs command with the bash
-// tool, and prints its output, the sandbox's status and its own user
-// namespace ("awl-userns user:[N]"). With
+// tool, and prints its output, the sandbox's status, its own user
+// namespace ("awl-userns user:[N]") and its warnings at start
+// ("warning-ns", "warning-git", "warning-process"). With
 // AWL_PROBE_NO_NAMESPACES set, it does without namespaces; with
 // AWL_PROBE_NO_HELPER, it enters them through nsenter; with
 // AWL_PROBE_CALLS (a JSON array of [tool, input] pairs), it then makes
@@ -183,6 +184,7 @@ func confine(cwd, command string) {
 	b, _ := json.Marshal(st)
 	userNS, _ := os.Readlink("/proc/self/ns/user")
 	fmt.Printf("%s\nstatus %s\nawl-userns %s\n", res.Content, b, userNS)
+	fmt.Printf("warning-ns %s\nwarning-git %s\nwarning-process %s\n", sb.NamespaceWarning(), sb.GitWarning(), sb.ProcessWarning())
 	var calls [][2]json.RawMessage
 	if c := os.Getenv("AWL_PROBE_CALLS"); c != "" {
 		if err := json.Unmarshal([]byte(c), &calls); err != nil {

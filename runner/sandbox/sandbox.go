@@ -259,7 +259,7 @@ type Sandbox struct {
 	// ns is the init of the PID and mount namespaces commands run in;
 	// nil where awl cannot make them. Shared with withNet.
 	ns *nsInit
-	// nsErr says why there is no ns, where awl is not root.
+	// nsErr says why there is no ns.
 	nsErr error
 	// reap says awl is the child subreaper, where there is no ns: sweep
 	// ends what the commands left at the end of the run.
@@ -418,6 +418,9 @@ func (s *Sandbox) namespaces() {
 	}
 	ns, err := userNamespaces(readOnly)
 	if err == nil {
+		err = ns.mapsOwners(s.dirs)
+	}
+	if err == nil {
 		err = ns.start()
 	}
 	if err != nil {
@@ -444,6 +447,21 @@ func (s *Sandbox) ProcessWarning() string {
 			"that takes a PID namespace (" + s.namespacesMissing() + ") or a cgroup v2 awl may write (a delegated one, as systemd gives a user's session)"
 	}
 	return "--sandbox: a process a command detaches (setsid, a double fork) can outlive awl: awl cannot be a child subreaper here"
+}
+
+// NamespaceWarning says, when awl runs as root but confines commands
+// without PID and mount namespaces (Docker's default seccomp profile
+// refuses a root without CAP_SYS_ADMIN a user namespace; a user
+// namespace that could map root alone, and a workspace of another
+// owner's), why, and what /proc then shows:
+// "" otherwise. GitWarning and ProcessWarning say what it means for .git
+// and for detached processes.
+func (s *Sandbox) NamespaceWarning() string {
+	if s == nil || s.rules == nil || s.ns != nil || s.nsErr == nil || os.Geteuid() != 0 {
+		return ""
+	}
+	return "--sandbox: commands run without PID and mount namespaces (" + s.nsErr.Error() + "): " +
+		"their /proc lists every process of the machine with its command line (enforced.proc false)"
 }
 
 // namespacesMissing says why awl made no namespaces: what they take, and
