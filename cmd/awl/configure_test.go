@@ -48,8 +48,9 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 	var ops []string
 	count := func(op, p string) { ops = append(ops, op+" "+p) }
 	configFS = config.FS{
-		Stat: func(p string) (fs.FileInfo, error) { count("stat", p); return os.Stat(p) },
-		Read: func(p string) ([]byte, error) { count("open", p); return config.OS.Read(p) },
+		Stat:  func(p string) (fs.FileInfo, error) { count("stat", p); return os.Stat(p) },
+		Lstat: func(p string) (fs.FileInfo, error) { count("lstat", p); return os.Lstat(p) },
+		Read:  func(p string) ([]byte, error) { count("open", p); return config.OS.Read(p) },
 	}
 	defer func() { configFS = config.OS }()
 	skillsFS = skills.FS{
@@ -102,6 +103,9 @@ func TestNoConfigReadsOnlyStats(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(deep, ".claude"), 0o755)
 	run()
+	// A name found is asked whose link it is, if it is one: one lstat more.
+	want = slices.Insert(want, slices.Index(want, "stat "+filepath.Join(deep, ".claude"))+1, "lstat "+filepath.Join(deep, ".claude"))
+	want = slices.Insert(want, slices.Index(want, "stat "+filepath.Dir(proj))+1, "lstat "+filepath.Dir(proj))
 	want = append(want, "stat "+proj, "open "+proj, "readdir "+filepath.Join(deep, ".claude", "skills"))
 	if !slices.Equal(ops, want) {
 		t.Errorf("with one project file the run did\n %q\nwant\n %q", ops, want)
@@ -609,5 +613,68 @@ func TestCheckoutOwnersProjectFilesRead(t *testing.T) {
 		if want := d + " (uid 4242) belongs to another user"; !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr %q lacks %q", stderr.String(), want)
 		}
+	}
+}
+
+// TestForeignLinkedProjectFilesNotRead: a symbolic link is its maker's.
+// Anyone may make /tmp/.awl -> /tmp, which names a directory root owns
+// where anyone may write config.toml; the stat the walk made followed the
+// link, saw root's /tmp, and read the planted file and skills. A link
+// awl's user or root made is read through as before.
+func TestForeignLinkedProjectFilesNotRead(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a link another user's needs root")
+	}
+	shared := t.TempDir() // /tmp: root's, anyone's to write
+	if err := os.Chmod(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	job := filepath.Join(shared, "job")
+	for p, text := range map[string]string{
+		filepath.Join(shared, "config.toml"):                        "model = \"planted\"\n",
+		filepath.Join(shared, "skills", "evil", "SKILL.md"):         "---\nname: evil\ndescription: planted\n---\n",
+		filepath.Join(job, ".agents", "skills", "mine", "SKILL.md"): "---\nname: mine\ndescription: ours\n---\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{".awl", ".claude"} {
+		if err := os.Symlink(shared, filepath.Join(shared, d)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(filepath.Join(shared, d), 4242, 4242); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"config", "path", "-C", job}, nil, &stdout, &stderr); code != 0 || stdout.Len() != 0 {
+		t.Fatalf("config path: exit %d, %q %q", code, stdout.String(), stderr.String())
+	}
+	for _, d := range []string{".awl", ".claude"} {
+		if want := "awl: warning: " + filepath.Join(shared, d) + " (uid 4242) belongs to another user"; !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q lacks %q", stderr.String(), want)
+		}
+	}
+	stdout.Reset()
+	if code := Main(context.Background(), []string{"skills", "--json", "-C", job}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("skills: exit %d: %s", code, stderr.String())
+	}
+	if s := stdout.String(); strings.Contains(s, "evil") || !strings.Contains(s, `"mine"`) {
+		t.Errorf("awl skills offered %s", s)
+	}
+	// The links root's: read through.
+	for _, d := range []string{".awl", ".claude"} {
+		if err := os.Lchown(filepath.Join(shared, d), 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := Main(context.Background(), []string{"config", "path", "-C", job}, nil, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), filepath.Join(shared, ".awl", "config.toml")) || stderr.Len() != 0 {
+		t.Errorf("config path through root's link: exit %d, %q %q", code, stdout.String(), stderr.String())
 	}
 }

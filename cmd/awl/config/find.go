@@ -25,6 +25,8 @@ type Loc struct {
 // they do through it.
 type FS struct {
 	Stat func(string) (fs.FileInfo, error)
+	// Lstat is Stat of a symbolic link itself: whose the link is.
+	Lstat func(string) (fs.FileInfo, error)
 	// Read reads a configuration file whole, refusing what is not a
 	// regular file (rawfile.ErrNotRegular) or is larger than MaxSize
 	// (rawfile.ErrTooLarge).
@@ -33,7 +35,7 @@ type FS struct {
 
 // OS is the file system itself. A file is read with four system calls
 // (rawfile), not os.Open's nine.
-var OS = FS{Stat: os.Stat, Read: func(p string) ([]byte, error) { return rawfile.ReadFile(p, MaxSize) }}
+var OS = FS{Stat: os.Stat, Lstat: os.Lstat, Read: func(p string) ([]byte, error) { return rawfile.ReadFile(p, MaxSize) }}
 
 // UserFile is where the user's file is: $XDG_CONFIG_HOME/awl/config.toml,
 // or ~/.config/awl/config.toml when XDG_CONFIG_HOME is unset or not
@@ -114,8 +116,11 @@ func Look(fsys FS, dir, user string) (*Tree, error) {
 //
 // When own is not nil, a name found that another user owns (own.trusts)
 // is taken as not there and added to foreign; .git is taken as it is, as
-// the end of the walk. Only what is found is asked about: a walk that
-// finds nothing makes no other system call.
+// the end of the walk. A name is owned by whoever owns it and, when it is
+// a symbolic link, by whoever owns the link too: /tmp/.awl -> /tmp, a
+// link anyone may make, names a directory root owns that anyone may write
+// a config.toml in. Only what is found is asked about: a walk that finds
+// nothing makes no other system call.
 func look(fsys FS, dir string, names []string, own *owners, foreign *[]string) []bool {
 	has := make([]bool, len(names))
 	for i, n := range names {
@@ -123,7 +128,7 @@ func look(fsys FS, dir string, names []string, own *owners, foreign *[]string) [
 		fi, err := fsys.Stat(p)
 		has[i] = err == nil
 		if has[i] && own != nil && n != ".git" {
-			if uid, ok := ownerUID(fi); ok && !own.trusts(uid) {
+			if uid, not := own.foreign(p, fi); not {
 				has[i] = false
 				*foreign = append(*foreign, fmt.Sprintf("%s (uid %d)", p, uid))
 			}
@@ -146,6 +151,28 @@ type owners struct {
 	// asked for only when a name another user owns is found.
 	startUID int
 	asked    bool
+}
+
+// foreign tells whether p, which fi (its stat) describes, is another
+// user's: what it names, or the symbolic link p is (by a second stat, of
+// the link, only for a name whose target is trusted); uid is whose.
+func (o *owners) foreign(p string, fi fs.FileInfo) (uid int, foreign bool) {
+	uid, ok := ownerUID(fi)
+	if !ok {
+		return 0, false
+	}
+	if !o.trusts(uid) {
+		return uid, true
+	}
+	li, err := o.fsys.Lstat(p)
+	if err != nil {
+		return uid, true // gone or replaced since the stat: whose it is cannot be said
+	}
+	if li.Mode()&fs.ModeSymlink == 0 {
+		return uid, false
+	}
+	uid, ok = ownerUID(li)
+	return uid, ok && !o.trusts(uid)
 }
 
 func (o *owners) trusts(uid int) bool {
