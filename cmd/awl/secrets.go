@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/tidwall/gjson"
 
@@ -94,11 +95,13 @@ func secretNames(a *app, redactEnv []string) ([]string, error) {
 
 // splitNames splits a list of variable names as --redact-env,
 // AWL_REDACT_ENV and each item of a configuration file's redact-env are
-// read: on commas, spaces, tabs and newlines. It is the redact-env key's
-// Split (runSchema), so that awl config show lists the names a run keeps
+// read: on commas and white space, a carriage return included (a list
+// read from a file with CRLF lines, whose "B\r" would keep no variable
+// secret, and B's value not). It is the redact-env key's Split
+// (runSchema), so that awl config show lists the names a run keeps
 // secret, not the text they were written as.
 func splitNames(list string) []string {
-	return strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
+	return strings.FieldsFunc(list, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
 // hideSecrets keeps the named variables from every process but awl itself:
