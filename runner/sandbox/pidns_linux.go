@@ -74,8 +74,11 @@ func systemCommand(name string) string {
 // nsInit is the init process of the PID and mount namespaces, and the
 // descriptors of its namespaces.
 //
-// As root (CAP_SYS_ADMIN), it is started with the first confined command,
-// and the thread that starts each command joins its namespaces (join).
+// It is started by New, which then knows what it could do: a root
+// whose mounts are refused (AppArmor's docker-default profile, a seccomp
+// profile) gets no namespaces rather than commands that all fail. As
+// root (CAP_SYS_ADMIN), the thread that starts each command joins its
+// namespaces (join).
 //
 // As a user who is not root, or a root without CAP_SYS_ADMIN (a
 // container's), it runs in a user namespace of its own too, which maps
@@ -89,7 +92,7 @@ func systemCommand(name string) string {
 // Landlock keeps a confined process from opening another's /proc/PID/ns,
 // and so is its working directory, opened through the init's root: a
 // directory opened in awl's mount namespace would lead past the read-only
-// .git. The init is started by New, which then knows what it could do.
+// .git.
 type nsInit struct {
 	readOnly []string // directories bind-mounted read-only
 	// user says the init has a user namespace of its own (not root, or
@@ -365,6 +368,7 @@ func (n *nsInit) run() error {
 	}
 	cmd.SysProcAttr = n.attr()
 	started := make(chan error, 1)
+	waited := make(chan struct{})
 	go func() {
 		// The parent-death signal fires when the thread that started the
 		// init ends: this one, locked and waiting until the init is killed.
@@ -375,6 +379,7 @@ func (n *nsInit) run() error {
 		}
 		started <- nil
 		cmd.Wait()
+		close(waited)
 	}()
 	if err := <-started; err != nil {
 		return fmt.Errorf("start the namespaces' init: %w", err)
@@ -395,14 +400,10 @@ func (n *nsInit) run() error {
 	}
 	if !ready {
 		cmd.Process.Kill()
+		<-waited // stderr is whole, and no longer written
 		return fmt.Errorf("start the namespaces' init: %s", oneLine(stderr.String()))
 	}
 	n.proc = cmd.Process
-	if !n.user && (!n.procMounted || !n.allReadOnly()) {
-		// As root, New promised these before the init ran.
-		n.close()
-		return fmt.Errorf("start the namespaces' init: %s", oneLine(stderr.String()))
-	}
 	if err := n.open(cmd.Process.Pid); err != nil {
 		n.close()
 		return fmt.Errorf("start the namespaces' init: %w", err)
@@ -534,13 +535,13 @@ func (n *nsInit) enter(cmd *exec.Cmd) (*os.File, error) {
 
 // sibling is another init like n, of namespaces of its own with the
 // same directories read-only (MCP servers', apart from the tools'); nil
-// when it cannot start. As root it starts with the first process that
-// joins it.
+// when it cannot start or could not do what n did.
 func (n *nsInit) sibling() *nsInit {
-	if !n.user {
-		return &nsInit{readOnly: n.readOnly}
+	m := &nsInit{readOnly: n.readOnly}
+	var err error
+	if n.user {
+		m, err = userNamespaces(n.readOnly)
 	}
-	m, err := userNamespaces(n.readOnly)
 	if err == nil {
 		err = m.start()
 	}

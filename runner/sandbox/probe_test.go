@@ -36,6 +36,11 @@ func TestMain(m *testing.M) {
 			confine(arg, os.Getenv("AWL_PROBE_CMD"))
 			return
 		}
+		if what == "nomount" {
+			err := refuseMounts(arg, os.Args[1:])
+			fmt.Println("probe failed:", err)
+			os.Exit(1)
+		}
 		if err := probe(what, arg); err != nil {
 			fmt.Println("probe failed:", err)
 			os.Exit(1)

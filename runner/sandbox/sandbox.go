@@ -399,26 +399,27 @@ func New(o Options) (*Sandbox, Status, error) {
 }
 
 // namespaces gives s the PID and mount namespaces commands run in, where
-// awl can make them: as root, with an init started with the first
-// command; otherwise in a user namespace, whose init starts now, so that
-// the status says what it did (a fresh /proc, .git read-only). Where
-// there can be none, s.nsErr says why.
+// awl can make them: as root, joined by the thread that starts commands;
+// otherwise in a user namespace. Either way their init starts now, so
+// that the status says what it did (a fresh /proc, .git read-only), and
+// a root whose mounts are refused (a seccomp profile or AppArmor that
+// refuses mount to a root with CAP_SYS_ADMIN) confines its commands
+// without namespaces instead of failing every one. Where there can be
+// none, s.nsErr says why.
 func (s *Sandbox) namespaces() {
 	readOnly := gitDirs(s.Policy)
+	var ns *nsInit
+	var err error
 	switch {
 	case noNamespaces:
 		return
 	case namespacesAvailable():
-		s.ns = &nsInit{readOnly: readOnly}
-		s.srv = &serverNS{}
-		s.status.Enforced.Processes, s.status.Enforced.Proc = true, true
-		s.status.GitReadOnly = len(readOnly) > 0
-		s.readOnlyIDs = dirIDs(readOnly)
-		return
-	}
-	ns, err := userNamespaces(readOnly)
-	if err == nil {
-		err = ns.mapsOwners(s.dirs)
+		ns = &nsInit{readOnly: readOnly}
+	default:
+		ns, err = userNamespaces(readOnly)
+		if err == nil {
+			err = ns.mapsOwners(s.dirs)
+		}
 	}
 	if err == nil {
 		err = ns.start()
@@ -451,9 +452,10 @@ func (s *Sandbox) ProcessWarning() string {
 
 // NamespaceWarning says, when awl runs as root but confines commands
 // without PID and mount namespaces (Docker's default seccomp profile
-// refuses a root without CAP_SYS_ADMIN a user namespace; a user
-// namespace that could map root alone, and a workspace of another
-// owner's), why, and what /proc then shows:
+// refuses a root without CAP_SYS_ADMIN a user namespace; a profile
+// refuses a root with it mounts; a user namespace that could map root
+// alone, and a workspace of another owner's), why, and what /proc then
+// shows:
 // "" otherwise. GitWarning and ProcessWarning say what it means for .git
 // and for detached processes.
 func (s *Sandbox) NamespaceWarning() string {
