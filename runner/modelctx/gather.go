@@ -118,14 +118,22 @@ func Gather(o Options) (State, error) {
 }
 
 // instructionDirs returns the directories whose AGENTS.md apply to cwd: the
-// repository root down to cwd, or cwd alone outside a repository.
+// repository root down to cwd, or cwd alone outside a repository. A .git
+// another user owns (not awl's user, nor root, nor cwd's owner) is no
+// repository's root: anyone may make /tmp/.git, and a run in /tmp/job
+// would then read the /tmp/AGENTS.md they wrote, as the configuration
+// walk does not read their /tmp/.awl (docs/config.md).
 func instructionDirs(cwd string) ([]string, error) {
 	var up []string // cwd first
+	cwdOwner := -2  // not asked yet
 	for d := cwd; ; d = filepath.Dir(d) {
 		up = append(up, d)
-		_, err := os.Lstat(filepath.Join(d, ".git"))
-		if err == nil {
+		fi, err := os.Lstat(filepath.Join(d, ".git"))
+		if err == nil && !foreignGit(fi, cwd, &cwdOwner) {
 			break
+		}
+		if err == nil {
+			err = fs.ErrNotExist // taken as not there
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("gather context: look for a repository: %w", err)
@@ -139,6 +147,25 @@ func instructionDirs(cwd string) ([]string, error) {
 		dirs[len(up)-1-i] = d
 	}
 	return dirs, nil
+}
+
+// foreignGit tells whether the .git fi describes is another user's: not
+// the one awl runs as, nor root, nor cwd's owner (asked once, into
+// cwdOwner, and only for a .git another user owns).
+func foreignGit(fi fs.FileInfo, cwd string, cwdOwner *int) bool {
+	uid, ok := ownerOf(fi)
+	if !ok || uid == 0 || uid == os.Geteuid() {
+		return false
+	}
+	if *cwdOwner == -2 {
+		*cwdOwner = -1
+		if ci, err := os.Stat(cwd); err == nil {
+			if u, ok := ownerOf(ci); ok {
+				*cwdOwner = u
+			}
+		}
+	}
+	return uid != *cwdOwner
 }
 
 // userConfigDir returns $XDG_CONFIG_HOME, else $HOME/.config, else "". A

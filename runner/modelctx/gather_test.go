@@ -194,3 +194,71 @@ func TestTimezone(t *testing.T) {
 		})
 	}
 }
+
+// TestGatherForeignGitIsNoRoot: anyone may make /tmp/.git, which made a
+// run in /tmp/job (no repository) read every AGENTS.md from /tmp down:
+// the planter's /tmp/AGENTS.md among the model's instructions. A .git
+// another user owns (not awl's user, nor root, nor the working
+// directory's owner), or a link to one they made, is no repository's
+// root; one the working directory's owner owns (a checkout uid 1001 owns,
+// awl run as root in CI) is.
+func TestGatherForeignGitIsNoRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a file another user's needs root")
+	}
+	tmp := t.TempDir()
+	if dirs, _ := instructionDirs(tmp); len(dirs) != 1 {
+		testenv.Require(t, fmt.Sprintf("the temporary directory %s is inside a git repository", tmp))
+	}
+	cwd := filepath.Join(tmp, "job")
+	write(t, filepath.Join(tmp, "AGENTS.md"), "planted")
+	write(t, filepath.Join(cwd, "AGENTS.md"), "own")
+	git := filepath.Join(tmp, ".git")
+	gather := func() []string {
+		t.Helper()
+		s, err := Gather(Options{Cwd: cwd, Getenv: env(nil), Now: fixedNow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return paths(s.AgentsMD)
+	}
+	own := []string{filepath.Join(cwd, "AGENTS.md")}
+	both := []string{filepath.Join(tmp, "AGENTS.md"), filepath.Join(cwd, "AGENTS.md")}
+	if err := os.Mkdir(git, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(git, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	if got := gather(); !slices.Equal(got, own) {
+		t.Errorf("with uid 4242's %s: read %q, want %q", git, got, own)
+	}
+	// The working directory 4242's too: its owner's .git is the root.
+	if err := os.Chown(cwd, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	if got := gather(); !slices.Equal(got, both) {
+		t.Errorf("in uid 4242's directory with their .git: read %q, want %q", got, both)
+	}
+	if err := os.Chown(cwd, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	// A link 4242 made to a directory root owns.
+	os.Remove(git)
+	if err := os.Symlink(tmp, git); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(git, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	if got := gather(); !slices.Equal(got, own) {
+		t.Errorf("with uid 4242's link %s: read %q, want %q", git, got, own)
+	}
+	// Root's: the repository's root.
+	if err := os.Lchown(git, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := gather(); !slices.Equal(got, both) {
+		t.Errorf("with root's %s: read %q, want %q", git, got, both)
+	}
+}
