@@ -233,3 +233,59 @@ func TestSandboxHidesTheStepsEnviron(t *testing.T) {
 		t.Errorf("the secret reached the tool result:\n%s", result)
 	}
 }
+
+// A hardened Kubernetes pod's root (no CAP_SYS_ADMIN, CAP_SETUID nor
+// CAP_SETGID: a user namespace of awl's could map uid 0 alone) in a
+// checkout of uid 1001's: awl's bash tool writes and edits there, the
+// session event says proc and git are not enforced, and stderr says why
+// at start.
+func TestSandboxPodRootWritesCheckout(t *testing.T) {
+	requireSandboxNamespaces(t)
+	if os.Geteuid() != 0 {
+		t.Skip("root only: another user cannot own files as 1001")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		testenv.Require(t, "setpriv (util-linux) is not installed")
+	}
+	tmp, awl := linkedAwl(t)
+	srv := providertest.New()
+	t.Cleanup(srv.Close)
+	input, _ := json.Marshal(map[string]string{"command": "echo new > b.txt && sed -i s/old/new/ a.txt"})
+	srv.Enqueue(providertest.ToolCall("anthropic", "c1", "bash", string(input)), providertest.Text("anthropic", "done"))
+	dir := filepath.Join(tmp, "work")
+	os.MkdirAll(filepath.Join(dir, ".git"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"", ".git", ".git/HEAD", "a.txt"} {
+		if err := os.Chown(filepath.Join(dir, p), 1001, 1001); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(setpriv, "--bounding-set=-sys_admin,-setuid,-setgid", "--inh-caps=-all", "--",
+		awl, "run", "--no-stdin", "-o", "ndjson", "--sandbox", "workspace-write", "go")
+	cmd.Dir = dir
+	cmd.Env = awlEnv(tmp, srv.URL, filepath.Join(tmp, "sessions"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), out)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	sc.Buffer(nil, 1<<20)
+	if e := sandboxEnforced(t, sc); e["proc"] || e["git"] || !e["files"] {
+		t.Errorf("session event: enforced %v, want proc and git false, files true", e)
+	}
+	for name, want := range map[string]string{"a.txt": "new\n", "b.txt": "new\n"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v, want %q\nstdout:\n%s", name, b, err, want, out)
+		}
+	}
+	if w := stderr.String(); !strings.Contains(w, "awl: warning: --sandbox: commands run without PID and mount namespaces") ||
+		!strings.Contains(w, "uid 1001") || !strings.Contains(w, "commands may write "+filepath.Join(dir, ".git")) {
+		t.Errorf("stderr does not say why there are no namespaces, nor that .git is writable:\n%s", w)
+	}
+}

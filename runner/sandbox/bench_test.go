@@ -213,9 +213,9 @@ func BenchmarkStartInRepository(b *testing.B) {
 }
 
 // BenchmarkNew makes and closes a workspace-write sandbox for a directory
-// with a .git: for a user who is not root where user namespaces work, New
-// starts the namespaces' init (sh, and mount for /proc and .git), so the
-// status says what it did; as root the init waits for the first command.
+// with a .git: where awl can make namespaces (root, or another user where
+// user namespaces work), New starts the namespaces' init (sh, and mount
+// for /proc and .git), so the status says what it did.
 func BenchmarkNew(b *testing.B) {
 	dir := b.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
