@@ -166,10 +166,13 @@ func asRootWithoutSysAdmin(t *testing.T, userNS bool, cwd, command string, env .
 // hardened Kubernetes pod's), and the inheritable set, whence exec would
 // give it back. With userNS, that root is root of a user namespace mapping
 // ids 0-65535 alone, as in a rootless container, where a map of awl's may
-// name no other id.
+// name no other id. With refuse, it runs under the test binary's seccomp
+// filter of that mode (refuseCalls): "newuser" as under Docker's default
+// seccomp profile, which refuses it a user namespace.
 type containerRoot struct {
 	userNS bool
 	drop   string
+	refuse string
 }
 
 // as runs args as r, and returns their output and exit error.
@@ -181,6 +184,18 @@ func (r containerRoot) as(t *testing.T, env []string, args ...string) (string, e
 	}
 	cmd := exec.Command(setpriv, append([]string{"--bounding-set=" + r.drop, "--inh-caps=-all", "--"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
+	if r.refuse != "" {
+		next := ""
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, "AWL_PROBE="); ok {
+				next = v
+			}
+		}
+		exe, _ := os.Executable()
+		cmd.Args = append([]string{exe}, cmd.Args...)
+		cmd.Path = exe
+		cmd.Env = append(cmd.Env, "AWL_PROBE=refuse:"+r.refuse, "AWL_PROBE_NEXT="+next)
+	}
 	if r.userNS {
 		ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
@@ -318,8 +333,9 @@ func TestRootWritesAnotherUsersWorkspace(t *testing.T) {
 	// on 1001's files. awl confines them without namespaces instead,
 	// where they act on every file, keeps them to exactly the four, and
 	// says what that mode lacks.
-	for _, r := range []containerRoot{{false, "-sys_admin"}, {true, "-sys_admin"},
-		{false, "-sys_admin,-setuid,-setgid"}, {true, "-sys_admin,-setuid,-setgid"}} {
+	for _, r := range []containerRoot{{false, "-sys_admin", ""}, {true, "-sys_admin", ""},
+		{false, "-sys_admin,-setuid,-setgid", ""}, {true, "-sys_admin,-setuid,-setgid", ""},
+		{false, "-sys_admin", "newuser"}} {
 		name := "root without CAP_SYS_ADMIN"
 		mapsAll := r.drop == "-sys_admin"
 		if !mapsAll {
@@ -328,13 +344,21 @@ func TestRootWritesAnotherUsersWorkspace(t *testing.T) {
 		if r.userNS {
 			name += " in a user namespace"
 		}
+		if r.refuse != "" {
+			// A GitHub Actions container: job's root, under Docker's
+			// default seccomp profile.
+			name += " refused a user namespace"
+		}
 		t.Run(name, func(t *testing.T) {
+			if r.refuse != "" {
+				requireRefused(t, r)
+			}
 			cwd := filepath.Join(t.TempDir(), "work")
 			os.Mkdir(cwd, 0o755)
 			foreignWorkspace(t, cwd)
 			calls, _ := json.Marshal([][2]any{{"write", write}, {"edit", edit}})
 			out := r.confine(t, cwd, edits+"; echo caps; "+probeCommand(t, "caps", ""), "AWL_PROBE_CALLS="+string(calls))
-			if mapsAll {
+			if mapsAll && r.refuse == "" {
 				r.requireAwlsUserNS(t, out)
 			}
 			if !strings.HasPrefix(out, "1001 600\n") || strings.Contains(out, "error=true") {
@@ -343,20 +367,37 @@ func TestRootWritesAnotherUsersWorkspace(t *testing.T) {
 			checkForeignWorkspace(t, cwd)
 			_, caps, _ := strings.Cut(out, "caps\n")
 			checkExactlyKept(t, capSets(t, caps))
-			if mapsAll {
+			if mapsAll && r.refuse == "" {
 				return
 			}
 			if inAwlsUserNS(out) {
-				t.Errorf("the command ran in a user namespace of awl's, which maps uid 0 alone")
+				t.Errorf("the command ran in a user namespace of awl's")
 			}
 			if st := probeStatus(t, out); st.Enforced.Proc || st.Enforced.Git || !st.Enforced.Files {
 				t.Errorf("status %+v: without namespaces, want proc and git false, files true", st.Enforced)
 			}
-			if w := probeField(out, "warning-ns"); !strings.Contains(w, "without PID and mount namespaces") ||
-				!strings.Contains(w, "without CAP_SETUID and CAP_SETGID") || !strings.Contains(w, "uid 1001") {
+			w := probeField(out, "warning-ns")
+			if !strings.Contains(w, "without PID and mount namespaces") ||
+				!mapsAll && (!strings.Contains(w, "without CAP_SETUID and CAP_SETGID") || !strings.Contains(w, "uid 1001")) {
 				t.Errorf("the warning at start does not say why there are no namespaces: %q", w)
 			}
 		})
+	}
+}
+
+// requireRefused skips unless r, without its filter, makes a user
+// namespace, and fails if under it, it does: the filter is what refuses.
+func requireRefused(t *testing.T, r containerRoot) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("root only")
+	}
+	unshare := []string{"unshare", "--user", "--map-root-user", "true"}
+	if out, err := (containerRoot{drop: r.drop}).as(t, nil, unshare...); err != nil {
+		t.Skipf("root under setpriv %s makes no user namespace here, filter or not: %v: %s", r.drop, err, out)
+	}
+	if out, err := r.as(t, nil, unshare...); err == nil {
+		t.Fatalf("under the filter %s, root made a user namespace: the filter refuses nothing:\n%s", r.refuse, out)
 	}
 }
 

@@ -1,21 +1,15 @@
-//go:build linux
+//go:build linux && (amd64 || arm64)
 
 package sandbox_test
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/awlrun/awl/runner/sandbox"
 )
@@ -46,7 +40,7 @@ func TestRootMountsRefused(t *testing.T) {
 			// set to next (none when "").
 			under := func(next string, env []string, args ...string) (string, error) {
 				cmd := exec.Command(exe, args...)
-				cmd.Env = append(os.Environ(), append(env, "AWL_PROBE=nomount:"+mode, "AWL_PROBE_NEXT="+next)...)
+				cmd.Env = append(os.Environ(), append(env, "AWL_PROBE=refuse:"+mode, "AWL_PROBE_NEXT="+next)...)
 				out, err := cmd.CombinedOutput()
 				return string(out), err
 			}
@@ -112,75 +106,4 @@ func TestRootMountsRefused(t *testing.T) {
 			}
 		})
 	}
-}
-
-// refuseMounts is the probe nomount: it installs on its thread a seccomp
-// filter that refuses mount(2) with EPERM, every call (mode "all") or one
-// that makes a mount read-only ("ro"), and the new mount API with ENOSYS,
-// so that mount(8) falls back to mount(2), as a seccomp profile or
-// AppArmor's docker-default refuses a root with CAP_SYS_ADMIN its mounts;
-// then it execs args (the test binary itself when there are none) with
-// AWL_PROBE set to AWL_PROBE_NEXT, under that filter.
-func refuseMounts(mode string, args []string) error {
-	runtime.LockOSThread()
-	prog := mountFilter(mode == "ro")
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
-		return fmt.Errorf("seccomp: %w", err)
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWL_PROBE=") && !strings.HasPrefix(kv, "AWL_PROBE_NEXT=") {
-			env = append(env, kv)
-		}
-	}
-	if next := os.Getenv("AWL_PROBE_NEXT"); next != "" {
-		env = append(env, "AWL_PROBE="+next)
-	}
-	if len(args) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		args = []string{exe}
-	}
-	path, err := exec.LookPath(args[0])
-	if err != nil {
-		return err
-	}
-	return syscall.Exec(path, args, env)
-}
-
-// mountFilter is refuseMounts's filter.
-func mountFilter(readOnly bool) []unix.SockFilter {
-	newAPI := []uint32{unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_FSOPEN, unix.SYS_FSCONFIG,
-		unix.SYS_FSMOUNT, unix.SYS_FSPICK, unix.SYS_MOUNT_SETATTR}
-	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k} }
-	jeq := func(nr uint32, jt, jf int) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: nr, Jt: uint8(jt), Jf: uint8(jf)}
-	}
-	// seccomp_data: nr at 0, then arch, ip, and args[6] at 16.
-	prog := []unix.SockFilter{{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}}
-	var mount []unix.SockFilter
-	if readOnly {
-		// mount's flags are args[3]: refuse MS_RDONLY.
-		flags := uint32(16 + 3*8)
-		if binary.NativeEndian.Uint16([]byte{0, 1}) == 1 {
-			flags += 4 // the low word of a big-endian u64
-		}
-		mount = []unix.SockFilter{
-			{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: flags},
-			{Code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, K: unix.MS_RDONLY, Jt: 0, Jf: 1},
-		}
-	}
-	mount = append(mount, ret(unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM)))
-	// [1, n]: the new API; n+1: mount; then mount's part; allow; ENOSYS.
-	n := len(newAPI)
-	enosys := n + 2 + len(mount) + 1
-	for i, nr := range newAPI {
-		prog = append(prog, jeq(nr, enosys-(i+2), 0))
-	}
-	prog = append(prog, jeq(unix.SYS_MOUNT, 0, len(mount)))
-	prog = append(prog, mount...)
-	return append(prog, ret(unix.SECCOMP_RET_ALLOW), ret(unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS)))
 }

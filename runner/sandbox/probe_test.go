@@ -36,8 +36,8 @@ func TestMain(m *testing.M) {
 			confine(arg, os.Getenv("AWL_PROBE_CMD"))
 			return
 		}
-		if what == "nomount" {
-			err := refuseMounts(arg, os.Args[1:])
+		if what == "refuse" {
+			err := refuseCalls(arg, os.Args[1:])
 			fmt.Println("probe failed:", err)
 			os.Exit(1)
 		}
