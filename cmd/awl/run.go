@@ -409,6 +409,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		},
 		func() error { return c.resolveModel(a, store, st) },
 		func() error { return c.buildTools(a, st) },
+		func() error { return c.openProvider(st) },
 		func() error {
 			if c.Input == "ndjson" {
 				awaitSignals(a.ctx)
@@ -440,7 +441,9 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 
 // runSetup is what prepare's steps build, in their order.
 type runSetup struct {
-	res    runner.Result // the session's id and path, once known
+	res runner.Result // the session's id and path, once known
+	// open opens the provider resolveModel chose (nil for a replay's).
+	open   func() (provider.Provider, error)
 	cwd    string
 	replay bool // --provider replay
 	// secrets are the variables kept secret: from tools and MCP servers,
@@ -674,7 +677,21 @@ func (c *runCmd) resolveModel(a *app, store *session.Store, st *runSetup) error 
 	if err := c.priceModel(a, st, spec.Name); err != nil {
 		return err
 	}
-	st.prov, err = o.open(a, spec, model)
+	// The tool flags (--tools, --deny-tools, --sandbox) are checked
+	// before the credentials too: openProvider opens it after buildTools.
+	st.open = func() (provider.Provider, error) { return o.open(a, spec, model) }
+	return nil
+}
+
+// openProvider opens the provider resolveModel chose, which looks for its
+// credentials: after every flag is checked, so that a flag given wrong is
+// exit 2 whatever the environment holds, with no token fetched for it.
+func (c *runCmd) openProvider(st *runSetup) error {
+	if st.open == nil {
+		return nil // --provider replay: opened with its recording
+	}
+	var err error
+	st.prov, err = st.open()
 	return err
 }
 
