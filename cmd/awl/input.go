@@ -369,8 +369,7 @@ func (c *runCmd) checkInputFlags(replay bool) error {
 // first user message, the run's prompt; the rest are the runner's
 // (runInput).
 func (c *runCmd) readFirstInput(ctx context.Context, a *app, st *runSetup, em *event.Emitter) error {
-	var err error
-	if st.schema, err = c.loadSchema(ctx, a); err != nil {
+	if err := c.readSchema(ctx, a, st); err != nil {
 		return err
 	}
 	st.stdinState = "ndjson"

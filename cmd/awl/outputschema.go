@@ -26,6 +26,30 @@ func (s *schemaRef) Decode(ctx *kong.DecodeContext) error {
 	return ctx.Scan.PopValueInto("file", &s.Ref)
 }
 
+// readSchema reads the schema into st once: early by readSchemaFile, or
+// with the prompt.
+func (c *runCmd) readSchema(ctx context.Context, a *app, st *runSetup) error {
+	if st.schemaRead {
+		return nil
+	}
+	var err error
+	st.schema, err = c.loadSchema(ctx, a)
+	st.schemaRead = true
+	return err
+}
+
+// readSchemaFile reads --output-schema FILE (or refuses an empty value)
+// before the provider is opened, so that a schema given wrong is exit 2
+// before its credentials are looked for; a schema from stdin (-) is read
+// with the prompt, after every other check.
+func (c *runCmd) readSchemaFile(ctx context.Context, a *app, st *runSetup) error {
+	if ref := c.OutputSchema.Ref; ref == "-" || ref == "none" || (ref == "" && !c.OutputSchema.Set) {
+		return nil
+	}
+	awaitSignals(a.ctx) // the file may be a pipe
+	return c.readSchema(ctx, a, st)
+}
+
 // loadSchema reads and compiles --output-schema before anything is sent.
 // "-" reads the schema from stdin, which then cannot also carry the
 // prompt; "none" is no schema (and drops a resumed session's).

@@ -409,6 +409,7 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 		},
 		func() error { return c.resolveModel(a, store, st) },
 		func() error { return c.buildTools(a, st) },
+		func() error { return c.readSchemaFile(ctx, a, st) },
 		func() error { return c.openProvider(st) },
 		func() error {
 			if c.Input == "ndjson" {
@@ -443,9 +444,11 @@ func (c *runCmd) prepare(ctx context.Context, a *app, store *session.Store, em *
 type runSetup struct {
 	res runner.Result // the session's id and path, once known
 	// open opens the provider resolveModel chose (nil for a replay's).
-	open   func() (provider.Provider, error)
-	cwd    string
-	replay bool // --provider replay
+	open func() (provider.Provider, error)
+	// schemaRead is whether schema has been read (readSchema).
+	schemaRead bool
+	cwd        string
+	replay     bool // --provider replay
 	// secrets are the variables kept secret: from tools and MCP servers,
 	// and redacted; toolSecrets those kept from the tools and checks
 	// (all but the clouds' with --share-cloud-credentials).
@@ -829,10 +832,10 @@ func checkCacheTTL(ttl, provName, model string) error {
 // checked here too; `--output-schema -` reads stdin, so it comes after
 // every other check.
 func (c *runCmd) readPromptInput(ctx context.Context, a *app, st *runSetup) error {
-	var err error
-	if st.schema, err = c.loadSchema(ctx, a); err != nil {
+	if err := c.readSchema(ctx, a, st); err != nil {
 		return err
 	}
+	var err error
 	if st.text, st.stdinState, err = c.readPrompt(ctx, a, st.replay); err != nil {
 		return err
 	}
