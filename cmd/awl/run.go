@@ -535,12 +535,37 @@ func (c *runCmd) checkFlags(a *app, st *runSetup) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
+	if err := c.checkPromptGiven(st.replay); err != nil {
+		return err
+	}
 	if st.replay && (c.ContextWindow != nil || c.PruneAt != nil || c.CompactAt != nil) {
 		// A summary request would be served a recorded answer, and a
 		// pruned tool result would diverge from the recording.
 		return runner.Usagef("--context-window, --prune-at and --compact-at have no place in a replay: it sends what the recording holds, never prunes, and never compacts")
 	}
 	return c.checkLastMessage()
+}
+
+// checkPromptGiven refuses, before any credential is looked for, a run
+// that can have no prompt: --no-stdin with none in the arguments, -p or
+// --image, and a -f FILE that is not there. The prompt itself is read
+// last (readPrompt), once the provider is open; without these checks a
+// run with no key was exit 4 for what is a usage error. A replay takes
+// its prompts from the recording, and --input ndjson from stdin.
+func (c *runCmd) checkPromptGiven(replay bool) error {
+	if c.PromptFile != "" && c.PromptFile != "-" {
+		if _, err := os.Stat(c.PromptFile); err != nil {
+			return runner.Usagef(fmt.Sprintf("--prompt-file: %v", err))
+		}
+		return nil
+	}
+	if !c.NoStdin || replay || c.Input == "ndjson" || len(c.Image) > 0 {
+		return nil
+	}
+	if strings.Trim(strings.Join(append([]string{c.Prompt}, c.Args...), " "), " \t\r\n\x00") == "" {
+		return runner.Usagef("no prompt: --no-stdin reads none from stdin; give one as arguments, with -p/--prompt or -f/--prompt-file")
+	}
+	return nil
 }
 
 // keepSecrets names the secret variables and hides them from every
