@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -251,6 +252,16 @@ const MaxSize = 1 << 20
 // Read reads and parses the file at l.
 func Read(fsys FS, l Loc, schema Schema) (*File, error) {
 	data, err := fsys.Read(l.Path)
+	if l.Role == Named && errors.Is(err, rawfile.ErrNotRegular) {
+		// A pipe's directory (/dev/fd) is no place for the file's
+		// relative paths: they are taken from where awl was started,
+		// as the shell that made the pipe takes them.
+		if data, err = readPipe(l.Path); err == nil {
+			if wd, werr := os.Getwd(); werr == nil {
+				l.Base = wd
+			}
+		}
+	}
 	if errors.Is(err, rawfile.ErrTooLarge) {
 		err = fmt.Errorf("larger than %d bytes", MaxSize)
 	}
@@ -258,6 +269,31 @@ func Read(fsys FS, l Loc, schema Schema) (*File, error) {
 		return nil, &Error{Code: 2, Lines: []string{fmt.Sprintf("%s: %v", l.Path, unwrapPath(err))}}
 	}
 	return Parse(l.Path, data, l.Role, l.Base, schema)
+}
+
+// readPipe reads the file --config or AWL_CONFIG names when it is a pipe:
+// --config <(envsubst < awl.toml.in) is the workflow's own file, made as
+// the job runs. It waits for the writer, as cat would; a FIFO found in a
+// project is never read (Find refuses it), nor a directory or a device
+// named here.
+func readPipe(p string) ([]byte, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeNamedPipe == 0 {
+		return nil, rawfile.ErrNotRegular
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err == nil && len(data) > MaxSize {
+		err = rawfile.ErrTooLarge
+	}
+	return data, err
 }
 
 // unwrapPath is a *fs.PathError's cause: the path is said already.
