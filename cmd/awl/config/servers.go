@@ -86,20 +86,29 @@ func credentialName(name string) bool {
 // badReference tells whether s has a ${ that is not a reference the MCP
 // loader expands: no closing brace, or a name that is not [A-Za-z_][A-Za-z0-9_]*.
 func badReference(s string) bool {
+	bodies, unclosed := references(s)
+	for _, b := range bodies {
+		if name, _, _ := strings.Cut(b, ":-"); !varName(name) {
+			return true
+		}
+	}
+	return unclosed
+}
+
+// references are the texts between each ${ of s and the } that ends it,
+// and whether a last ${ has none.
+func references(s string) (bodies []string, unclosed bool) {
 	for {
 		i := strings.Index(s, "${")
 		if i < 0 {
-			return false
+			return bodies, false
 		}
 		s = s[i+2:]
 		end := strings.IndexByte(s, '}')
 		if end < 0 {
-			return true
+			return bodies, true
 		}
-		name, _, _ := strings.Cut(s[:end], ":-")
-		if !varName(name) {
-			return true
-		}
+		bodies = append(bodies, s[:end])
 		s = s[end+1:]
 	}
 }
@@ -117,21 +126,13 @@ func varName(s string) bool {
 // literalDefault tells whether s has a ${VAR:-default} reference whose
 // default is not empty: text the file holds, used when VAR is unset.
 func literalDefault(s string) bool {
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			return false
-		}
-		s = s[i+2:]
-		end := strings.IndexByte(s, '}')
-		if end < 0 {
-			return false
-		}
-		if _, def, ok := strings.Cut(s[:end], ":-"); ok && strings.TrimSpace(def) != "" {
+	bodies, _ := references(s)
+	for _, b := range bodies {
+		if _, def, ok := strings.Cut(b, ":-"); ok && strings.TrimSpace(def) != "" {
 			return true
 		}
-		s = s[end+1:]
 	}
+	return false
 }
 
 // literalRun is the length of the longest run of s's text outside its
